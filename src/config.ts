@@ -1,0 +1,56 @@
+import { z } from 'zod';
+
+const int = (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback);
+const flag = (fallback: boolean) =>
+  z
+    .enum(['true', 'false', '1', '0', 'yes', 'no'])
+    .default(fallback ? 'true' : 'false')
+    .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+/**
+ * Every environment variable the service reads, with its default. Parsed once at start;
+ * the README's configuration table mirrors this schema.
+ */
+export const configSchema = z.object({
+  PORT: int(3000),
+  HOST: z.string().default('127.0.0.1'),
+  DATABASE_URL: z.string().url().optional(),
+  DATABASE_POOL_SIZE: int(8, 1),
+  DATA_DIR: z.string().default('./.data'),
+  ADMIN_TOKEN: z.string().min(16).optional(),
+  ENCRYPTION_KEY: z
+    .string()
+    .regex(/^[A-Za-z0-9+/]{43}=$/, 'must be 32 bytes, base64-encoded')
+    .optional(),
+  SANDBOX_PORT: int(3100),
+  PROVIDERS_URL: z.string().url().optional(),
+  PROVIDER_TIMEOUT_MS: int(5000, 1),
+  INSTRUCTION_SWEEP_INTERVAL_MS: int(30_000, 1),
+  PAYMENT_INSTRUCTION_TTL_MS: int(1_800_000, 1),
+  QUOTE_TTL_MS: int(30_000, 1),
+  NAME_ENQUIRY_CACHE_TTL_MS: int(300_000, 0),
+  WEBHOOK_TIMEOUT_MS: int(10_000, 1),
+  WEBHOOK_BACKOFF_BASE_MS: int(10_000, 1),
+  WEBHOOK_ALLOW_PRIVATE_URLS: flag(false),
+  WORKER_POLL_INTERVAL_MS: int(1000, 1),
+  SANDBOX_BLOCK_INTERVAL_MS: int(3000, 1),
+  CONFIRMATIONS_TRON: int(19, 1),
+  CONFIRMATIONS_BSC: int(15, 1),
+  RATE_LIMIT_PER_SECOND: int(50, 1),
+  RATE_LIMIT_BURST: int(100, 1),
+  IDEMPOTENCY_LOCK_MS: int(60_000, 1000),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export type Config = z.infer<typeof configSchema>;
+
+/** Parses the environment once; a bad value stops the process with the variable named. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = configSchema.safeParse(present);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new Error(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  return parsed.data;
+}

@@ -1,0 +1,141 @@
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { type Decimal, isCurrency, toDecimal } from '#src/lib/money.ts';
+
+export const DESTINATION_TYPES = ['MOBILE_MONEY', 'BANK_ACCOUNT', 'CRYPTO_WALLET'] as const;
+export type DestinationType = (typeof DESTINATION_TYPES)[number];
+export const SETTLEMENT_CURRENCIES = ['USDT', 'NGN'] as const;
+export type SettlementCurrency = (typeof SETTLEMENT_CURRENCIES)[number];
+export const NETWORKS = ['TRON', 'BSC'] as const;
+export type Network = (typeof NETWORKS)[number];
+export const RAILS = ['CRYPTO', 'BANK_TRANSFER'] as const;
+export type Rail = (typeof RAILS)[number];
+
+const decimal = z
+  .string()
+  .regex(/^\d+(\.\d+)?$/, 'must be a non-negative decimal string')
+  .transform((v) => toDecimal(v));
+const currency = z.string().refine(isCurrency, 'is not a currency the service knows');
+
+const fileSchema = z.object({
+  settlement: z.object({
+    USDT: z.object({
+      rail: z.literal('CRYPTO'),
+      networks: z.record(
+        z.enum(NETWORKS),
+        z.object({ network_fee: decimal.optional(), refund_fee: decimal.optional(), label: z.string() }),
+      ),
+      default_network: z.enum(NETWORKS),
+    }),
+    NGN: z.object({
+      rail: z.literal('BANK_TRANSFER'),
+      network_fee: decimal.optional(),
+      refund_fee: decimal.optional(),
+    }),
+  }),
+  corridors: z.array(
+    z.object({
+      country: z.string().regex(/^([A-Z]{2}|\*)$/),
+      currency,
+      destination_types: z.array(z.enum(DESTINATION_TYPES)).min(1),
+      pricing: z.partialRecord(
+        z.enum(SETTLEMENT_CURRENCIES),
+        z.object({
+          spread_percent: decimal,
+          platform_fee_percent: decimal.optional(),
+          platform_fee_fixed: decimal.optional(),
+        }),
+      ),
+      institutions: z.array(
+        z.object({
+          provider_code: z.string().min(1),
+          provider_name: z.string().min(1),
+          destination_type: z.enum(DESTINATION_TYPES),
+        }),
+      ),
+    }),
+  ),
+  rate_feed: z.record(z.string(), z.string()).optional(),
+});
+
+export type CorridorsFile = z.infer<typeof fileSchema>;
+export type CorridorEntry = CorridorsFile['corridors'][number];
+export type Institution = CorridorEntry['institutions'][number];
+
+/** What a corridor charges when settled in one currency. Absent fees are zero. */
+export interface Pricing {
+  spreadPercent: Decimal;
+  platformFeePercent: Decimal;
+  platformFeeFixed: Decimal;
+}
+
+export const DEFAULT_CORRIDORS_FILE = new URL('./corridors.json', import.meta.url);
+
+/**
+ * The corridors configuration (`src/corridors/corridors.json`): countries, currencies,
+ * destination types, institutions, fees and spreads. Validated once at start.
+ */
+export class Corridors {
+  readonly data: CorridorsFile;
+
+  constructor(data: unknown) {
+    this.data = fileSchema.parse(data);
+  }
+
+  static load(file: string | URL = DEFAULT_CORRIDORS_FILE): Corridors {
+    return new Corridors(JSON.parse(readFileSync(file, 'utf8')));
+  }
+
+  /** The corridor paying `currency` in `country` (crypto corridors match any country). */
+  find(country: string, currency: string): CorridorEntry | undefined {
+    return (
+      this.data.corridors.find((c) => c.country === country && c.currency === currency) ??
+      this.data.corridors.find((c) => c.country === '*' && c.currency === currency)
+    );
+  }
+
+  /** The corridor that pays out in `currency`, whatever the country (quotes and rates name no country). */
+  byCurrency(currency: string): CorridorEntry | undefined {
+    return this.data.corridors.find((c) => c.currency === currency);
+  }
+
+  /** Pricing of a corridor for a settlement currency, or undefined when that pair is not offered. */
+  pricing(corridor: CorridorEntry, settlement: SettlementCurrency): Pricing | undefined {
+    const p = corridor.pricing[settlement];
+    if (!p) return undefined;
+    return {
+      spreadPercent: p.spread_percent,
+      platformFeePercent: p.platform_fee_percent ?? toDecimal(0),
+      platformFeeFixed: p.platform_fee_fixed ?? toDecimal(0),
+    };
+  }
+
+  railOf(settlement: SettlementCurrency): Rail {
+    return this.data.settlement[settlement].rail;
+  }
+
+  defaultNetwork(): Network {
+    return this.data.settlement.USDT.default_network;
+  }
+
+  /** Label of a network for display on instructions (TRC20, BEP20). */
+  networkLabel(network: Network): string {
+    return this.data.settlement.USDT.networks[network]?.label ?? network;
+  }
+
+  /** Network fee charged on a payout settled in `settlement` (and `network` for crypto). */
+  networkFee(settlement: SettlementCurrency, network: Network | null): Decimal {
+    if (settlement === 'NGN') return this.data.settlement.NGN.network_fee ?? toDecimal(0);
+    return this.data.settlement.USDT.networks[network ?? this.defaultNetwork()]?.network_fee ?? toDecimal(0);
+  }
+
+  /** Fee of the return transfer when refunding in `settlement`; unconfigured means zero. */
+  refundFee(settlement: SettlementCurrency, network: Network | null): Decimal {
+    if (settlement === 'NGN') return this.data.settlement.NGN.refund_fee ?? toDecimal(0);
+    return this.data.settlement.USDT.networks[network ?? this.defaultNetwork()]?.refund_fee ?? toDecimal(0);
+  }
+}
+
+export function isSettlementCurrency(value: string): value is SettlementCurrency {
+  return (SETTLEMENT_CURRENCIES as readonly string[]).includes(value);
+}

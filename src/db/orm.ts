@@ -1,0 +1,50 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Migrator } from '@mikro-orm/migrations';
+import { defineConfig, MikroORM } from '@mikro-orm/postgresql';
+import type { Clock } from '#src/lib/clock.ts';
+import type { Logger } from '#src/lib/log.ts';
+import { bindClock } from './columns.ts';
+import { entities } from './entities.ts';
+
+export const MIGRATIONS_DIR = path.resolve(fileURLToPath(import.meta.url), '../../../migrations');
+
+export function ormConfig(options: { url: string; poolSize: number; log?: Logger }) {
+  return defineConfig({
+    clientUrl: options.url,
+    entities,
+    extensions: [Migrator],
+    pool: { min: 0, max: options.poolSize },
+    // Requests fork their own EntityManager; touching the global one is a bug.
+    allowGlobalContext: false,
+    debug: false,
+    logger: (message) => options.log?.debug({ orm: message }),
+    migrations: {
+      path: MIGRATIONS_DIR,
+      glob: '!(*.d).ts',
+      transactional: true,
+      allOrNothing: true,
+      snapshot: false,
+      emit: 'ts',
+      fileName: (timestamp, name) => `Migration${timestamp}${name ? `_${name}` : ''}`,
+    },
+  });
+}
+
+/** Connects, and binds the service clock to the ORM's timestamps. */
+export async function openOrm(options: {
+  url: string;
+  poolSize: number;
+  clock: Clock;
+  log?: Logger;
+}): Promise<MikroORM> {
+  const orm = await MikroORM.init(ormConfig(options));
+  bindClock(orm, options.clock);
+  return orm;
+}
+
+/** Applies pending migrations (never schema sync); returns the names applied. */
+export async function migrate(orm: MikroORM): Promise<string[]> {
+  const applied = await orm.migrator.up();
+  return applied.map((m) => m.name);
+}

@@ -1,0 +1,61 @@
+import { nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
+import Koa from 'koa';
+import type { Deps } from '#src/deps.ts';
+import type { AppRouter } from '#src/router.ts';
+import { AppError } from './errors.ts';
+import { accessLog, errorEnvelope, rawBody, requestId } from './middleware.ts';
+import { openApiDocument } from './openapi.ts';
+import { requestContext, restRouter } from './rest.ts';
+
+/**
+ * The HTTP facade: the REST API under /v1 (derived from the router's OpenAPI meta), the same
+ * router over tRPC at /trpc for internal tools, and the OpenAPI document.
+ */
+export function createApp(deps: Deps, appRouter: AppRouter): Koa {
+  const app = new Koa({ proxy: false });
+  app.silent = true;
+  const rest = restRouter(deps, appRouter);
+  let openapi: string | undefined;
+
+  app.use(requestId());
+  app.use(accessLog(deps.log));
+  app.use(errorEnvelope(deps.log));
+  app.use(rawBody());
+  app.use(async (ctx, next) => {
+    if (ctx.path === '/health') {
+      ctx.body = { status: 'ok' };
+      return;
+    }
+    if (ctx.path === '/openapi.json' && ctx.method === 'GET') {
+      openapi ??= JSON.stringify(
+        openApiDocument(appRouter, { baseUrl: `http://${deps.config.HOST}:${deps.config.PORT}` }),
+      );
+      ctx.type = 'application/json';
+      ctx.body = openapi;
+      return;
+    }
+    if (ctx.path === '/trpc' || ctx.path.startsWith('/trpc/')) {
+      const raw = ctx.request.rawBody;
+      (ctx.req as typeof ctx.req & { body?: unknown }).body =
+        raw.length > 0 ? raw.toString('utf8') : undefined;
+      ctx.respond = false;
+      ctx.res.statusCode = 200;
+      await nodeHTTPRequestHandler({
+        req: ctx.req,
+        res: ctx.res,
+        router: appRouter,
+        path: ctx.path.slice('/trpc/'.length),
+        createContext: () => requestContext(deps, ctx),
+      });
+      return;
+    }
+    await next();
+  });
+  app.use(async (ctx, next) => {
+    await next();
+    if (ctx.status === 404 && ctx.body == null) throw new AppError('ROUTE_NOT_FOUND');
+  });
+  app.use(rest.routes());
+  app.use(rest.allowedMethods({ throw: true }));
+  return app;
+}

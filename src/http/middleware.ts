@@ -1,0 +1,120 @@
+import type { Context, Next } from 'koa';
+import { newId } from '#src/lib/ids.ts';
+import type { Logger } from '#src/lib/log.ts';
+import { AppError, envelope } from './errors.ts';
+import { toAppError } from './trpc.ts';
+
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+declare module 'koa' {
+  interface Request {
+    /** The request body exactly as received; signature checks and JSON parsing both read it. */
+    rawBody: Buffer;
+  }
+  interface DefaultState {
+    requestId: string;
+  }
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Takes the caller's X-Request-Id when it is sane, else makes one; echoes it on the response. */
+export function requestId() {
+  return async (ctx: Context, next: Next) => {
+    const given = ctx.get('x-request-id');
+    ctx.state.requestId = REQUEST_ID.test(given) ? given : `req_${newId().replaceAll('-', '')}`;
+    ctx.set('X-Request-Id', ctx.state.requestId);
+    await next();
+  };
+}
+
+/**
+ * Renders every error as the contract's envelope. AppErrors keep their code; anything else is
+ * logged with the request id and answered as a generic 500: no stack or internal message leaks.
+ */
+export function errorEnvelope(log: Logger) {
+  return async (ctx: Context, next: Next) => {
+    try {
+      await next();
+    } catch (err) {
+      const app = fromKoaError(err) ?? toAppError(err, log.child({ request_id: ctx.state.requestId }));
+      ctx.status = app.status;
+      for (const [name, value] of Object.entries(app.headers)) ctx.set(name, value);
+      ctx.type = 'application/json';
+      ctx.body = JSON.stringify(envelope(app, ctx.state.requestId));
+    }
+  };
+}
+
+/** Errors raised by Koa or @koa/router themselves (405, 501) carry an HTTP status of their own. */
+function fromKoaError(err: unknown): AppError | null {
+  if (err instanceof AppError) return err;
+  const status = (err as { status?: unknown })?.status;
+  if ((err as { expose?: unknown })?.expose !== true) return null;
+  if (status === 405 || status === 501) return new AppError('METHOD_NOT_ALLOWED');
+  if (status === 404) return new AppError('ROUTE_NOT_FOUND');
+  return null;
+}
+
+/**
+ * Buffers the raw body once, refusing more than 1 MiB (413). Anything sent with a body must be
+ * JSON (415 otherwise).
+ */
+export function rawBody(limit = MAX_BODY_BYTES) {
+  return async (ctx: Context, next: Next) => {
+    const declared = Number(ctx.get('content-length') || 0);
+    if (declared > limit) throw new AppError('PAYLOAD_TOO_LARGE');
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of ctx.req) {
+      const buf = chunk as Buffer;
+      size += buf.length;
+      if (size > limit) {
+        ctx.req.destroy();
+        throw new AppError('PAYLOAD_TOO_LARGE');
+      }
+      chunks.push(buf);
+    }
+    ctx.request.rawBody = Buffer.concat(chunks);
+    if (ctx.request.rawBody.length > 0 && !ctx.is('application/json'))
+      throw new AppError('UNSUPPORTED_MEDIA_TYPE');
+    await next();
+  };
+}
+
+/** Parses the buffered body as a JSON object; an empty body is an empty object. */
+export function jsonBody(ctx: Context): Record<string, unknown> {
+  const raw = ctx.request.rawBody;
+  if (!raw || raw.length === 0) return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw.toString('utf8'));
+  } catch {
+    throw new AppError('VALIDATION_FAILED', { details: [{ field: 'body', issue: 'is not valid JSON' }] });
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new AppError('VALIDATION_FAILED', { details: [{ field: 'body', issue: 'must be a JSON object' }] });
+  }
+  return parsed as Record<string, unknown>;
+}
+
+/** One structured log line per request, without headers or bodies (they may hold secrets). */
+export function accessLog(log: Logger) {
+  return async (ctx: Context, next: Next) => {
+    const started = performance.now();
+    try {
+      await next();
+    } finally {
+      log.info(
+        {
+          request_id: ctx.state.requestId,
+          method: ctx.method,
+          path: ctx.path,
+          status: ctx.status,
+          ms: Math.round((performance.now() - started) * 10) / 10,
+        },
+        'request',
+      );
+    }
+  };
+}

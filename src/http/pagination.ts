@@ -1,0 +1,117 @@
+import { createHmac } from 'node:crypto';
+import type { EntityManager, EntityName, FilterQuery } from '@mikro-orm/postgresql';
+import { z } from 'zod';
+import { constantTimeEqual } from '#src/lib/crypto.ts';
+import { isUuid } from '#src/lib/ids.ts';
+import { AppError } from './errors.ts';
+
+/**
+ * Keyset pagination over (created_at, id), newest first, for every cursor-paginated list.
+ * A cursor is `<payload>.<mac>`: the position and the list it belongs to, authenticated with
+ * HMAC-SHA256, so a forged, edited or foreign cursor is a 400 rather than a surprise.
+ */
+
+export const pageQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  cursor: z.string().min(1).max(512).optional(),
+});
+
+export const pageMeta = z.object({
+  next_cursor: z.string().nullable(),
+  has_more: z.boolean(),
+  limit: z.number().int(),
+});
+
+/** The `{ data, meta }` envelope of a cursor-paginated list. */
+export function pageOf<T extends z.ZodType>(item: T) {
+  return z.object({ data: z.array(item), meta: pageMeta });
+}
+
+interface Position {
+  /** The list (and filter) the cursor was issued for. */
+  l: string;
+  /** created_at, ISO-8601 with milliseconds. */
+  c: string;
+  /** id of the last row of the page. */
+  i: string;
+}
+
+function mac(key: Buffer, payload: string): string {
+  return createHmac('sha256', key).update(payload).digest('base64url').slice(0, 32);
+}
+
+export function encodeCursor(key: Buffer, position: Position): string {
+  const payload = Buffer.from(JSON.stringify(position)).toString('base64url');
+  return `${payload}.${mac(key, payload)}`;
+}
+
+export function decodeCursor(key: Buffer, cursor: string, list: string): { createdAt: Date; id: string } {
+  const invalid = () =>
+    new AppError('INVALID_CURSOR', {
+      details: [{ field: 'cursor', issue: 'is not a cursor issued for this list' }],
+    });
+  const [payload, signature, extra] = cursor.split('.');
+  if (!payload || !signature || extra !== undefined) throw invalid();
+  if (!constantTimeEqual(signature, mac(key, payload))) throw invalid();
+  let position: Partial<Position>;
+  try {
+    position = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Partial<Position>;
+  } catch {
+    throw invalid();
+  }
+  const createdAt = new Date(position.c ?? '');
+  if (position.l !== list || Number.isNaN(createdAt.getTime()) || !position.i || !isUuid(position.i))
+    throw invalid();
+  return { createdAt, id: position.i };
+}
+
+interface Keyed {
+  id: string;
+  createdAt: Date;
+}
+
+/**
+ * One page of `entity` matching `where`, newest first. `list` names the list and its filters:
+ * a cursor only works on the list that issued it.
+ */
+export async function paginate<T extends Keyed>(
+  em: EntityManager,
+  entity: EntityName<T>,
+  args: {
+    where: FilterQuery<T>;
+    list: string;
+    limit: number;
+    cursor: string | undefined;
+    cursorKey: Buffer;
+    populate?: readonly string[];
+  },
+): Promise<{ items: T[]; meta: z.infer<typeof pageMeta> }> {
+  let where = args.where;
+  if (args.cursor) {
+    const after = decodeCursor(args.cursorKey, args.cursor, args.list);
+    where = {
+      $and: [
+        args.where,
+        {
+          $or: [
+            { createdAt: { $lt: after.createdAt } },
+            { createdAt: after.createdAt, id: { $lt: after.id } },
+          ],
+        },
+      ],
+    } as FilterQuery<T>;
+  }
+  const rows = await em.find(entity, where, {
+    orderBy: { createdAt: 'desc', id: 'desc' } as never,
+    limit: args.limit + 1,
+    populate: (args.populate ?? []) as never,
+  });
+  const hasMore = rows.length > args.limit;
+  const items = hasMore ? rows.slice(0, args.limit) : rows;
+  const last = items.at(-1);
+  const nextCursor =
+    hasMore && last
+      ? encodeCursor(args.cursorKey, { l: args.list, c: last.createdAt.toISOString(), i: last.id })
+      : null;
+  return { items, meta: { next_cursor: nextCursor, has_more: hasMore, limit: args.limit } };
+}

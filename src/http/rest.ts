@@ -1,0 +1,95 @@
+import Router from '@koa/router';
+import type { AnyRouter } from '@trpc/server';
+import type { Context } from 'koa';
+import type { Deps } from '#src/deps.ts';
+import { AppError } from './errors.ts';
+import { jsonBody } from './middleware.ts';
+import type { ResponseHolder } from './procedures.ts';
+import { createCallerFactory, type ProcedureMeta, type RequestContext, toAppError } from './trpc.ts';
+
+/** A procedure of the router that declares a REST route in `meta.openapi`. */
+export interface RestRoute {
+  procedurePath: string;
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  path: string;
+  meta: ProcedureMeta;
+}
+
+/** Every REST route the router declares, in declaration order. */
+export function restRoutes(appRouter: AnyRouter): RestRoute[] {
+  const routes: RestRoute[] = [];
+  for (const [procedurePath, procedure] of Object.entries(appRouter._def.procedures)) {
+    const meta = (procedure as { _def: { meta?: ProcedureMeta } })._def.meta;
+    if (!meta?.openapi || meta.openapi.enabled === false) continue;
+    routes.push({ procedurePath, method: meta.openapi.method, path: meta.openapi.path, meta });
+  }
+  return routes;
+}
+
+export function requestContext(deps: Deps, ctx: Context): RequestContext {
+  return {
+    deps,
+    em: deps.orm.em.fork(),
+    requestId: ctx.state.requestId,
+    headers: ctx.headers as Record<string, string | undefined>,
+    log: deps.log.child({ request_id: ctx.state.requestId }),
+    ip: ctx.ip,
+  };
+}
+
+/**
+ * The merchant REST API: one Koa route per procedure with `meta.openapi`, called through a
+ * server-side caller so that validation, auth, idempotency and errors are the router's own.
+ * (trpc-to-openapi's adapters cannot render the contract's envelope or a 201; see stack notes.)
+ */
+export function restRouter(deps: Deps, appRouter: AnyRouter): Router {
+  const router = new Router();
+  const createCaller = createCallerFactory(appRouter);
+  for (const route of restRoutes(appRouter)) {
+    const koaPath = route.path.replace(/\{(\w+)\}/g, ':$1');
+    const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
+    router[method](koaPath, async (ctx) => {
+      const response: ResponseHolder = {};
+      const base =
+        route.method === 'GET' || route.method === 'DELETE' ? firstValues(ctx.query) : jsonBody(ctx);
+      for (const [name, value] of Object.entries(ctx.params)) {
+        if (name in base)
+          throw new AppError('VALIDATION_FAILED', {
+            details: [{ field: name, issue: 'is taken from the path' }],
+          });
+        base[name] = value;
+      }
+      const caller = createCaller({ ...requestContext(deps, ctx), response } as RequestContext);
+      const procedure = route.procedurePath
+        .split('.')
+        .reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], caller) as (
+        input: unknown,
+      ) => Promise<unknown>;
+      let result: unknown;
+      try {
+        result = await procedure(base);
+      } catch (err) {
+        throw toAppError(err, deps.log.child({ request_id: ctx.state.requestId, route: route.path }));
+      }
+      ctx.type = 'application/json';
+      if (response.replay) {
+        ctx.status = response.replay.status;
+        ctx.set('Idempotent-Replayed', 'true');
+        ctx.body = response.replay.body;
+        return;
+      }
+      ctx.status = route.meta.successStatus ?? 200;
+      ctx.body = JSON.stringify(result);
+    });
+  }
+  return router;
+}
+
+/** Query strings may repeat a name; the API takes the first value of each. */
+function firstValues(query: Record<string, string | string[] | undefined>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(query)) {
+    out[name] = Array.isArray(value) ? value[0] : value;
+  }
+  return out;
+}

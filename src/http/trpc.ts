@@ -1,0 +1,102 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { initTRPC, TRPCError } from '@trpc/server';
+import type { OpenApiMeta } from 'trpc-to-openapi';
+import { z } from 'zod';
+import type { Deps } from '#src/deps.ts';
+import type { Logger } from '#src/lib/log.ts';
+import { ProviderUnavailableError } from '#src/providers/providers.ts';
+import { AppError, type ErrorCode } from './errors.ts';
+
+/** What every procedure sees: the request's own EntityManager, headers and logger. */
+export interface RequestContext {
+  deps: Deps;
+  em: EntityManager;
+  requestId: string;
+  /** Lower-cased request headers. */
+  headers: Record<string, string | undefined>;
+  log: Logger;
+  /** Client address, for rate limiting of unauthenticated callers and audit logs. */
+  ip: string;
+}
+
+export interface ProcedureMeta extends OpenApiMeta {
+  /** HTTP status of a successful REST response; 200 unless said otherwise (create is 201). */
+  successStatus?: 200 | 201;
+  /** Scope the procedure requires, recorded for the OpenAPI document and the scope checks. */
+  scope?: string;
+  /** Writes that demand an Idempotency-Key header. */
+  idempotent?: boolean;
+}
+
+const t = initTRPC
+  .context<RequestContext>()
+  .meta<ProcedureMeta>()
+  .create({
+    errorFormatter({ shape, error, ctx }) {
+      const app = toAppError(error, ctx?.log);
+      return {
+        ...shape,
+        message: app.message,
+        data: {
+          code: shape.data.code,
+          httpStatus: app.status,
+          app_code: app.code,
+          details: app.details,
+          request_id: ctx?.requestId,
+        },
+      };
+    },
+  });
+
+export const router = t.router;
+export const middleware = t.middleware;
+export const publicProcedure = t.procedure;
+export const createCallerFactory = t.createCallerFactory;
+
+/** Wraps an AppError so tRPC carries it to the REST adapter and the error formatter intact. */
+export function fail(code: ErrorCode, options?: ConstructorParameters<typeof AppError>[1]): never {
+  throw new AppError(code, options);
+}
+
+/**
+ * Maps whatever a procedure threw to the catalogue. Input validation failures become
+ * VALIDATION_FAILED with one detail per issue; unknown errors become INTERNAL_ERROR with a
+ * generic message (the original is logged, never sent).
+ */
+export function toAppError(error: unknown, log?: Logger): AppError {
+  const cause = error instanceof TRPCError ? (error.cause ?? error) : error;
+  if (cause instanceof AppError) return cause;
+  if (cause instanceof ProviderUnavailableError) {
+    log?.warn({ err: cause }, 'provider unavailable');
+    return new AppError('UPSTREAM_UNAVAILABLE');
+  }
+  if (cause instanceof z.ZodError) {
+    return new AppError('VALIDATION_FAILED', { details: zodDetails(cause) });
+  }
+  if (error instanceof TRPCError) {
+    if (error.code === 'NOT_FOUND') return new AppError('ROUTE_NOT_FOUND');
+    if (error.code === 'PARSE_ERROR') {
+      return new AppError('VALIDATION_FAILED', { details: [{ field: 'body', issue: 'is not valid JSON' }] });
+    }
+    if (error.code === 'METHOD_NOT_SUPPORTED') return new AppError('METHOD_NOT_ALLOWED');
+    if (error.code === 'PAYLOAD_TOO_LARGE') return new AppError('PAYLOAD_TOO_LARGE');
+    if (error.code === 'UNSUPPORTED_MEDIA_TYPE') return new AppError('UNSUPPORTED_MEDIA_TYPE');
+  }
+  log?.error({ err: cause }, 'unhandled error');
+  return new AppError('INTERNAL_ERROR');
+}
+
+/** One detail per zod issue, with the field as the snake_case path the client sent. */
+export function zodDetails(error: z.ZodError): { field: string; issue: string }[] {
+  return error.issues.map((issue) => {
+    const field = issue.path.length > 0 ? issue.path.map(String).join('.') : 'body';
+    if (issue.code === 'unrecognized_keys') {
+      return {
+        field: issue.keys.map((k) => (field === 'body' ? k : `${field}.${k}`)).join(', '),
+        issue: 'is not a known field',
+      };
+    }
+    if (issue.code === 'invalid_type' && issue.input === undefined) return { field, issue: 'is required' };
+    return { field, issue: issue.message };
+  });
+}

@@ -1,0 +1,85 @@
+/**
+ * `npm start`: the service and, unless PROVIDERS_URL points at real providers, the sandbox, on the
+ * embedded PostgreSQL unless DATABASE_URL is set. Prints what a new user needs to make a call.
+ */
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { loadConfig } from './config.ts';
+import { Corridors } from './corridors/corridors.ts';
+import { startEmbeddedPostgres } from './db/embedded.ts';
+import { ensureDemoTenant } from './demo.ts';
+import { systemClock } from './lib/clock.ts';
+import { createLogger } from './lib/log.ts';
+import { startSandbox } from './sandbox/server.ts';
+import { loadSecrets } from './secrets.ts';
+import { startService } from './service.ts';
+
+const config = loadConfig();
+const log = createLogger({ level: config.LOG_LEVEL });
+mkdirSync(config.DATA_DIR, { recursive: true });
+const secrets = loadSecrets(config);
+const closers: (() => Promise<void>)[] = [];
+
+async function shutdown(signal: string): Promise<void> {
+  log.info({ signal }, 'shutting down');
+  for (const close of closers.reverse()) {
+    try {
+      await close();
+    } catch (err) {
+      log.error({ err }, 'error during shutdown');
+    }
+  }
+  process.exit(0);
+}
+
+try {
+  let databaseUrl = config.DATABASE_URL;
+  if (!databaseUrl) {
+    const dataDir = path.join(config.DATA_DIR, 'pgdata');
+    log.info({ dataDir }, 'starting embedded PostgreSQL (first start takes a few seconds)');
+    const pg = await startEmbeddedPostgres({ dataDir });
+    closers.push(pg.stop);
+    databaseUrl = pg.url;
+  }
+
+  const corridors = Corridors.load();
+  let providersUrl: string;
+  if (config.PROVIDERS_URL) providersUrl = config.PROVIDERS_URL;
+  else {
+    const sandbox = await startSandbox({
+      corridors,
+      clock: systemClock,
+      log: log.child({ component: 'sandbox' }),
+      port: config.SANDBOX_PORT,
+    });
+    closers.push(sandbox.close);
+    providersUrl = sandbox.url;
+  }
+
+  const service = await startService({ config, databaseUrl, providersUrl, secrets, log, corridors });
+  closers.push(service.close);
+  const demo = await ensureDemoTenant(service.deps.orm.em.fork(), config.DATA_DIR);
+
+  process.stdout.write(
+    [
+      '',
+      `  Payout service  ${service.url}`,
+      `  Sandbox         ${providersUrl}${config.PROVIDERS_URL ? ' (external providers)' : ''}`,
+      `  Database        ${config.DATABASE_URL ? 'DATABASE_URL' : `embedded PostgreSQL in ${path.resolve(config.DATA_DIR, 'pgdata')}`}`,
+      '',
+      `  Demo API key    ${demo.apiKey}`,
+      `  Admin token     ${secrets.adminToken}`,
+      `  API reference   ${service.url}/openapi.json  (and docs/ in the repository)`,
+      '',
+      `  Try: curl -H "X-API-Key: ${demo.apiKey}" "${service.url}/v1/banks?country=NG&currency=NGN&destination_type=BANK_ACCOUNT"`,
+      '',
+    ].join('\n'),
+  );
+} catch (err) {
+  log.fatal({ err }, 'failed to start');
+  await shutdown('startup-failure');
+  process.exit(1);
+}
+
+process.once('SIGINT', () => void shutdown('SIGINT'));
+process.once('SIGTERM', () => void shutdown('SIGTERM'));

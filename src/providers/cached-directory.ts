@@ -1,0 +1,57 @@
+import type { Clock } from '#src/lib/clock.ts';
+import type { DirectoryProvider } from './providers.ts';
+
+/** A small TTL map with a size bound: oldest entries go first when it is full. */
+class TtlCache<V> {
+  readonly #entries = new Map<string, { value: V; until: number }>();
+  readonly #ttlMs: number;
+  readonly #max: number;
+  readonly #clock: Clock;
+
+  constructor(ttlMs: number, max: number, clock: Clock) {
+    this.#ttlMs = ttlMs;
+    this.#max = max;
+    this.#clock = clock;
+  }
+
+  async get(key: string, load: () => Promise<V>): Promise<V> {
+    const now = this.#clock.now().getTime();
+    const hit = this.#entries.get(key);
+    if (hit && hit.until > now) return hit.value;
+    const value = await load();
+    if (this.#ttlMs > 0) {
+      this.#entries.delete(key);
+      if (this.#entries.size >= this.#max) this.#entries.delete(this.#entries.keys().next().value as string);
+      this.#entries.set(key, { value, until: now + this.#ttlMs });
+    }
+    return value;
+  }
+}
+
+/**
+ * The directory with brief caching: name-enquiry results per account (including "no such
+ * account") for `nameEnquiryTtlMs`, institution lists for a minute. Errors are never cached.
+ */
+export function cachedDirectory(
+  inner: DirectoryProvider,
+  options: { nameEnquiryTtlMs: number; clock: Clock },
+): DirectoryProvider {
+  const names = new TtlCache<Awaited<ReturnType<DirectoryProvider['nameEnquiry']>>>(
+    options.nameEnquiryTtlMs,
+    10_000,
+    options.clock,
+  );
+  const lists = new TtlCache<Awaited<ReturnType<DirectoryProvider['listInstitutions']>>>(
+    60_000,
+    500,
+    options.clock,
+  );
+  return {
+    listInstitutions: (q) =>
+      lists.get(`${q.country}|${q.currency}|${q.destinationType}`, () => inner.listInstitutions(q)),
+    nameEnquiry: (q) =>
+      names.get(`${q.destinationType}|${q.currency}|${q.providerCode}|${q.accountNumber}`, () =>
+        inner.nameEnquiry(q),
+      ),
+  };
+}

@@ -1,0 +1,22 @@
+import { banksRouter } from './banks/router.ts';
+import { router } from './http/trpc.ts';
+import { ratesRouter } from './rates/router.ts';
+import { refundDestinationsRouter } from './refund-destinations/router.ts';
+import { tenantAdminRouter } from './tenants/admin.router.ts';
+import { webhooksRouter } from './webhooks/router.ts';
+
+/**
+ * The one router of the service. Merchant procedures carry `meta.openapi` and are served as the
+ * REST API under /v1; everything (including `admin.*`) is also served over tRPC at /trpc.
+ */
+export const appRouter = router({
+  banks: banksRouter,
+  rates: ratesRouter,
+  refundDestinations: refundDestinationsRouter,
+  webhooks: webhooksRouter,
+  admin: router({
+    ...tenantAdminRouter._def.record,
+  }),
+});
+
+export type AppRouter = typeof appRouter;

@@ -1,0 +1,97 @@
+import type { Server } from 'node:http';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Config } from './config.ts';
+import { Corridors } from './corridors/corridors.ts';
+import { migrate, openOrm } from './db/orm.ts';
+import type { Deps, Secrets } from './deps.ts';
+import { createApp } from './http/app.ts';
+import { RateLimiter } from './http/rate-limit.ts';
+import { type Clock, systemClock } from './lib/clock.ts';
+import type { Logger } from './lib/log.ts';
+import { cachedDirectory } from './providers/cached-directory.ts';
+import { httpProviders } from './providers/http-providers.ts';
+import type { Providers } from './providers/providers.ts';
+import { appRouter } from './router.ts';
+
+function withCaching(providers: Providers, config: Config, clock: Clock): Providers {
+  return {
+    ...providers,
+    directory: cachedDirectory(providers.directory, {
+      nameEnquiryTtlMs: config.NAME_ENQUIRY_CACHE_TTL_MS,
+      clock,
+    }),
+  };
+}
+
+export interface RunningService {
+  deps: Deps;
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+/**
+ * The composition root: connects to PostgreSQL, applies migrations, wires providers and starts
+ * the HTTP server. Everything is injected, so tests start the real thing with their own clock.
+ */
+export async function startService(options: {
+  config: Config;
+  databaseUrl: string;
+  providersUrl: string;
+  secrets: Secrets;
+  log: Logger;
+  clock?: Clock;
+  providers?: Providers;
+  corridors?: Corridors;
+}): Promise<RunningService> {
+  const { config, log } = options;
+  const clock = options.clock ?? systemClock;
+  const orm: MikroORM = await openOrm({
+    url: options.databaseUrl,
+    poolSize: config.DATABASE_POOL_SIZE,
+    clock,
+    log,
+  });
+  try {
+    const applied = await migrate(orm);
+    if (applied.length > 0) log.info({ migrations: applied }, 'migrations applied');
+  } catch (err) {
+    await orm.close();
+    throw err;
+  }
+  const deps: Deps = {
+    config,
+    orm,
+    clock,
+    log,
+    secrets: options.secrets,
+    corridors: options.corridors ?? Corridors.load(),
+    providers: withCaching(
+      options.providers ??
+        httpProviders({ baseUrl: options.providersUrl, timeoutMs: config.PROVIDER_TIMEOUT_MS, log }),
+      config,
+      clock,
+    ),
+    rateLimiter: new RateLimiter({ perSecond: config.RATE_LIMIT_PER_SECOND, burst: config.RATE_LIMIT_BURST }),
+  };
+  const app = createApp(deps, appRouter);
+  const server: Server = await new Promise((resolve, reject) => {
+    const s = app.listen(config.PORT, config.HOST, () => resolve(s));
+    s.once('error', reject);
+  });
+  server.keepAliveTimeout = 65_000;
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : config.PORT;
+  return {
+    deps,
+    port,
+    url: `http://${config.HOST}:${port}`,
+    async close() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      });
+      await orm.close();
+    },
+  };
+}

@@ -1,0 +1,63 @@
+import { z } from 'zod';
+import { adminProcedure } from '#src/http/procedures.ts';
+import { router } from '#src/http/trpc.ts';
+import { Tenant } from './entities.ts';
+import { MERCHANT_SCOPES } from './scopes.ts';
+import { approveTenant, createTenant, issueApiKey, revokeApiKey } from './service.ts';
+
+const tenantOut = z.object({ id: z.string(), name: z.string(), payouts_approved: z.boolean() });
+const toTenant = (t: Tenant) => ({ id: t.id, name: t.name, payouts_approved: t.payoutsApproved });
+
+/** `admin.tenant.*` and `admin.key.*`: provisioning, used by the admin CLI. */
+export const tenantAdminRouter = router({
+  tenant: router({
+    create: adminProcedure
+      .input(
+        z.strictObject({ name: z.string().trim().min(1).max(200), approved: z.boolean().default(false) }),
+      )
+      .output(tenantOut)
+      .mutation(({ ctx, input }) =>
+        ctx.commit(async (em) =>
+          toTenant(await createTenant(em, { name: input.name, approved: input.approved })),
+        ),
+      ),
+    approve: adminProcedure
+      .input(z.strictObject({ tenant_id: z.uuid() }))
+      .output(tenantOut)
+      .mutation(({ ctx, input }) =>
+        ctx.commit(async (em) => toTenant(await approveTenant(em, input.tenant_id))),
+      ),
+    list: adminProcedure
+      .output(z.array(tenantOut))
+      .query(async ({ ctx }) =>
+        (await ctx.em.find(Tenant, {}, { orderBy: { createdAt: 'asc' } })).map(toTenant),
+      ),
+  }),
+  key: router({
+    issue: adminProcedure
+      .input(
+        z.strictObject({ tenant_id: z.uuid(), scopes: z.array(z.enum(MERCHANT_SCOPES)).min(1).optional() }),
+      )
+      .output(
+        z.object({ id: z.string(), api_key: z.string(), prefix: z.string(), scopes: z.array(z.string()) }),
+      )
+      .mutation(({ ctx, input }) =>
+        ctx.commit(async (em) => {
+          const { key, plaintext } = await issueApiKey(em, {
+            tenantId: input.tenant_id,
+            scopes: input.scopes,
+          });
+          return { id: key.id, api_key: plaintext, prefix: key.prefix, scopes: key.scopes };
+        }),
+      ),
+    revoke: adminProcedure
+      .input(z.strictObject({ key_id: z.uuid() }))
+      .output(z.object({ id: z.string(), revoked_at: z.string() }))
+      .mutation(({ ctx, input }) =>
+        ctx.commit(async (em) => {
+          const key = await revokeApiKey(em, input.key_id, ctx.deps.clock.now());
+          return { id: key.id, revoked_at: (key.revokedAt ?? ctx.deps.clock.now()).toISOString() };
+        }),
+      ),
+  }),
+});

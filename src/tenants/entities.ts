@@ -1,0 +1,33 @@
+import { defineEntity, type InferEntity, p } from '@mikro-orm/postgresql';
+import { idColumn, timestamps } from '#src/db/columns.ts';
+
+export const Tenant = defineEntity({
+  name: 'Tenant',
+  tableName: 'tenants',
+  properties: {
+    id: idColumn(),
+    name: p.string().length(200),
+    /** KYC/KYB approval: only approved tenants may create payouts. */
+    payoutsApproved: p.boolean().default(false),
+    ...timestamps(),
+  },
+});
+export type Tenant = InferEntity<typeof Tenant>;
+
+export const ApiKey = defineEntity({
+  name: 'ApiKey',
+  tableName: 'api_keys',
+  properties: {
+    id: idColumn(),
+    tenant: () => p.manyToOne(Tenant).index(),
+    /** The first characters of the key, shown to operators to tell keys apart. */
+    prefix: p.string().length(32),
+    /** SHA-256 of the whole key: the key itself is never stored. */
+    hash: p.string().length(64).unique(),
+    scopes: p.array(),
+    revokedAt: p.datetime().nullable(),
+    lastUsedAt: p.datetime().nullable(),
+    ...timestamps(),
+  },
+});
+export type ApiKey = InferEntity<typeof ApiKey>;

@@ -1,0 +1,3 @@
+import { router } from '#src/http/trpc.ts';
+
+export const webhooksRouter = router({});

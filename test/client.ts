@@ -1,0 +1,81 @@
+import { randomUUID } from 'node:crypto';
+import type { Scope } from '#src/tenants/scopes.ts';
+import { createTenant, issueApiKey } from '#src/tenants/service.ts';
+import { harness } from './harness.ts';
+
+export interface ApiResponse<T = any> {
+  status: number;
+  headers: Headers;
+  /** Parsed JSON body (undefined when the body is empty or not JSON). */
+  body: T;
+  /** The body exactly as received. */
+  text: string;
+}
+
+export interface CallOptions {
+  key?: string | null;
+  body?: unknown;
+  /** Sent verbatim instead of JSON-encoding `body`. */
+  rawBody?: string | Buffer;
+  headers?: Record<string, string>;
+  /** Defaults to a fresh UUID v4 on POST and PUT; null sends none. */
+  idempotencyKey?: string | null;
+}
+
+/** One HTTP request to the running service. */
+export async function call<T = any>(
+  method: string,
+  path: string,
+  options: CallOptions = {},
+): Promise<ApiResponse<T>> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.key) headers['x-api-key'] = options.key;
+  const writes = method === 'POST' || method === 'PUT';
+  const idem = options.idempotencyKey === undefined ? (writes ? randomUUID() : null) : options.idempotencyKey;
+  if (idem) headers['idempotency-key'] = idem;
+  let body: string | Buffer | undefined;
+  if (options.rawBody !== undefined) body = options.rawBody;
+  else if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const res = await fetch(harness().url + path, { method, headers, body });
+  const text = await res.text();
+  let parsed: unknown;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  return { status: res.status, headers: res.headers, body: parsed as T, text };
+}
+
+export interface Merchant {
+  tenantId: string;
+  key: string;
+}
+
+/** A fresh tenant with one API key; approved with every scope unless told otherwise. */
+export async function createMerchant(
+  options: { approved?: boolean; scopes?: Scope[]; name?: string } = {},
+): Promise<Merchant> {
+  const em = harness().service.deps.orm.em.fork();
+  const tenant = await createTenant(em, {
+    name: options.name ?? `Test ${randomUUID().slice(0, 8)}`,
+    approved: options.approved ?? true,
+  });
+  const { plaintext } = await issueApiKey(em, { tenantId: tenant.id, scopes: options.scopes });
+  return { tenantId: tenant.id, key: plaintext };
+}
+
+/** Asserts the contract's error envelope and returns it. */
+export function errorOf(res: ApiResponse): {
+  code: string;
+  message: string;
+  details: { field: string; issue: string }[];
+  request_id: string;
+} {
+  const error = (res.body as { error?: unknown })?.error as ReturnType<typeof errorOf> | undefined;
+  if (!error) throw new Error(`expected an error envelope, got ${res.status} ${res.text}`);
+  return error;
+}

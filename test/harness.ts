@@ -1,0 +1,77 @@
+import { randomBytes } from 'node:crypto';
+import { loadConfig } from '#src/config.ts';
+import { Corridors } from '#src/corridors/corridors.ts';
+import { type EmbeddedPostgres, startEmbeddedPostgres } from '#src/db/embedded.ts';
+import { ManualClock } from '#src/lib/clock.ts';
+import { createLogger } from '#src/lib/log.ts';
+import { startSandbox } from '#src/sandbox/server.ts';
+import { deriveKey } from '#src/secrets.ts';
+import { type RunningService, startService } from '#src/service.ts';
+
+/**
+ * The real service, the real sandbox and a real PostgreSQL, started once for the whole run:
+ * DATABASE_URL when set (CI points it at a fresh database), else an in-memory embedded one.
+ * The clock is a ManualClock: tests move time instead of sleeping.
+ */
+export interface Harness {
+  url: string;
+  sandboxUrl: string;
+  service: RunningService;
+  clock: ManualClock;
+  adminToken: string;
+  databaseUrl: string;
+  embedded: boolean;
+}
+
+let current: Harness | undefined;
+let stops: (() => Promise<void>)[] = [];
+
+export function harness(): Harness {
+  if (!current) throw new Error('the test harness is not running (test/setup.ts starts it)');
+  return current;
+}
+
+export async function startHarness(): Promise<Harness> {
+  const env = { ...process.env, PORT: '0', SANDBOX_PORT: '0', DATA_DIR: '.test-data' };
+  const config = loadConfig(env);
+  const log = createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  const clock = new ManualClock(new Date());
+  let pg: EmbeddedPostgres | undefined;
+  let databaseUrl = config.DATABASE_URL;
+  if (!databaseUrl) {
+    pg = await startEmbeddedPostgres({});
+    stops.push(pg.stop);
+    databaseUrl = pg.url;
+  }
+  const corridors = Corridors.load();
+  const sandbox = await startSandbox({ corridors, clock, log, port: 0 });
+  stops.push(sandbox.close);
+  const encryptionKey = randomBytes(32);
+  const adminToken = `adm_test_${randomBytes(16).toString('hex')}`;
+  const service = await startService({
+    config: { ...config, RATE_LIMIT_PER_SECOND: 10_000, RATE_LIMIT_BURST: 10_000 },
+    databaseUrl,
+    providersUrl: sandbox.url,
+    secrets: { encryptionKey, adminToken, cursorKey: deriveKey(encryptionKey, 'pagination-cursor') },
+    log,
+    clock,
+    corridors,
+  });
+  stops.push(service.close);
+  current = {
+    url: service.url,
+    sandboxUrl: sandbox.url,
+    service,
+    clock,
+    adminToken,
+    databaseUrl,
+    embedded: !!pg,
+  };
+  return current;
+}
+
+export async function stopHarness(): Promise<void> {
+  for (const stop of stops.reverse()) await stop();
+  stops = [];
+  current = undefined;
+}

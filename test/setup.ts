@@ -1,0 +1,13 @@
+import { startHarness, stopHarness } from './harness.ts';
+
+/** Mocha global fixtures: one service, sandbox and database for the whole run. */
+export async function mochaGlobalSetup(): Promise<void> {
+  const h = await startHarness();
+  console.log(
+    `  test harness: service ${h.url}, sandbox ${h.sandboxUrl}, ${h.embedded ? 'embedded PostgreSQL (PGlite)' : 'DATABASE_URL'}`,
+  );
+}
+
+export async function mochaGlobalTeardown(): Promise<void> {
+  await stopHarness();
+}
