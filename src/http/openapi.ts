@@ -65,7 +65,11 @@ export function openApiDocument(appRouter: AnyRouter, options: { baseUrl: string
     securitySchemes: { ApiKeyAuth: { type: 'apiKey', in: 'header', name: 'X-API-Key' } },
   });
   doc.components ??= {};
-  doc.components.schemas = { ...(doc.components.schemas ?? {}), Error: errorSchema as never };
+  // The library's own error schemas describe its adapters' error shape, which this API never uses.
+  const schemas = Object.fromEntries(
+    Object.entries(doc.components.schemas ?? {}).filter(([name]) => !name.startsWith('error.')),
+  );
+  doc.components.schemas = { ...schemas, Error: errorSchema as never };
   const errorRef = { $ref: '#/components/schemas/Error' };
 
   for (const route of restRoutes(appRouter)) {
