@@ -1,8 +1,32 @@
+import { Outflow } from '#src/dispatch/entities.ts';
+import { OutboxEvent } from '#src/events/entities.ts';
 import { IdempotencyRecord } from '#src/idempotency/entities.ts';
+import { DepositAddress, PaymentInstruction } from '#src/instructions/entities.ts';
+import { Task } from '#src/jobs/entities.ts';
+import { Payout, StatusLog } from '#src/payouts/entities.ts';
 import { Quote } from '#src/quotes/entities.ts';
 import { RefundDestination } from '#src/refund-destinations/entities.ts';
+import { Refund } from '#src/refunds/entities.ts';
+import { ChainCursor, Inflow } from '#src/settlement/entities.ts';
 import { ApiKey, Tenant } from '#src/tenants/entities.ts';
 import { WebhookConfig } from '#src/webhooks/entities.ts';
 
 /** Every entity of the service; the ORM and the migration generator read this list. */
-export const entities = [Tenant, ApiKey, IdempotencyRecord, Quote, RefundDestination, WebhookConfig];
+export const entities = [
+  Tenant,
+  ApiKey,
+  IdempotencyRecord,
+  Quote,
+  RefundDestination,
+  WebhookConfig,
+  Payout,
+  StatusLog,
+  PaymentInstruction,
+  DepositAddress,
+  Inflow,
+  ChainCursor,
+  Outflow,
+  Refund,
+  OutboxEvent,
+  Task,
+];

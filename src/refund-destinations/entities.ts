@@ -10,6 +10,13 @@ import { Tenant } from '#src/tenants/entities.ts';
 export const RefundDestination = defineEntity({
   name: 'RefundDestination',
   tableName: 'refund_destinations',
+  indexes: [
+    {
+      name: 'refund_destinations_active_currency_unique',
+      expression:
+        'create unique index "refund_destinations_active_currency_unique" on "refund_destinations" ("tenant_id", "currency") where "is_active"',
+    },
+  ],
   properties: {
     id: idColumn(),
     tenant: () => p.manyToOne(Tenant).index(),

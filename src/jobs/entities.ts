@@ -1,0 +1,43 @@
+import { defineEntity, type InferEntity, p } from '@mikro-orm/postgresql';
+import { idColumn, timestamps } from '#src/db/columns.ts';
+
+export const TASK_KINDS = [
+  'GENERATE_INSTRUCTION',
+  'DISPATCH',
+  'QUERY_OUTFLOW',
+  'RAISE_REFUND',
+  'DISPATCH_REFUND',
+] as const;
+export type TaskKind = (typeof TASK_KINDS)[number];
+
+/**
+ * Background work as rows: what to do, to what, from when. Jobs claim due rows with
+ * `FOR UPDATE SKIP LOCKED`, so any number of instances can run them; a crash loses nothing
+ * because the row stays until the work is done.
+ */
+export const Task = defineEntity({
+  name: 'Task',
+  tableName: 'tasks',
+  indexes: [
+    {
+      name: 'tasks_open_unique',
+      expression:
+        'create unique index "tasks_open_unique" on "tasks" ("kind", "subject_id") where "done_at" is null',
+    },
+    {
+      name: 'tasks_due_index',
+      expression: 'create index "tasks_due_index" on "tasks" ("due_at") where "done_at" is null',
+    },
+  ],
+  properties: {
+    id: idColumn(),
+    kind: p.enum(TASK_KINDS),
+    subjectId: p.uuid(),
+    dueAt: p.datetime(),
+    attempts: p.integer().default(0),
+    lastError: p.text().nullable(),
+    doneAt: p.datetime().nullable(),
+    ...timestamps(),
+  },
+});
+export type Task = InferEntity<typeof Task>;

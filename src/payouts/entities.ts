@@ -1,0 +1,80 @@
+import { defineEntity, type InferEntity, p } from '@mikro-orm/postgresql';
+import { idColumn, money, timestamps } from '#src/db/columns.ts';
+import { Tenant } from '#src/tenants/entities.ts';
+
+export const PAYOUT_STATUSES = [
+  'CREATED',
+  'PENDING_PAYMENT',
+  'PAYMENT_RECEIVED',
+  'PROCESSING',
+  'SUCCESSFUL',
+  'FAILED',
+  'EXPIRED',
+] as const;
+export type PayoutStatus = (typeof PAYOUT_STATUSES)[number];
+
+/**
+ * A payout: what the beneficiary receives, what the merchant owes, and where the money is in
+ * its life. `status` and `snapshot` belong to `machines/payout.machine.ts` and are written only
+ * by the engine.
+ */
+export const Payout = defineEntity({
+  name: 'Payout',
+  tableName: 'payouts',
+  indexes: [{ properties: ['tenant', 'createdAt', 'id'] }],
+  properties: {
+    id: idColumn(),
+    tenant: () => p.manyToOne(Tenant),
+    status: p.enum(PAYOUT_STATUSES),
+    snapshot: p.json<Record<string, unknown>>(),
+    merchantReference: p.string().length(200).nullable(),
+    notificationUrl: p.string().length(2048).nullable(),
+    destinationType: p.enum(['MOBILE_MONEY', 'BANK_ACCOUNT', 'CRYPTO_WALLET'] as const),
+    destinationCountry: p.string().length(2),
+    destinationCurrency: p.string().length(8),
+    destinationAmount: money(),
+    destinationAccountUnique: p.string().length(128),
+    destinationProviderName: p.string().length(200),
+    destinationProviderCode: p.string().length(32).nullable(),
+    destinationAccountName: p.string().length(200).nullable(),
+    settlementCurrency: p.enum(['USDT', 'NGN'] as const),
+    /** TRON or BSC on the crypto rail; null on the bank rail. */
+    settlementNetwork: p.enum(['TRON', 'BSC'] as const).nullable(),
+    /** Zero until instruction generation locks the rate. */
+    settlementAmount: money(),
+    exchangeRate: money(),
+    midMarketRate: money(),
+    platformFeeAmount: money(),
+    networkFeeAmount: money(),
+    totalFeeAmount: money(),
+    /** The quote whose price the payout uses, when created with `quote_id`. */
+    quoteId: p.uuid().nullable(),
+    /** Sum of the settlement inflows attributed to the payout. */
+    receivedAmount: money(),
+    isRefunded: p.boolean().default(false),
+    refundReference: p.uuid().nullable(),
+    /** Failed instruction-generation attempts (transient provider failures). */
+    instructionAttempts: p.integer().default(0),
+    ...timestamps(),
+  },
+});
+export type Payout = InferEntity<typeof Payout>;
+
+/** One row per status change of a payout, oldest first: the authoritative history. */
+export const StatusLog = defineEntity({
+  name: 'StatusLog',
+  tableName: 'payout_status_timeline',
+  indexes: [{ properties: ['payout', 'createdAt'] }],
+  properties: {
+    id: idColumn(),
+    payout: () => p.manyToOne(Payout),
+    fromStatus: p.enum(PAYOUT_STATUSES).nullable(),
+    toStatus: p.enum(PAYOUT_STATUSES),
+    triggeredBy: p.enum(['SYSTEM', 'API', 'PROCESSOR_WEBHOOK', 'ADMIN'] as const),
+    reasonCode: p.string().length(100),
+    reasonDetail: p.json<Record<string, unknown>>().nullable(),
+    metadata: p.json<Record<string, unknown>>().nullable(),
+    createdAt: p.datetime(),
+  },
+});
+export type StatusLog = InferEntity<typeof StatusLog>;

@@ -1,0 +1,115 @@
+import type { DestinationType, Network } from '#src/corridors/corridors.ts';
+import type { Decimal } from '#src/lib/money.ts';
+
+/**
+ * The money-moving providers: chains (USDT on TRON and BSC), the NGN bank with virtual accounts,
+ * and the payout processor. Like the directory and the rate source, each has one HTTP
+ * implementation (`http-rails.ts`) that the sandbox serves too. Every call that moves money
+ * carries the service's own stable `reference`, so that a retried call never moves it twice.
+ */
+
+/** A USDT transfer into one of the service's receiving addresses. */
+export interface ChainTransfer {
+  txHash: string;
+  network: Network;
+  toAddress: string;
+  /** Payer identity: recorded, never returned to merchants. */
+  fromAddress: string;
+  amount: Decimal;
+  currency: 'USDT';
+  blockNumber: number;
+}
+
+/** Outcome of an outbound transfer on a refund rail (chain or bank). */
+export interface RailTransfer {
+  reference: string;
+  status: 'PENDING' | 'SUCCESSFUL' | 'FAILED';
+  /** The rail's own id of the transfer (tx hash, bank session id). */
+  providerReference: string | null;
+  failureReason: string | null;
+}
+
+export interface ChainGateway {
+  /** The receiving address for `label` (one per tenant and network); idempotent per label. */
+  createAddress(network: Network, label: string): Promise<{ address: string }>;
+  /**
+   * Transfers into the service's addresses in chain order after `cursor` (opaque; null starts at
+   * the beginning), at most `limit`, with the chain's tip: confirmations = tip - block + 1.
+   */
+  listTransfers(
+    network: Network,
+    args: { cursor: string | null; limit: number },
+  ): Promise<{ transfers: ChainTransfer[]; nextCursor: string | null; tip: number }>;
+  /** Sends USDT out (refunds); idempotent on `reference`. */
+  send(
+    network: Network,
+    args: { reference: string; toAddress: string; amount: Decimal },
+  ): Promise<RailTransfer>;
+  /** The current state of a transfer sent with `reference`, or null if the chain never saw it. */
+  sendStatus(network: Network, reference: string): Promise<RailTransfer | null>;
+}
+
+export interface BankGateway {
+  /**
+   * Opens a virtual account for one payment instruction; each credit to it is notified to
+   * `callbackUrl` with a signed request (see `docs/sandbox.md`). Idempotent on `reference`.
+   */
+  createVirtualAccount(args: {
+    reference: string;
+    accountName: string;
+    callbackUrl: string;
+    expiresAt: Date;
+  }): Promise<{ accountNumber: string; bankName: string; bankCode: string }>;
+  /** Sends NGN to a bank account (refunds); idempotent on `reference`. */
+  send(args: {
+    reference: string;
+    bankCode: string;
+    accountNumber: string;
+    accountName: string;
+    amount: Decimal;
+    narration: string;
+  }): Promise<RailTransfer>;
+  sendStatus(reference: string): Promise<RailTransfer | null>;
+}
+
+/** What the processor says about one dispatch attempt. */
+export interface ProcessorResult {
+  reference: string;
+  /** ACCEPTED: taken, outcome to follow by callback or query. */
+  status: 'ACCEPTED' | 'SUCCESSFUL' | 'FAILED';
+  processorReference: string | null;
+  failureCode: string | null;
+  failureReason: string | null;
+  /** For FAILED: whether a new attempt may succeed. */
+  retryable: boolean;
+}
+
+export interface PayoutProcessor {
+  /** Name recorded on outflows. */
+  readonly name: string;
+  /**
+   * Submits one attempt. `reference` is the outflow id: submitting the same reference again
+   * returns the first result and never pays twice. Outcomes arrive at `callbackUrl`, signed.
+   */
+  submit(args: {
+    reference: string;
+    attempt: number;
+    destinationType: DestinationType;
+    country: string;
+    currency: string;
+    amount: Decimal;
+    accountUnique: string;
+    providerCode: string | null;
+    providerName: string;
+    accountName: string | null;
+    callbackUrl: string;
+  }): Promise<ProcessorResult>;
+  /** The processor's view of an attempt, or null if it never received it. */
+  query(reference: string): Promise<ProcessorResult | null>;
+}
+
+export interface Rails {
+  chains: ChainGateway;
+  bank: BankGateway;
+  processor: PayoutProcessor;
+}

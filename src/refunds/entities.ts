@@ -1,0 +1,44 @@
+import { defineEntity, type InferEntity, p } from '@mikro-orm/postgresql';
+import { idColumn, money, timestamps } from '#src/db/columns.ts';
+import { Payout } from '#src/payouts/entities.ts';
+import { Inflow } from '#src/settlement/entities.ts';
+import { Tenant } from '#src/tenants/entities.ts';
+
+/**
+ * The return of a failed payout's settlement to the merchant. At most one per payout (unique).
+ * The destination is a snapshot taken at creation (and again on an operator retry), so a
+ * destination replaced later does not redirect money in flight.
+ */
+export const Refund = defineEntity({
+  name: 'Refund',
+  tableName: 'refunds',
+  indexes: [{ properties: ['tenant', 'createdAt', 'id'] }],
+  properties: {
+    id: idColumn(),
+    tenant: () => p.manyToOne(Tenant),
+    payout: () => p.oneToOne(Payout).owner().unique(),
+    inflow: () => p.manyToOne(Inflow).nullable(),
+    status: p.enum(['PENDING', 'PROCESSING', 'SUCCESSFUL', 'FAILED'] as const),
+    snapshot: p.json<Record<string, unknown>>(),
+    receivedAmount: money(),
+    receivedCurrency: p.enum(['USDT', 'NGN'] as const),
+    networkFeeAmount: money(),
+    refundAmount: money(),
+    destinationId: p.uuid(),
+    destinationType: p.enum(['BANK_ACCOUNT', 'CRYPTO_ADDRESS'] as const),
+    destinationProviderName: p.string().length(200),
+    destinationMasked: p.string().length(128),
+    destinationNetwork: p.enum(['TRON', 'BSC'] as const).nullable(),
+    destinationBankCode: p.string().length(16).nullable(),
+    /** Full account number or address: used to send, never returned. */
+    destinationAccount: p.string().length(128),
+    destinationAccountName: p.string().length(200).nullable(),
+    processorReference: p.string().length(128).nullable(),
+    failureReason: p.string().length(500).nullable(),
+    attemptNumber: p.integer().default(1),
+    dispatchedAt: p.datetime().nullable(),
+    settledAt: p.datetime().nullable(),
+    ...timestamps(),
+  },
+});
+export type Refund = InferEntity<typeof Refund>;
