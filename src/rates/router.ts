@@ -1,3 +1,116 @@
+import { z } from 'zod';
+import { currencyCode } from '#src/banks/schemas.ts';
+import { merchantProcedure } from '#src/http/procedures.ts';
+import { amountIn, idParam, iso, moneyJson } from '#src/http/schemas.ts';
 import { router } from '#src/http/trpc.ts';
+import { quoteOut } from '#src/quotes/schemas.ts';
+import { acceptQuote, createQuote, getQuote } from '#src/quotes/service.ts';
+import { indicativeRateOut } from './schemas.ts';
+import { indicativeRate } from './service.ts';
 
-export const ratesRouter = router({});
+export const ratesRouter = router({
+  indicative: merchantProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/v1/rates',
+        tags: ['Rates'],
+        summary: 'Indicative rate',
+        description: 'Non-binding and fee-free; create a quote to freeze a price.',
+      },
+      scope: 'rates:read',
+    })
+    .input(
+      z.strictObject({
+        from: currencyCode.default('USDT').describe('Settlement currency: USDT (default) or NGN.'),
+        to: currencyCode.describe('Destination currency of the payout.'),
+      }),
+    )
+    .output(indicativeRateOut)
+    .query(async ({ ctx, input }) => {
+      const { pair, mid, rate } = await indicativeRate(ctx.deps, { from: input.from, to: input.to });
+      return {
+        settlement_currency: pair.settlement,
+        destination_currency: pair.destination,
+        rate: moneyJson(rate),
+        mid_market_rate: moneyJson(mid.rate),
+        spread_percent: moneyJson(pair.pricing.spreadPercent),
+        rail: pair.rail,
+        source: mid.source,
+        as_of: iso(mid.asOf),
+      };
+    }),
+
+  createQuote: merchantProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/v1/rates/quotes',
+        tags: ['Rates'],
+        summary: 'Create a quote',
+        description: 'Freezes rate, spread and every fee until expires_at (QUOTE_TTL_MS, 30 s by default).',
+      },
+      scope: 'rates:read',
+      idempotent: true,
+      successStatus: 201,
+    })
+    .input(
+      z.strictObject({
+        settlement_currency: currencyCode,
+        destination_currency: currencyCode,
+        destination_amount: amountIn,
+      }),
+    )
+    .output(quoteOut)
+    .mutation(({ ctx, input }) =>
+      createQuote(
+        ctx.deps,
+        { commit: ctx.commit, tenantId: ctx.principal.tenant.id },
+        {
+          settlementCurrency: input.settlement_currency,
+          destinationCurrency: input.destination_currency,
+          destinationAmount: input.destination_amount,
+        },
+      ),
+    ),
+
+  getQuote: merchantProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/v1/rates/quotes/{id}',
+        tags: ['Rates'],
+        summary: 'Get a quote',
+        description: 'A quote whose expires_at has passed reads as EXPIRED.',
+      },
+      scope: 'rates:read',
+    })
+    .input(z.strictObject({ id: idParam }))
+    .output(quoteOut)
+    .query(({ ctx, input }) =>
+      getQuote(ctx.em, { tenantId: ctx.principal.tenant.id, quoteId: input.id, now: ctx.deps.clock.now() }),
+    ),
+
+  acceptQuote: merchantProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/v1/rates/quotes/{id}/accept',
+        tags: ['Rates'],
+        summary: 'Accept a quote (optional)',
+        description:
+          'PENDING becomes ACCEPTED; accepting an ACCEPTED quote returns it unchanged. ' +
+          'A lapsed quote answers 409 QUOTE_EXPIRED, a used one 409 QUOTE_NOT_ACCEPTABLE. No body.',
+      },
+      scope: 'rates:read',
+      idempotent: true,
+    })
+    .input(z.strictObject({ id: idParam }))
+    .output(quoteOut)
+    .mutation(({ ctx, input }) =>
+      acceptQuote(
+        { commit: ctx.commit, em: ctx.em },
+        { tenantId: ctx.principal.tenant.id, quoteId: input.id, now: ctx.deps.clock.now() },
+      ),
+    ),
+});

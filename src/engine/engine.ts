@@ -1,0 +1,159 @@
+import { type EntityManager, type EntityName, LockMode } from '@mikro-orm/postgresql';
+import {
+  type AnyMachineSnapshot,
+  type AnyStateMachine,
+  type EventFromLogic,
+  type InputFrom,
+  initialTransition,
+  type SnapshotFrom,
+  type StateValue,
+  transition,
+} from 'xstate';
+
+/**
+ * The one place where a persisted object changes status. Machines (`machines/`) are pure; this
+ * engine loads the row under a lock, restores the machine's snapshot, applies one event and
+ * saves the result, all inside the caller's transaction. The machine's custom actions come back
+ * as plain data for the caller (and the `onTransition` hook) to turn into rows: timeline
+ * entries, outbox events. Nothing here performs I/O beyond the row itself.
+ */
+
+/** A row whose status a machine owns: `snapshot` is the persisted snapshot, `status` its top-level state. */
+export interface MachineRow {
+  id: string;
+  status: string;
+  snapshot: Record<string, unknown>;
+}
+
+/** A custom action the machine asked for, reduced to data (no functions, no actor refs). */
+export interface MachineAction {
+  type: string;
+  params: unknown;
+}
+
+/** What happened to one row when one event was applied. */
+export interface Transition<TRow, TEvent> {
+  /** The row, already carrying the new status and snapshot (flushed with the transaction). */
+  row: TRow;
+  event: TEvent;
+  from: string;
+  to: string;
+  /** The status changed. */
+  changed: boolean;
+  /**
+   * A transition was taken. True whenever `changed` is, and also for a self-transition that
+   * keeps the status but updates context or asks for actions (a held payout, a retried dispatch).
+   */
+  taken: boolean;
+  actions: MachineAction[];
+}
+
+/**
+ * Runs in the same transaction right after a transition was taken (never when the event was
+ * ignored): the place to append the timeline row and the outbox rows of that transition.
+ */
+export type TransitionHook<TRow, TEvent> = (
+  em: EntityManager,
+  transition: Transition<TRow, TEvent>,
+) => Promise<void>;
+
+/** The status column's value for a state value: the top-level state, also when a state is nested. */
+export function statusOf(value: StateValue): string {
+  if (typeof value === 'string') return value;
+  const keys = Object.keys(value);
+  if (keys.length !== 1)
+    throw new Error(`a status needs exactly one top-level state, got ${JSON.stringify(value)}`);
+  return keys[0]!;
+}
+
+/**
+ * The persisted snapshot as the jsonb column will hold it: plain JSON, so the row in memory equals
+ * the row read back (undefined fields dropped, a Date in context becomes its ISO string).
+ */
+function persist(machine: AnyStateMachine, snapshot: unknown): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(machine.getPersistedSnapshot(snapshot as never))) as Record<
+    string,
+    unknown
+  >;
+}
+
+function actionsOf(actions: readonly { type: string; params?: unknown }[]): MachineAction[] {
+  // Built-in actions (xstate.raise, xstate.spawnChild...) would mean delays or actors that this
+  // engine cannot honour; machines that need them must model due times as rows instead.
+  const builtIn = actions.find((a) => a.type.startsWith('xstate.'));
+  if (builtIn) throw new Error(`machine asked for ${builtIn.type}, which the engine does not run`);
+  return actions.map((a) => ({ type: a.type, params: a.params ?? null }));
+}
+
+/** Snapshot, status and actions of a new machine-backed row, from the machine's initial transition. */
+export function initialState<TMachine extends AnyStateMachine>(
+  machine: TMachine,
+  input: InputFrom<TMachine>,
+): { status: string; snapshot: Record<string, unknown>; actions: MachineAction[] } {
+  const [snapshot, actions] = (
+    initialTransition as (m: AnyStateMachine, i: unknown) => [SnapshotFrom<TMachine>, []]
+  )(machine, input);
+  return {
+    status: statusOf((snapshot as AnyMachineSnapshot).value),
+    snapshot: persist(machine, snapshot),
+    actions: actionsOf(actions),
+  };
+}
+
+/** The row's restored machine snapshot (no lock, no writes): for pure questions such as "what would EXPIRE do now?". */
+export function restore<TMachine extends AnyStateMachine>(
+  machine: TMachine,
+  row: MachineRow,
+): SnapshotFrom<TMachine> {
+  const snapshot = machine.resolveState(row.snapshot as never) as SnapshotFrom<TMachine>;
+  const status = statusOf((snapshot as AnyMachineSnapshot).value);
+  if (status !== row.status) {
+    // Only the engine writes both columns; a disagreement means something else wrote one of them.
+    throw new Error(`row ${row.id}: status ${row.status} disagrees with its machine snapshot (${status})`);
+  }
+  return snapshot;
+}
+
+/**
+ * Applies `event` to the row `id` of `entity` inside the caller's transaction: locks the row
+ * (SELECT ... FOR UPDATE), restores the snapshot, transitions, and when a transition is taken
+ * saves the new snapshot and status and runs `onTransition`. An ignored event writes nothing.
+ */
+export async function applyEvent<TMachine extends AnyStateMachine, TRow extends MachineRow>(
+  em: EntityManager,
+  args: {
+    machine: TMachine;
+    entity: EntityName<TRow>;
+    id: string;
+    event: EventFromLogic<TMachine>;
+    onTransition?: TransitionHook<NoInfer<TRow>, EventFromLogic<TMachine>>;
+  },
+): Promise<Transition<TRow, EventFromLogic<TMachine>>> {
+  const { machine, event } = args;
+  const row = (await em.findOne(args.entity, args.id as never, {
+    lockMode: LockMode.PESSIMISTIC_WRITE,
+  })) as TRow | null;
+  if (!row) throw new Error(`${String(args.entity)} ${args.id} does not exist`);
+
+  const snapshot = restore(machine, row);
+  const [next, actions] = transition(machine, snapshot, event);
+  const from = row.status;
+  const to = statusOf((next as AnyMachineSnapshot).value);
+  // XState hands back the very same snapshot when no transition was enabled.
+  const taken = next !== snapshot;
+  const result: Transition<TRow, EventFromLogic<TMachine>> = {
+    row,
+    event,
+    from,
+    to,
+    changed: from !== to,
+    taken,
+    actions: actionsOf(actions),
+  };
+  if (!taken) return result;
+
+  row.snapshot = persist(machine, next);
+  row.status = to;
+  if (args.onTransition) await args.onTransition(em, result);
+  return result;
+}
