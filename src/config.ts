@@ -25,6 +25,10 @@ export const configSchema = z.object({
   SANDBOX_PORT: int(3100),
   PROVIDERS_URL: z.string().url().optional(),
   PROVIDER_TIMEOUT_MS: int(5000, 1),
+  /** Shared secret that signs provider callbacks (bank credits, processor outcomes). */
+  PROVIDER_CALLBACK_SECRET: z.string().min(16).optional(),
+  /** Public base URL providers call back; defaults to the service's own address. */
+  CALLBACK_BASE_URL: z.string().url().optional(),
   INSTRUCTION_SWEEP_INTERVAL_MS: int(30_000, 1),
   PAYMENT_INSTRUCTION_TTL_MS: int(1_800_000, 1),
   QUOTE_TTL_MS: int(30_000, 1),

@@ -5,6 +5,7 @@ import type { RateLimiter } from './http/rate-limit.ts';
 import type { Clock } from './lib/clock.ts';
 import type { Logger } from './lib/log.ts';
 import type { Providers } from './providers/providers.ts';
+import type { Rails } from './providers/rails.ts';
 
 /** Keys the service derives or loads at start; none of them ever leaves the process. */
 export interface Secrets {
@@ -12,8 +13,17 @@ export interface Secrets {
   encryptionKey: Buffer;
   /** HMAC key that makes pagination cursors tamper-evident. */
   cursorKey: Buffer;
+  /** AES-256-GCM key sealing stored idempotent responses. */
+  idempotencyKey: Buffer;
   /** Bearer token of the admin procedures. */
   adminToken: string;
+  /** Shared with the providers: signs their callbacks to the service. */
+  callbackSecret: string;
+}
+
+/** Wakes background workers so that work made due by a request starts now, not at the next poll. */
+export interface JobKicker {
+  kick(job: string): void;
 }
 
 /** Everything a request or a job needs, built once by the composition root (`src/service.ts`). */
@@ -25,5 +35,10 @@ export interface Deps {
   secrets: Secrets;
   corridors: Corridors;
   providers: Providers;
+  rails: Rails;
   rateLimiter: RateLimiter;
+  /** Base URL providers call back (bank credits, processor outcomes); the service's own URL by default. */
+  callbackBaseUrl: string;
+  /** The running background workers, when this process runs them. */
+  jobs?: JobKicker;
 }

@@ -1,7 +1,11 @@
 import { banksRouter } from './banks/router.ts';
+import { outflowsRouter } from './dispatch/router.ts';
 import { router } from './http/trpc.ts';
+import { payoutsRouter } from './payouts/router.ts';
 import { ratesRouter } from './rates/router.ts';
+import { refundsRouter } from './refunds/router.ts';
 import { refundDestinationsRouter } from './refund-destinations/router.ts';
+import { inflowsRouter } from './settlement/router.ts';
 import { tenantAdminRouter } from './tenants/admin.router.ts';
 import { webhooksRouter } from './webhooks/router.ts';
 
@@ -10,6 +14,10 @@ import { webhooksRouter } from './webhooks/router.ts';
  * REST API under /v1; everything (including `admin.*`) is also served over tRPC at /trpc.
  */
 export const appRouter = router({
+  payouts: payoutsRouter,
+  outflows: outflowsRouter,
+  inflows: inflowsRouter,
+  refunds: refundsRouter,
   banks: banksRouter,
   rates: ratesRouter,
   refundDestinations: refundDestinationsRouter,

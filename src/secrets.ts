@@ -19,7 +19,19 @@ export function loadSecrets(config: Config): Secrets {
       );
   const adminToken =
     config.ADMIN_TOKEN ?? kept(config.DATA_DIR, 'admin-token', () => `adm_${randomToken(32)}`);
-  return { encryptionKey, adminToken, cursorKey: deriveKey(encryptionKey, 'pagination-cursor') };
+  const callbackSecret =
+    config.PROVIDER_CALLBACK_SECRET ??
+    kept(config.DATA_DIR, 'provider-callback.secret', () => randomToken(32));
+  return secretsFrom({ encryptionKey, adminToken, callbackSecret });
+}
+
+/** The full set of secrets from the three that are configured; the others derive from the encryption key. */
+export function secretsFrom(base: { encryptionKey: Buffer; adminToken: string; callbackSecret: string }): Secrets {
+  return {
+    ...base,
+    cursorKey: deriveKey(base.encryptionKey, 'pagination-cursor'),
+    idempotencyKey: deriveKey(base.encryptionKey, 'idempotency-response'),
+  };
 }
 
 /** A sub-key for one purpose, so that one leaked derived key reveals nothing about the others. */

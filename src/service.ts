@@ -10,7 +10,9 @@ import { type Clock, systemClock } from './lib/clock.ts';
 import type { Logger } from './lib/log.ts';
 import { cachedDirectory } from './providers/cached-directory.ts';
 import { httpProviders } from './providers/http-providers.ts';
+import { httpRails } from './providers/http-rails.ts';
 import type { Providers } from './providers/providers.ts';
+import type { Rails } from './providers/rails.ts';
 import { appRouter } from './router.ts';
 
 function withCaching(providers: Providers, config: Config, clock: Clock): Providers {
@@ -30,11 +32,7 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
-/**
- * The composition root: connects to PostgreSQL, applies migrations, wires providers and starts
- * the HTTP server. Everything is injected, so tests start the real thing with their own clock.
- */
-export async function startService(options: {
+export interface DepsOptions {
   config: Config;
   databaseUrl: string;
   providersUrl: string;
@@ -42,8 +40,16 @@ export async function startService(options: {
   log: Logger;
   clock?: Clock;
   providers?: Providers;
+  rails?: Rails;
   corridors?: Corridors;
-}): Promise<RunningService> {
+  callbackBaseUrl?: string;
+}
+
+/**
+ * Builds everything a request or a job needs: the ORM (no migrations), providers with their
+ * caches, rails, corridors. The HTTP server and every background worker thread call this.
+ */
+export async function createDeps(options: DepsOptions): Promise<Deps> {
   const { config, log } = options;
   const clock = options.clock ?? systemClock;
   const orm: MikroORM = await openOrm({
@@ -52,14 +58,8 @@ export async function startService(options: {
     clock,
     log,
   });
-  try {
-    const applied = await migrate(orm);
-    if (applied.length > 0) log.info({ migrations: applied }, 'migrations applied');
-  } catch (err) {
-    await orm.close();
-    throw err;
-  }
-  const deps: Deps = {
+  const timeoutMs = config.PROVIDER_TIMEOUT_MS;
+  return {
     config,
     orm,
     clock,
@@ -67,13 +67,31 @@ export async function startService(options: {
     secrets: options.secrets,
     corridors: options.corridors ?? Corridors.load(),
     providers: withCaching(
-      options.providers ??
-        httpProviders({ baseUrl: options.providersUrl, timeoutMs: config.PROVIDER_TIMEOUT_MS, log }),
+      options.providers ?? httpProviders({ baseUrl: options.providersUrl, timeoutMs, log }),
       config,
       clock,
     ),
+    rails: options.rails ?? httpRails({ baseUrl: options.providersUrl, timeoutMs, log }),
     rateLimiter: new RateLimiter({ perSecond: config.RATE_LIMIT_PER_SECOND, burst: config.RATE_LIMIT_BURST }),
+    callbackBaseUrl: options.callbackBaseUrl ?? config.CALLBACK_BASE_URL ?? '',
   };
+}
+
+/**
+ * The composition root of the HTTP service: dependencies, migrations, then the server.
+ * Everything is injected, so tests start the real thing with their own clock.
+ */
+export async function startService(options: DepsOptions): Promise<RunningService> {
+  const { config, log } = options;
+  const deps = await createDeps(options);
+  const orm = deps.orm;
+  try {
+    const applied = await migrate(orm);
+    if (applied.length > 0) log.info({ migrations: applied }, 'migrations applied');
+  } catch (err) {
+    await orm.close();
+    throw err;
+  }
   const app = createApp(deps, appRouter);
   const server: Server = await new Promise((resolve, reject) => {
     const s = app.listen(config.PORT, config.HOST, () => resolve(s));
@@ -82,6 +100,7 @@ export async function startService(options: {
   server.keepAliveTimeout = 65_000;
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.PORT;
+  deps.callbackBaseUrl ||= `http://${config.HOST}:${port}`;
   return {
     deps,
     port,

@@ -5,7 +5,7 @@ import { type EmbeddedPostgres, startEmbeddedPostgres } from '#src/db/embedded.t
 import { ManualClock } from '#src/lib/clock.ts';
 import { createLogger } from '#src/lib/log.ts';
 import { startSandbox } from '#src/sandbox/server.ts';
-import { deriveKey } from '#src/secrets.ts';
+import { secretsFrom } from '#src/secrets.ts';
 import { type RunningService, startService } from '#src/service.ts';
 
 /**
@@ -48,11 +48,12 @@ export async function startHarness(): Promise<Harness> {
   stops.push(sandbox.close);
   const encryptionKey = randomBytes(32);
   const adminToken = `adm_test_${randomBytes(16).toString('hex')}`;
+  const callbackSecret = randomBytes(32).toString('base64url');
   const service = await startService({
     config: { ...config, RATE_LIMIT_PER_SECOND: 10_000, RATE_LIMIT_BURST: 10_000 },
     databaseUrl,
     providersUrl: sandbox.url,
-    secrets: { encryptionKey, adminToken, cursorKey: deriveKey(encryptionKey, 'pagination-cursor') },
+    secrets: secretsFrom({ encryptionKey, adminToken, callbackSecret }),
     log,
     clock,
     corridors,

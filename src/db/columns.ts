@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/core';
 import { p } from '@mikro-orm/postgresql';
 import { type Clock, systemClock } from '#src/lib/clock.ts';
 import { newId } from '#src/lib/ids.ts';
+import type { Decimal } from '#src/lib/money.ts';
 import { MoneyType } from './money-type.ts';
 
 const clocks = new WeakMap<object, Clock>();
@@ -33,4 +34,4 @@ export const timestamps = () => ({
 });
 
 /** A money column: `numeric` in PostgreSQL, a BigNumber in code. */
-export const money = () => p.type(MoneyType);
+export const money = () => p.type(MoneyType).$type<Decimal>();

@@ -1,11 +1,13 @@
 import { nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
 import Koa from 'koa';
+import { CALLBACK_ROUTES } from '#src/callbacks.ts';
 import type { Deps } from '#src/deps.ts';
 import type { AppRouter } from '#src/router.ts';
+import { callbacksRouter } from './callbacks.ts';
 import { AppError } from './errors.ts';
 import { accessLog, errorEnvelope, rawBody, requestId } from './middleware.ts';
 import { openApiDocument } from './openapi.ts';
-import { requestContext, restRouter } from './rest.ts';
+import { outputSchemas, requestContext, restRouter } from './rest.ts';
 
 /**
  * The HTTP facade: the REST API under /v1 (derived from the router's OpenAPI meta), the same
@@ -15,6 +17,8 @@ export function createApp(deps: Deps, appRouter: AppRouter): Koa {
   const app = new Koa({ proxy: false });
   app.silent = true;
   const rest = restRouter(deps, appRouter);
+  const callbacks = callbacksRouter(deps, CALLBACK_ROUTES);
+  const schemas = outputSchemas(appRouter);
   let openapi: string | undefined;
 
   app.use(requestId());
@@ -45,7 +49,7 @@ export function createApp(deps: Deps, appRouter: AppRouter): Koa {
         res: ctx.res,
         router: appRouter,
         path: ctx.path.slice('/trpc/'.length),
-        createContext: () => requestContext(deps, ctx),
+        createContext: () => requestContext(deps, ctx, schemas),
       });
       return;
     }
@@ -55,6 +59,7 @@ export function createApp(deps: Deps, appRouter: AppRouter): Koa {
     await next();
     if (ctx.status === 404 && ctx.body == null) throw new AppError('ROUTE_NOT_FOUND');
   });
+  app.use(callbacks.routes());
   app.use(rest.routes());
   app.use(rest.allowedMethods({ throw: true }));
   return app;

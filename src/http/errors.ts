@@ -12,6 +12,10 @@ export const ERROR_CATALOGUE = {
   INSUFFICIENT_SCOPES: { status: 403, message: 'The API key lacks the scope this operation needs.' },
   TENANT_NOT_APPROVED: { status: 403, message: 'The tenant is not approved for payouts (KYC/KYB pending).' },
   ADMIN_UNAUTHORIZED: { status: 401, message: 'A valid admin bearer token is required.' },
+  CALLBACK_SIGNATURE_INVALID: {
+    status: 401,
+    message: 'The provider callback signature is missing, stale or wrong.',
+  },
   NOT_FOUND: { status: 404, message: 'The resource does not exist.' },
   ROUTE_NOT_FOUND: { status: 404, message: 'No such endpoint.' },
   PAYOUT_NOT_FOUND: { status: 404, message: 'The payout does not exist.' },

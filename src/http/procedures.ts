@@ -59,12 +59,14 @@ const idempotency = middleware(async ({ ctx, meta, path, getRawInput, next }) =>
 
   const now = () => ctx.deps.clock.now();
   const fingerprint = requestFingerprint(path, await getRawInput());
+  const responseKey = ctx.deps.secrets.idempotencyKey;
   const claimed = await claim(ctx.em, {
     tenantId: principal.tenant.id,
     key: key.toLowerCase(),
     fingerprint,
     now: now(),
     lockMs: ctx.deps.config.IDEMPOTENCY_LOCK_MS,
+    responseKey,
   });
   if (claimed.kind === 'replay') {
     const holder = (ctx as typeof ctx & { response?: ResponseHolder }).response;
@@ -79,10 +81,14 @@ const idempotency = middleware(async ({ ctx, meta, path, getRawInput, next }) =>
   }
 
   const status = meta.successStatus ?? 200;
+  // Stored as the client will see it: through the procedure's output schema, which strips
+  // anything a handler returned beyond the contract, so a replay can never show more.
+  const output = ctx.outputSchemaOf?.(path);
   const commit: Commit = (work) =>
     ctx.em.transactional(async (tx) => {
       const result = await work(tx);
-      await complete(tx, { ...claimed, status, body: JSON.stringify(result), now: now() });
+      const rendered = output ? output.parse(result) : result;
+      await complete(tx, { ...claimed, status, body: JSON.stringify(rendered), now: now(), responseKey });
       return result;
     });
   const result = await next({ ctx: { commit } });

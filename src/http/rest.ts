@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import type { AnyRouter } from '@trpc/server';
 import type { Context } from 'koa';
+import type { z } from 'zod';
 import type { Deps } from '#src/deps.ts';
 import { AppError } from './errors.ts';
 import { jsonBody } from './middleware.ts';
@@ -26,8 +27,15 @@ export function restRoutes(appRouter: AnyRouter): RestRoute[] {
   return routes;
 }
 
-export function requestContext(deps: Deps, ctx: Context): RequestContext {
+/** Output schemas of a router's procedures, by path. */
+export function outputSchemas(appRouter: AnyRouter): (path: string) => z.ZodType | undefined {
+  const procedures = appRouter._def.procedures as Record<string, { _def: { output?: z.ZodType } }>;
+  return (path) => procedures[path]?._def.output;
+}
+
+export function requestContext(deps: Deps, ctx: Context, outputSchemaOf?: (path: string) => z.ZodType | undefined): RequestContext {
   return {
+    outputSchemaOf,
     deps,
     em: deps.orm.em.fork(),
     requestId: ctx.state.requestId,
@@ -45,6 +53,7 @@ export function requestContext(deps: Deps, ctx: Context): RequestContext {
 export function restRouter(deps: Deps, appRouter: AnyRouter): Router {
   const router = new Router();
   const createCaller = createCallerFactory(appRouter);
+  const schemas = outputSchemas(appRouter);
   for (const route of restRoutes(appRouter)) {
     const koaPath = route.path.replace(/\{(\w+)\}/g, ':$1');
     const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -59,7 +68,7 @@ export function restRouter(deps: Deps, appRouter: AnyRouter): Router {
           });
         base[name] = value;
       }
-      const caller = createCaller({ ...requestContext(deps, ctx), response } as RequestContext);
+      const caller = createCaller({ ...requestContext(deps, ctx, schemas), response } as RequestContext);
       const procedure = route.procedurePath
         .split('.')
         .reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], caller) as (

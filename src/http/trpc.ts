@@ -17,6 +17,8 @@ export interface RequestContext {
   log: Logger;
   /** Client address, for rate limiting of unauthenticated callers and audit logs. */
   ip: string;
+  /** The output schema of a procedure by path (idempotency stores responses as the client sees them). */
+  outputSchemaOf?: (path: string) => z.ZodType | undefined;
 }
 
 export interface ProcedureMeta extends OpenApiMeta {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AppError } from '#src/http/errors.ts';
-import { sha256Hex } from '#src/lib/crypto.ts';
+import { decryptSecret, encryptSecret, sha256Hex } from '#src/lib/crypto.ts';
 import { newId } from '#src/lib/ids.ts';
 
 /**
@@ -17,6 +17,9 @@ import { newId } from '#src/lib/ids.ts';
  *
  * A claim whose holder died (its `locked_until` passed) may be taken over: the write and the
  * completion are atomic, so a dead holder cannot have written anything.
+ *
+ * Stored responses are sealed with AES-256-GCM (`responseKey`): they hold account numbers and,
+ * for webhook configuration, signing secrets shown once, which must not sit in clear at rest.
  */
 
 export type ClaimResult =
@@ -49,7 +52,7 @@ interface Row {
 
 export async function claim(
   em: EntityManager,
-  args: { tenantId: string; key: string; fingerprint: string; now: Date; lockMs: number },
+  args: { tenantId: string; key: string; fingerprint: string; now: Date; lockMs: number; responseKey: Buffer },
 ): Promise<ClaimResult> {
   const claimToken = randomUUID();
   const lockedUntil = new Date(args.now.getTime() + args.lockMs);
@@ -71,7 +74,8 @@ export async function claim(
   if (!existing) return claim(em, args);
   if (existing.state === 'COMPLETE') {
     if (existing.fingerprint !== args.fingerprint) throw new AppError('IDEMPOTENCY_KEY_REUSED');
-    return { kind: 'replay', status: existing.response_status ?? 200, body: existing.response_body ?? '' };
+    const body = existing.response_body ? decryptSecret(args.responseKey, existing.response_body) : '';
+    return { kind: 'replay', status: existing.response_status ?? 200, body };
   }
   // Raw queries may hand timestamps back as strings, depending on the driver behind the socket.
   if (existing.locked_until && new Date(existing.locked_until) > args.now) {
@@ -94,14 +98,14 @@ export async function claim(
  */
 export async function complete(
   em: EntityManager,
-  args: { recordId: string; claimToken: string; status: number; body: string; now: Date },
+  args: { recordId: string; claimToken: string; status: number; body: string; now: Date; responseKey: Buffer },
 ): Promise<void> {
   const updated = await em.execute<{ id: string }[]>(
     `update idempotency_keys
         set state = 'COMPLETE', response_status = ?, response_body = ?, claim_token = null, locked_until = null, updated_at = ?
       where id = ? and claim_token = ? and state = 'IN_PROGRESS'
       returning id`,
-    [args.status, args.body, args.now, args.recordId, args.claimToken],
+    [args.status, encryptSecret(args.responseKey, args.body), args.now, args.recordId, args.claimToken],
   );
   if (!updated[0]) throw new AppError('IDEMPOTENCY_REQUEST_IN_PROGRESS', { headers: { 'Retry-After': '1' } });
 }

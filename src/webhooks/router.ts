@@ -1,3 +1,104 @@
+import { z } from 'zod';
+import { merchantProcedure } from '#src/http/procedures.ts';
 import { router } from '#src/http/trpc.ts';
+import {
+  toWebhookConfigOut,
+  toWebhookConfigWithSecretOut,
+  webhookConfigIn,
+  webhookConfigOut,
+  webhookConfigWithSecretOut,
+} from './config.schemas.ts';
+import {
+  acceptWebhookUrl,
+  findWebhookConfig,
+  rotateSigningSecret,
+  saveWebhookUrl,
+} from './config.service.ts';
 
-export const webhooksRouter = router({});
+export const webhooksRouter = router({
+  setConfig: merchantProcedure
+    .meta({
+      openapi: {
+        method: 'PUT',
+        path: '/v1/webhooks/config',
+        tags: ['Webhooks'],
+        summary: 'Set the webhook URL',
+        description:
+          'The first call issues the signing secret and returns it once in `signing_secret`. Later calls change the URL and ' +
+          'keep the secret (`signing_secret` is null); use rotate-secret to get a new one.',
+      },
+      scope: 'webhooks:manage',
+      idempotent: true,
+    })
+    .input(webhookConfigIn)
+    .output(webhookConfigWithSecretOut)
+    .mutation(async ({ ctx, input }) => {
+      const url = await acceptWebhookUrl(ctx.deps.config, input.webhook_url);
+      const tenantId = ctx.principal.tenant.id;
+      const out = await ctx.commit(async (em) => {
+        const { row, issuedSecret } = await saveWebhookUrl(em, {
+          tenantId,
+          url,
+          key: ctx.deps.secrets.encryptionKey,
+        });
+        return toWebhookConfigWithSecretOut(row, issuedSecret);
+      });
+      ctx.log.info(
+        {
+          tenant_id: tenantId,
+          secret_issued: out.signing_secret !== null,
+          secret_version: out.secret_version,
+        },
+        'webhook url set',
+      );
+      return out;
+    }),
+
+  getConfig: merchantProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/v1/webhooks/config',
+        tags: ['Webhooks'],
+        summary: 'Read the webhook configuration',
+        description: 'Never returns the secret. Without a configuration: webhook_url null, has_secret false.',
+      },
+      scope: 'webhooks:manage',
+    })
+    .input(z.strictObject({}))
+    .output(webhookConfigOut)
+    .query(async ({ ctx }) => toWebhookConfigOut(await findWebhookConfig(ctx.em, ctx.principal.tenant.id))),
+
+  rotateSecret: merchantProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/v1/webhooks/config/rotate-secret',
+        tags: ['Webhooks'],
+        summary: 'Rotate the signing secret',
+        description:
+          'Issues a new secret, returned once; the old one stops verifying at once (no grace window). ' +
+          'Without a configuration it issues the first secret (webhook_url stays null).',
+      },
+      scope: 'webhooks:manage',
+      idempotent: true,
+    })
+    .input(z.strictObject({}).optional())
+    .output(webhookConfigWithSecretOut)
+    .mutation(async ({ ctx }) => {
+      const tenantId = ctx.principal.tenant.id;
+      const out = await ctx.commit(async (em) => {
+        const { row, secret } = await rotateSigningSecret(em, {
+          tenantId,
+          key: ctx.deps.secrets.encryptionKey,
+          now: ctx.deps.clock.now(),
+        });
+        return toWebhookConfigWithSecretOut(row, secret);
+      });
+      ctx.log.info(
+        { tenant_id: tenantId, secret_version: out.secret_version },
+        'webhook signing secret rotated',
+      );
+      return out;
+    }),
+});

@@ -19,12 +19,14 @@ describe('idempotency keys', () => {
   const em = () => harness().service.deps.orm.em.fork();
   let tenantId: string;
   const now = new Date('2026-01-01T00:00:00Z');
+  const responseKey = Buffer.alloc(32, 3);
   const base = () => ({
     tenantId,
     key: randomUUID(),
     fingerprint: requestFingerprint('op', { a: 1 }),
     now,
     lockMs: 60_000,
+    responseKey,
   });
 
   before(async () => {
@@ -51,17 +53,19 @@ describe('idempotency keys', () => {
     const first = await claim(em(), args);
     if (first.kind !== 'claimed') throw new Error('expected a claim');
     await em().transactional((tx) =>
-      complete(tx, { ...first, status: 201, body: '{"id":"x","amount":1.10}', now }),
+      complete(tx, { ...first, status: 201, body: '{"id":"x","amount":1.10}', now, responseKey }),
     );
     const again = await claim(em(), args);
     expect(again).to.deep.equal({ kind: 'replay', status: 201, body: '{"id":"x","amount":1.10}' });
+    const [row] = await em().execute<{ response_body: string }[]>('select response_body from idempotency_keys where key = ?', [args.key]);
+    expect(row?.response_body, 'stored sealed, never in clear').to.not.include('amount');
   });
 
   it('refuses the same key with a different request (422)', async () => {
     const args = base();
     const first = await claim(em(), args);
     if (first.kind !== 'claimed') throw new Error('expected a claim');
-    await em().transactional((tx) => complete(tx, { ...first, status: 200, body: '{}', now }));
+    await em().transactional((tx) => complete(tx, { ...first, status: 200, body: '{}', now, responseKey }));
     const error = await rejection(claim(em(), { ...args, fingerprint: requestFingerprint('op', { a: 2 }) }));
     expect(error.code).to.equal('IDEMPOTENCY_KEY_REUSED');
   });
@@ -89,7 +93,7 @@ describe('idempotency keys', () => {
     const taker = await claim(em(), { ...args, now: later });
     expect(taker.kind).to.equal('claimed');
     const error = await rejection(
-      em().transactional((tx) => complete(tx, { ...dead, status: 200, body: '{}', now: later })),
+      em().transactional((tx) => complete(tx, { ...dead, status: 200, body: '{}', now: later, responseKey })),
     );
     expect(error.code).to.equal('IDEMPOTENCY_REQUEST_IN_PROGRESS');
   });
@@ -100,7 +104,7 @@ describe('idempotency keys', () => {
     if (first.kind !== 'claimed') throw new Error('expected a claim');
     await em()
       .transactional(async (tx) => {
-        await complete(tx, { ...first, status: 200, body: '{}', now });
+        await complete(tx, { ...first, status: 200, body: '{}', now, responseKey });
         throw new Error('write failed after completing');
       })
       .catch(() => undefined);

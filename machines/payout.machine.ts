@@ -1,0 +1,363 @@
+import { and, assign, setup } from 'xstate';
+
+/**
+ * The life of a payout (product decisions §1). Pure: the engine (`src/engine/engine.ts`) applies
+ * one event to a persisted snapshot and turns the returned actions into rows in the same
+ * transaction: `timeline` (one status_timeline row; `triggered_by` is the event's `triggeredBy`),
+ * `emit` (one outbox event, in order) and `schedule` (a task row due right after commit).
+ *
+ *   (start) ------------------------------------------------> CREATED
+ *             timeline PAYOUT_CREATED, emit payout.created, schedule GENERATE_INSTRUCTION
+ *   CREATED --INSTRUCTION_GENERATED--> PENDING_PAYMENT.awaiting
+ *   CREATED --INSTRUCTION_GENERATION_FAILED--> FAILED (no money, no refund)
+ *   PENDING_PAYMENT.awaiting --SETTLEMENT_CONFIRMED [coversExpected]--> PAYMENT_RECEIVED
+ *   PENDING_PAYMENT.awaiting --SETTLEMENT_CONFIRMED [isUnderpaid]--> PENDING_PAYMENT.held
+ *   PENDING_PAYMENT.awaiting --INSTRUCTION_EXPIRED--> EXPIRED
+ *   PENDING_PAYMENT.held --SETTLEMENT_CONFIRMED [coversExpected]--> PAYMENT_RECEIVED
+ *   PENDING_PAYMENT.held --SETTLEMENT_CONFIRMED [isUnderpaid, raisesTotal]--> held (new total)
+ *   PENDING_PAYMENT.held --OPERATOR_FAIL--> FAILED (refund)
+ *   PAYMENT_RECEIVED --DISPATCH_ACCEPTED--> PROCESSING.inFlight
+ *   PAYMENT_RECEIVED --DISPATCH_FAILED [isRetryable, hasAttemptsLeft]--> PAYMENT_RECEIVED (dispatch again)
+ *   PAYMENT_RECEIVED --DISPATCH_FAILED [otherwise]--> FAILED (refund)
+ *   PROCESSING --PROCESSOR_SUCCEEDED--> SUCCESSFUL
+ *   PROCESSING --PROCESSOR_FAILED | DISPATCH_FAILED [isRetryable, hasAttemptsLeft]--> PROCESSING.redispatching
+ *   PROCESSING --PROCESSOR_FAILED | DISPATCH_FAILED [otherwise]--> FAILED (refund)
+ *   PROCESSING.redispatching --DISPATCH_ACCEPTED--> PROCESSING.inFlight (schedule QUERY_OUTFLOW only)
+ *
+ * SUCCESSFUL, FAILED and EXPIRED are final: whatever arrives later changes nothing. Any event not
+ * listed for a state is ignored too, and the snapshot comes back as the very same object, which
+ * is how the engine tells "ignored" from "taken". Because XState also returns the same object for
+ * a transition that keeps the state and assigns nothing, every self-transition here assigns to
+ * context (the new total, the failure it retries), so the engine sees it as taken.
+ *
+ * Callers feed processor outcomes through the outflow machine first and forward them here only
+ * when that attempt's outflow actually changed: a duplicate callback for an attempt that already
+ * failed must not retry or fail the payout a second time.
+ */
+
+export type PayoutStatus =
+  | 'CREATED'
+  | 'PENDING_PAYMENT'
+  | 'PAYMENT_RECEIVED'
+  | 'PROCESSING'
+  | 'SUCCESSFUL'
+  | 'FAILED'
+  | 'EXPIRED';
+
+/** Who caused an event; the hook copies it into the timeline row's `triggered_by`. */
+export type TriggeredBy = 'SYSTEM' | 'API' | 'PROCESSOR_WEBHOOK' | 'ADMIN';
+
+/** Webhook event types the payout machine emits (product decisions §4). */
+export type PayoutWebhook =
+  | 'payout.created'
+  | 'payout.pending_payment'
+  | 'payout.underpaid'
+  | 'payout.payment_received'
+  | 'payout.processing'
+  | 'payout.successful'
+  | 'payout.failed'
+  | 'payout.expired';
+
+/** Background work a payout transition makes due. */
+export type PayoutTask = 'GENERATE_INSTRUCTION' | 'DISPATCH' | 'QUERY_OUTFLOW' | 'RAISE_REFUND';
+
+/** Parameters of the custom actions, as `transition()` hands them back (always plain objects). */
+export interface TimelineParams {
+  reasonCode: string;
+}
+export interface EmitParams {
+  event: PayoutWebhook;
+}
+export interface ScheduleParams {
+  task: PayoutTask;
+}
+
+export interface PayoutFailure {
+  /** The processor's failure code, or the reason code of a failure that is not the processor's. */
+  code: string;
+  reason: string | null;
+}
+
+export interface PayoutContext {
+  /** Settlement received so far (decimal string), as last confirmed; null until a settlement is confirmed. */
+  receivedTotal: string | null;
+  /** What the settlement brought beyond the expected amount (decimal string); null when none. */
+  overpayment: string | null;
+  /** The failure that failed the payout once FAILED; before that, the last dispatch failure that was retried. */
+  failure: PayoutFailure | null;
+}
+
+interface Base {
+  triggeredBy: TriggeredBy;
+  now: Date;
+}
+
+/** The processor's verdict on one dispatch attempt that did not succeed. */
+export interface AttemptFailure {
+  failureCode: string;
+  failureReason: string;
+  retryable: boolean;
+  /** Whether the configured number of attempts allows another one (the outflow rows count them). */
+  attemptsLeft: boolean;
+}
+
+export type PayoutEvent =
+  | ({ type: 'INSTRUCTION_GENERATED' } & Base)
+  | ({ type: 'INSTRUCTION_GENERATION_FAILED'; failureReason: string } & Base)
+  /**
+   * The settlement attributed to this payout so far. Amounts are non-negative decimal strings
+   * (`Decimal.toFixed()`); an operator's attribution or top-up sends it with triggeredBy ADMIN.
+   */
+  | ({ type: 'SETTLEMENT_CONFIRMED'; receivedTotal: string; expected: string } & Base)
+  | ({ type: 'INSTRUCTION_EXPIRED' } & Base)
+  | { type: 'OPERATOR_FAIL'; triggeredBy: 'ADMIN'; now: Date }
+  | ({ type: 'DISPATCH_ACCEPTED' } & Base)
+  | ({ type: 'DISPATCH_FAILED' } & AttemptFailure & Base)
+  | ({ type: 'PROCESSOR_SUCCEEDED' } & Base)
+  | ({ type: 'PROCESSOR_FAILED' } & AttemptFailure & Base);
+
+const DECIMAL = /^\d+(\.\d+)?$/;
+
+/**
+ * Two non-negative decimal strings as integers of their common smallest unit, so that they
+ * compare and subtract exactly. BigInt keeps the machine free of imports and of floats.
+ */
+function inUnits(a: string, b: string): { a: bigint; b: bigint; scale: number } {
+  for (const v of [a, b]) {
+    if (!DECIMAL.test(v)) throw new Error(`not a non-negative decimal string: ${JSON.stringify(v)}`);
+  }
+  const scale = Math.max((a.split('.')[1] ?? '').length, (b.split('.')[1] ?? '').length);
+  const units = (v: string) => {
+    const [whole = '', fraction = ''] = v.split('.');
+    return BigInt(whole + fraction.padEnd(scale, '0'));
+  };
+  return { a: units(a), b: units(b), scale };
+}
+
+/** Whether the decimal string `a` is at least `b`. */
+export function decimalAtLeast(a: string, b: string): boolean {
+  const u = inUnits(a, b);
+  return u.a >= u.b;
+}
+
+/** `a - b` as a decimal string without trailing zeros, or null when `a` does not exceed `b`. */
+export function decimalExcess(a: string, b: string): string | null {
+  const u = inUnits(a, b);
+  if (u.a <= u.b) return null;
+  const digits = (u.a - u.b).toString().padStart(u.scale + 1, '0');
+  const whole = digits.slice(0, digits.length - u.scale);
+  const fraction = digits.slice(digits.length - u.scale).replace(/0+$/, '');
+  return fraction ? `${whole}.${fraction}` : whole;
+}
+
+const covers = (event: PayoutEvent): boolean =>
+  event.type === 'SETTLEMENT_CONFIRMED' && decimalAtLeast(event.receivedTotal, event.expected);
+
+/** A settlement that covers the expected amount: the payout is paid and goes to dispatch. */
+const paid = {
+  guard: 'coversExpected',
+  target: '#payout.PAYMENT_RECEIVED',
+  actions: [
+    'recordSettlement',
+    { type: 'timeline', params: { reasonCode: 'PAYMENT_RECEIVED' } },
+    { type: 'emit', params: { event: 'payout.payment_received' } },
+    { type: 'schedule', params: { task: 'DISPATCH' } },
+  ],
+} as const;
+
+/** A settlement below the expected amount: (still) held for review. */
+const underpaidActions = [
+  'recordSettlement',
+  { type: 'timeline', params: { reasonCode: 'SETTLEMENT_UNDERPAID' } },
+  { type: 'emit', params: { event: 'payout.underpaid' } },
+] as const;
+
+/**
+ * The processor definitely failed one attempt: dispatch again while it is retryable and attempts
+ * are left (`retryTarget`; undefined keeps the state), otherwise fail the payout and refund.
+ */
+const attemptFailed = (retryTarget: string | undefined) =>
+  [
+    {
+      guard: and(['isRetryable', 'hasAttemptsLeft']),
+      target: retryTarget,
+      actions: [
+        // Besides keeping the failure, this assign is what makes a same-state retry a new
+        // snapshot, the engine's sign that the transition was taken.
+        'recordAttemptFailure',
+        { type: 'timeline', params: { reasonCode: 'DISPATCH_RETRIED' } },
+        { type: 'schedule', params: { task: 'DISPATCH' } },
+      ],
+    },
+    {
+      target: '#payout.FAILED',
+      actions: [
+        'recordAttemptFailure',
+        {
+          type: 'timeline',
+          params: ({ event }: { event: AttemptFailure }) => ({ reasonCode: event.failureCode }),
+        },
+        { type: 'emit', params: { event: 'payout.failed' } },
+        { type: 'schedule', params: { task: 'RAISE_REFUND' } },
+      ],
+    },
+  ] as const;
+
+// Carried out by the engine's onTransition hook from the returned action data, never here.
+const byTheHook = () => {};
+
+export const payoutMachine = setup({
+  types: {
+    context: {} as PayoutContext,
+    events: {} as PayoutEvent,
+  },
+  guards: {
+    coversExpected: ({ event }) => covers(event),
+    isUnderpaid: ({ event }) => event.type === 'SETTLEMENT_CONFIRMED' && !covers(event),
+    // A repeated confirmation of the same total (a redelivered bank notification) is not news.
+    raisesTotal: ({ context, event }) =>
+      event.type === 'SETTLEMENT_CONFIRMED' &&
+      (context.receivedTotal === null || !decimalAtLeast(context.receivedTotal, event.receivedTotal)),
+    isRetryable: ({ event }) => 'retryable' in event && event.retryable,
+    hasAttemptsLeft: ({ event }) => 'attemptsLeft' in event && event.attemptsLeft,
+  },
+  actions: {
+    timeline: byTheHook as (_: unknown, params: TimelineParams) => void,
+    emit: byTheHook as (_: unknown, params: EmitParams) => void,
+    schedule: byTheHook as (_: unknown, params: ScheduleParams) => void,
+    recordSettlement: assign(({ event }) =>
+      event.type === 'SETTLEMENT_CONFIRMED'
+        ? {
+            receivedTotal: event.receivedTotal,
+            overpayment: decimalExcess(event.receivedTotal, event.expected),
+          }
+        : {},
+    ),
+    recordAttemptFailure: assign({
+      failure: ({ context, event }) =>
+        'failureCode' in event ? { code: event.failureCode, reason: event.failureReason } : context.failure,
+    }),
+    recordGenerationFailure: assign({
+      failure: ({ context, event }) =>
+        event.type === 'INSTRUCTION_GENERATION_FAILED'
+          ? { code: 'INSTRUCTION_GENERATION_FAILED', reason: event.failureReason }
+          : context.failure,
+    }),
+    recordRejectedHold: assign({ failure: () => ({ code: 'SETTLEMENT_UNDERPAID', reason: null }) }),
+  },
+}).createMachine({
+  id: 'payout',
+  initial: 'CREATED',
+  context: { receivedTotal: null, overpayment: null, failure: null },
+  // Root entry runs once, when the payout is created, and never again.
+  entry: [
+    { type: 'timeline', params: { reasonCode: 'PAYOUT_CREATED' } },
+    { type: 'emit', params: { event: 'payout.created' } },
+    { type: 'schedule', params: { task: 'GENERATE_INSTRUCTION' } },
+  ],
+  states: {
+    CREATED: {
+      on: {
+        INSTRUCTION_GENERATED: {
+          target: 'PENDING_PAYMENT',
+          actions: [
+            { type: 'timeline', params: { reasonCode: 'INSTRUCTION_GENERATED' } },
+            { type: 'emit', params: { event: 'payout.pending_payment' } },
+          ],
+        },
+        INSTRUCTION_GENERATION_FAILED: {
+          target: 'FAILED',
+          // No money was asked for yet, so there is nothing to refund.
+          actions: [
+            'recordGenerationFailure',
+            { type: 'timeline', params: { reasonCode: 'INSTRUCTION_GENERATION_FAILED' } },
+            { type: 'emit', params: { event: 'payout.failed' } },
+          ],
+        },
+      },
+    },
+    PENDING_PAYMENT: {
+      initial: 'awaiting',
+      states: {
+        awaiting: {
+          on: {
+            SETTLEMENT_CONFIRMED: [paid, { guard: 'isUnderpaid', target: 'held', actions: underpaidActions }],
+            INSTRUCTION_EXPIRED: {
+              target: '#payout.EXPIRED',
+              actions: [
+                { type: 'timeline', params: { reasonCode: 'INSTRUCTION_EXPIRED' } },
+                { type: 'emit', params: { event: 'payout.expired' } },
+              ],
+            },
+          },
+        },
+        // Underpaid and held for review. Money was received, so a lapsed instruction does not
+        // expire the payout (INSTRUCTION_EXPIRED is ignored): a top-up or an operator decides.
+        held: {
+          on: {
+            SETTLEMENT_CONFIRMED: [
+              paid,
+              { guard: and(['isUnderpaid', 'raisesTotal']), actions: underpaidActions },
+            ],
+            OPERATOR_FAIL: {
+              target: '#payout.FAILED',
+              actions: [
+                'recordRejectedHold',
+                { type: 'timeline', params: { reasonCode: 'SETTLEMENT_UNDERPAID' } },
+                { type: 'emit', params: { event: 'payout.failed' } },
+                { type: 'schedule', params: { task: 'RAISE_REFUND' } },
+              ],
+            },
+          },
+        },
+      },
+    },
+    PAYMENT_RECEIVED: {
+      on: {
+        DISPATCH_ACCEPTED: {
+          target: 'PROCESSING',
+          // The query finds the outcome if the processor never calls back.
+          actions: [
+            { type: 'timeline', params: { reasonCode: 'DISPATCHED' } },
+            { type: 'emit', params: { event: 'payout.processing' } },
+            { type: 'schedule', params: { task: 'QUERY_OUTFLOW' } },
+          ],
+        },
+        DISPATCH_FAILED: attemptFailed(undefined),
+      },
+    },
+    PROCESSING: {
+      initial: 'inFlight',
+      states: {
+        // An accepted attempt whose outcome is awaited (callback or status query).
+        inFlight: {},
+        // The last attempt failed retryably; the next one is being dispatched.
+        redispatching: {
+          on: {
+            // No timeline row: the status does not change and DISPATCH_RETRIED already told the story.
+            DISPATCH_ACCEPTED: {
+              target: 'inFlight',
+              actions: [{ type: 'schedule', params: { task: 'QUERY_OUTFLOW' } }],
+            },
+          },
+        },
+      },
+      on: {
+        PROCESSOR_SUCCEEDED: {
+          target: 'SUCCESSFUL',
+          actions: [
+            { type: 'timeline', params: { reasonCode: 'PAYOUT_SUCCEEDED' } },
+            { type: 'emit', params: { event: 'payout.successful' } },
+          ],
+        },
+        // A callback or query reporting that the attempt in flight failed, and a redispatch the
+        // processor refused outright, are the same fact: that attempt is definitely over.
+        PROCESSOR_FAILED: attemptFailed('.redispatching'),
+        DISPATCH_FAILED: attemptFailed('.redispatching'),
+      },
+    },
+    SUCCESSFUL: { type: 'final' },
+    FAILED: { type: 'final' },
+    EXPIRED: { type: 'final' },
+  },
+});

@@ -1,0 +1,127 @@
+import { assign, setup } from 'xstate';
+
+/**
+ * The refund of a failed payout's settlement (the contract's refund status table). One refund per
+ * payout; a failed refund is retried on the same row once an operator has corrected the
+ * destination. Actions come back as data for the engine's hook: `emit` (one outbox event each, in
+ * order; refund events carry the payout as `data`) and `schedule` (a task due after commit).
+ *
+ *   (raised) ---------------------------------------------------> PENDING
+ *             emit payout.refunded, emit refund.created, schedule DISPATCH_REFUND
+ *   PENDING --DISPATCHED--> PROCESSING (emit refund.processing)
+ *   PENDING --FAILED--> FAILED (emit refund.failed; the rail refused it before accepting)
+ *   PROCESSING --CONFIRMED--> SUCCESSFUL (final; emit refund.successful)
+ *   PROCESSING --FAILED--> FAILED (emit refund.failed)
+ *   FAILED --OPERATOR_RETRY [destinationCorrected]--> PENDING (schedule DISPATCH_REFUND)
+ *
+ * FAILED is not final: it waits for an operator. Anything else is ignored (a CONFIRMED before
+ * the dispatch was recorded, a late FAILED after success, a retry without a corrected
+ * destination): the snapshot comes back as the very same object and the engine writes nothing.
+ */
+
+export type RefundStatus = 'PENDING' | 'PROCESSING' | 'SUCCESSFUL' | 'FAILED';
+
+/** Webhook event types the refund machine emits (product decisions §4). */
+export type RefundWebhook =
+  | 'payout.refunded'
+  | 'refund.created'
+  | 'refund.processing'
+  | 'refund.successful'
+  | 'refund.failed';
+
+/** Background work a refund transition makes due. */
+export type RefundTask = 'DISPATCH_REFUND';
+
+export interface RefundEmitParams {
+  event: RefundWebhook;
+}
+export interface RefundScheduleParams {
+  task: RefundTask;
+}
+
+export interface RefundContext {
+  /** The settlement engine's reference for the current attempt, once dispatched. */
+  processorReference: string | null;
+  /** Why the current attempt failed; null unless FAILED. */
+  failureReason: string | null;
+}
+
+export type RefundEvent =
+  | { type: 'DISPATCHED'; processorReference?: string | null; now: Date }
+  | { type: 'CONFIRMED'; now: Date }
+  | { type: 'FAILED'; failureReason: string; now: Date }
+  | { type: 'OPERATOR_RETRY'; destinationCorrected: boolean; now: Date };
+
+// Carried out by the engine's onTransition hook from the returned action data, never here.
+const byTheHook = () => {};
+
+export const refundMachine = setup({
+  types: {
+    context: {} as RefundContext,
+    events: {} as RefundEvent,
+  },
+  guards: {
+    // The contract: a failed refund needs a corrected destination before a retry.
+    destinationCorrected: ({ event }) => event.type === 'OPERATOR_RETRY' && event.destinationCorrected,
+  },
+  actions: {
+    emit: byTheHook as (_: unknown, params: RefundEmitParams) => void,
+    schedule: byTheHook as (_: unknown, params: RefundScheduleParams) => void,
+    recordDispatch: assign({
+      processorReference: ({ event }) =>
+        event.type === 'DISPATCHED' ? (event.processorReference ?? null) : null,
+    }),
+    recordFailure: assign({
+      failureReason: ({ event }) => (event.type === 'FAILED' ? event.failureReason : null),
+    }),
+    // A new attempt starts clean; the attempt number and destination snapshot live on the row.
+    startAttempt: assign({ processorReference: null, failureReason: null }),
+  },
+}).createMachine({
+  id: 'refund',
+  initial: 'PENDING',
+  context: { processorReference: null, failureReason: null },
+  // Root entry runs once, when the refund is raised; a retry re-enters PENDING without it.
+  // The contract lists payout.refunded before refund.created, so the merchant sees them in that order.
+  entry: [
+    { type: 'emit', params: { event: 'payout.refunded' } },
+    { type: 'emit', params: { event: 'refund.created' } },
+    { type: 'schedule', params: { task: 'DISPATCH_REFUND' } },
+  ],
+  states: {
+    PENDING: {
+      on: {
+        DISPATCHED: {
+          target: 'PROCESSING',
+          actions: ['recordDispatch', { type: 'emit', params: { event: 'refund.processing' } }],
+        },
+        FAILED: {
+          target: 'FAILED',
+          actions: ['recordFailure', { type: 'emit', params: { event: 'refund.failed' } }],
+        },
+      },
+    },
+    PROCESSING: {
+      on: {
+        CONFIRMED: {
+          target: 'SUCCESSFUL',
+          actions: { type: 'emit', params: { event: 'refund.successful' } },
+        },
+        FAILED: {
+          target: 'FAILED',
+          actions: ['recordFailure', { type: 'emit', params: { event: 'refund.failed' } }],
+        },
+      },
+    },
+    FAILED: {
+      on: {
+        OPERATOR_RETRY: {
+          guard: 'destinationCorrected',
+          target: 'PENDING',
+          actions: ['startAttempt', { type: 'schedule', params: { task: 'DISPATCH_REFUND' } }],
+        },
+      },
+    },
+    SUCCESSFUL: { type: 'final' },
+  },
+});

@@ -1,0 +1,27 @@
+import type { Config } from '#src/config.ts';
+import type { Deps } from '#src/deps.ts';
+import { runInstructionsOnce } from '#src/instructions/job.ts';
+
+/** A background job: one pass over its due work, and how often it looks when not woken. */
+export interface JobDefinition {
+  name: string;
+  intervalMs(config: Config): number;
+  runOnce(deps: Deps): Promise<unknown>;
+}
+
+/** Every background job; each runs in its own Bree worker thread. */
+export const JOBS: readonly JobDefinition[] = [
+  {
+    name: 'instructions',
+    // The contract's sweep; requests also wake the job right after creating a payout.
+    intervalMs: (config) =>
+      Math.min(config.INSTRUCTION_SWEEP_INTERVAL_MS, config.WORKER_POLL_INTERVAL_MS * 5),
+    runOnce: runInstructionsOnce,
+  },
+];
+
+export function jobNamed(name: string): JobDefinition {
+  const job = JOBS.find((j) => j.name === name);
+  if (!job) throw new Error(`no job named ${name}`);
+  return job;
+}

@@ -1,0 +1,68 @@
+/**
+ * Entry point of a Bree worker thread: builds its own dependencies (ORM pool, providers), then
+ * runs one job in a loop — a pass, then a wait of the job's interval or until the main thread
+ * wakes it — until Bree asks it to stop. Work is claimed in the database, so any number of
+ * threads and processes can run the same job side by side.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import type { Config } from '#src/config.ts';
+import type { Secrets } from '#src/deps.ts';
+import { createLogger } from '#src/lib/log.ts';
+import { secretsFrom } from '#src/secrets.ts';
+import { createDeps } from '#src/service.ts';
+import { jobNamed } from './registry.ts';
+
+export interface WorkerData {
+  jobName: string;
+  config: Config;
+  databaseUrl: string;
+  providersUrl: string;
+  callbackBaseUrl: string;
+  secrets: { encryptionKey: string; adminToken: string; callbackSecret: string };
+}
+
+// Bree spreads the job's workerData into the thread's workerData (next to its own `job` key).
+const data = workerData as WorkerData;
+const job = jobNamed(data.jobName);
+const log = createLogger({ level: data.config.LOG_LEVEL, name: `job:${job.name}` });
+const secrets: Secrets = secretsFrom({
+  encryptionKey: Buffer.from(data.secrets.encryptionKey, 'base64'),
+  adminToken: data.secrets.adminToken,
+  callbackSecret: data.secrets.callbackSecret,
+});
+// A small pool per thread: every worker's connections count against the database's budget.
+const config: Config = { ...data.config, DATABASE_POOL_SIZE: 2 };
+const deps = await createDeps({
+  config,
+  databaseUrl: data.databaseUrl,
+  providersUrl: data.providersUrl,
+  callbackBaseUrl: data.callbackBaseUrl,
+  secrets,
+  log,
+});
+
+let stopping = false;
+let wake: (() => void) | undefined;
+parentPort?.on('message', (message: unknown) => {
+  if (message === 'cancel') stopping = true;
+  wake?.();
+});
+
+while (!stopping) {
+  try {
+    await job.runOnce(deps);
+  } catch (err) {
+    log.error({ err }, 'job pass failed');
+  }
+  if (stopping) break;
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, job.intervalMs(config));
+    wake = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+  });
+  wake = undefined;
+}
+await deps.orm.close();
+parentPort?.postMessage('cancelled');

@@ -1,0 +1,167 @@
+import { z } from 'zod';
+import { findForTenant } from '#src/db/lookup.ts';
+import { Outflow } from '#src/dispatch/entities.ts';
+import { outflowOut, toOutflowResource } from '#src/dispatch/resource.ts';
+import { AppError } from '#src/http/errors.ts';
+import { pageOf, pageQuery, paginate } from '#src/http/pagination.ts';
+import { merchantProcedure } from '#src/http/procedures.ts';
+import { idParam } from '#src/http/schemas.ts';
+import { router } from '#src/http/trpc.ts';
+import { PaymentInstruction } from '#src/instructions/entities.ts';
+import { Refund } from '#src/refunds/entities.ts';
+import { refundOut, toRefundResource } from '#src/refunds/resource.ts';
+import { Payout } from './entities.ts';
+import { instructionOut, payoutOut, payoutResources, toInstruction } from './resource.ts';
+import { createPayout, createPayoutIn } from './service.ts';
+
+const byPayoutId = z.strictObject({ payout_id: idParam });
+
+export const payoutsRouter = router({
+  create: merchantProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/v1/payouts',
+        tags: ['Payouts'],
+        summary: 'Create a payout',
+        description:
+          'Creates the payout in CREATED with settlement_amount 0 and payment_instruction null; the instruction is ' +
+          'generated right after (event payout.pending_payment). Needs a refund destination for the settlement currency ' +
+          'and a tenant approved for payouts. Optional quote_id uses a PENDING or ACCEPTED quote of the same currencies and amount.',
+      },
+      scope: 'payouts:write',
+      idempotent: true,
+      successStatus: 201,
+    })
+    .input(createPayoutIn)
+    .output(payoutOut)
+    .mutation(async ({ ctx, input }) => {
+      const resource = await createPayout(ctx.deps, {
+        tenant: ctx.principal.tenant,
+        input,
+        requestId: ctx.requestId,
+        commit: ctx.commit,
+      });
+      // Committed: start instruction generation now rather than at the next sweep.
+      ctx.deps.jobs?.kick('instructions');
+      return resource;
+    }),
+
+  list: merchantProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/v1/payouts',
+        tags: ['Payouts'],
+        summary: 'List payouts, newest first',
+      },
+      scope: 'payouts:read',
+    })
+    .input(pageQuery.strict())
+    .output(pageOf(payoutOut))
+    .query(async ({ ctx, input }) => {
+      const page = await paginate(ctx.em, Payout, {
+        where: { tenant: ctx.principal.tenant.id },
+        list: 'payouts',
+        limit: input.limit,
+        cursor: input.cursor,
+        cursorKey: ctx.deps.secrets.cursorKey,
+      });
+      return { data: await payoutResources(ctx.em, page.items), meta: page.meta };
+    }),
+
+  get: merchantProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/v1/payouts/{id}',
+        tags: ['Payouts'],
+        summary: 'Get a payout with its instruction and timeline',
+      },
+      scope: 'payouts:read',
+    })
+    .input(z.strictObject({ id: idParam }))
+    .output(payoutOut)
+    .query(async ({ ctx, input }) => {
+      const payout = await findForTenant(ctx.em, Payout, {
+        id: input.id,
+        tenantId: ctx.principal.tenant.id,
+        notFound: 'PAYOUT_NOT_FOUND',
+      });
+      const [resource] = await payoutResources(ctx.em, [payout]);
+      return resource as NonNullable<typeof resource>;
+    }),
+
+  paymentInstruction: merchantProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/v1/payouts/{payout_id}/payment-instruction',
+        tags: ['Payouts'],
+        summary: 'The payout’s payment instruction',
+        description:
+          '404 PAYMENT_INSTRUCTION_NOT_FOUND until instruction generation has run: not yet existing, not an invalid payout.',
+      },
+      scope: 'payouts:read',
+    })
+    .input(byPayoutId)
+    .output(instructionOut)
+    .query(async ({ ctx, input }) => {
+      const payout = await findForTenant(ctx.em, Payout, {
+        id: input.payout_id,
+        tenantId: ctx.principal.tenant.id,
+        notFound: 'PAYOUT_NOT_FOUND',
+      });
+      const instruction = await ctx.em.findOne(PaymentInstruction, { payout: payout.id });
+      if (!instruction) throw new AppError('PAYMENT_INSTRUCTION_NOT_FOUND');
+      return toInstruction(instruction, payout.id);
+    }),
+
+  outflows: merchantProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/v1/payouts/{payout_id}/outflows',
+        tags: ['Payouts'],
+        summary: 'Dispatch attempts, oldest first',
+      },
+      scope: 'payouts:read',
+    })
+    .input(byPayoutId)
+    .output(z.array(outflowOut))
+    .query(async ({ ctx, input }) => {
+      const payout = await findForTenant(ctx.em, Payout, {
+        id: input.payout_id,
+        tenantId: ctx.principal.tenant.id,
+        notFound: 'PAYOUT_NOT_FOUND',
+      });
+      const outflows = await ctx.em.find(
+        Outflow,
+        { payout: payout.id },
+        { orderBy: { attemptNumber: 'asc' } },
+      );
+      return outflows.map(toOutflowResource);
+    }),
+
+  refunds: merchantProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/v1/payouts/{payout_id}/refunds',
+        tags: ['Payouts', 'Refunds'],
+        summary: 'Refunds of the payout (at most one)',
+      },
+      scope: 'refunds:read',
+    })
+    .input(byPayoutId)
+    .output(z.array(refundOut))
+    .query(async ({ ctx, input }) => {
+      const payout = await findForTenant(ctx.em, Payout, {
+        id: input.payout_id,
+        tenantId: ctx.principal.tenant.id,
+        notFound: 'PAYOUT_NOT_FOUND',
+      });
+      const refunds = await ctx.em.find(Refund, { payout: payout.id });
+      return refunds.map(toRefundResource);
+    }),
+});

@@ -1,0 +1,103 @@
+import { z } from 'zod';
+import { iso, timestampOut } from '#src/http/schemas.ts';
+import { maskAccountNumber, maskAddress } from '#src/lib/masking.ts';
+import type { RefundDestination } from './entities.ts';
+
+export const REFUND_CURRENCIES = ['NGN', 'USDT'] as const;
+export type RefundCurrency = (typeof REFUND_CURRENCIES)[number];
+export const REFUND_DESTINATION_TYPES = ['BANK_ACCOUNT', 'CRYPTO_ADDRESS'] as const;
+export const REFUND_NETWORKS = ['TRON', 'BSC'] as const;
+export type RefundNetwork = (typeof REFUND_NETWORKS)[number];
+
+/** The one destination type each settlement currency can be refunded to. */
+export const TYPE_OF_CURRENCY = {
+  NGN: 'BANK_ACCOUNT',
+  USDT: 'CRYPTO_ADDRESS',
+} as const satisfies Record<RefundCurrency, (typeof REFUND_DESTINATION_TYPES)[number]>;
+
+/**
+ * The body of `PUT /v1/refund-destinations`. Which fields are required depends on `type`, so that
+ * is checked by `destinationRequest` with one detail per missing field. Optional fields accept
+ * null as "not sent".
+ */
+export const refundDestinationIn = z.strictObject({
+  currency: z.enum(REFUND_CURRENCIES).describe('The settlement currency refunded to this destination.'),
+  type: z.enum(REFUND_DESTINATION_TYPES).describe('BANK_ACCOUNT for NGN, CRYPTO_ADDRESS for USDT.'),
+  bank_code: z.string().min(1).max(16).nullish().describe('BANK_ACCOUNT: provider_code from GET /v1/banks.'),
+  account_number: z.string().nullish().describe('BANK_ACCOUNT: the 10-digit NUBAN.'),
+  bank_name: z
+    .string()
+    .trim()
+    .min(1)
+    .max(200)
+    .nullish()
+    .describe("BANK_ACCOUNT, display only: defaults to the directory's name for bank_code."),
+  network: z.enum(REFUND_NETWORKS).nullish().describe('CRYPTO_ADDRESS: TRON or BSC.'),
+  address: z.string().nullish().describe('CRYPTO_ADDRESS: the address on that network.'),
+  tag: z
+    .string()
+    .min(1)
+    .max(100)
+    .nullish()
+    .describe('CRYPTO_ADDRESS: destination tag or memo where the chain uses one.'),
+});
+export type RefundDestinationIn = z.infer<typeof refundDestinationIn>;
+
+export const refundDestinationOut = z.object({
+  id: z.string(),
+  currency: z.enum(REFUND_CURRENCIES),
+  type: z.enum(REFUND_DESTINATION_TYPES),
+  bank_name: z.string().nullable(),
+  bank_code: z.string().nullable(),
+  account_number_masked: z.string().nullable().describe('Last 4 digits visible, the rest asterisks.'),
+  account_name: z.string().nullable().describe('The bank-confirmed name.'),
+  network: z.enum(REFUND_NETWORKS).nullable(),
+  address_masked: z
+    .string()
+    .nullable()
+    .describe('First 6 and last 4 characters visible, the rest asterisks.'),
+  is_verified: z
+    .boolean()
+    .describe('True for bank accounts confirmed by name enquiry; always false for crypto addresses.'),
+  is_active: z.boolean(),
+  created_at: timestampOut,
+  updated_at: timestampOut,
+});
+export type RefundDestinationOut = z.infer<typeof refundDestinationOut>;
+
+/** The API view of a stored destination: masked, with the fields of the other type null. */
+export function toRefundDestinationOut(row: RefundDestination): RefundDestinationOut {
+  // Keys in schema order: the first response and its idempotent replay must be the same bytes.
+  return {
+    id: row.id,
+    currency: row.currency,
+    type: row.type,
+    bank_name: row.bankName ?? null,
+    bank_code: row.bankCode ?? null,
+    account_number_masked: row.accountNumber ? maskAccountNumber(row.accountNumber) : null,
+    account_name: row.accountName ?? null,
+    network: row.network ?? null,
+    address_masked: row.address ? maskAddress(row.address) : null,
+    is_verified: row.isVerified,
+    is_active: row.isActive,
+    created_at: iso(row.createdAt),
+    updated_at: iso(row.updatedAt),
+  };
+}
+
+const ADDRESS_FORMATS = {
+  TRON: {
+    pattern: /^T[1-9A-HJ-NP-Za-km-z]{33}$/,
+    issue: 'must be a TRON address: T followed by 33 base58 characters',
+  },
+  BSC: {
+    pattern: /^0x[0-9a-fA-F]{40}$/,
+    issue: 'must be a BSC address: 0x followed by 40 hexadecimal digits',
+  },
+} as const satisfies Record<RefundNetwork, { pattern: RegExp; issue: string }>;
+
+/** Shape check of a crypto address for its network (no checksum: the merchant owns correctness). */
+export function cryptoAddressIssue(network: RefundNetwork, address: string): string | null {
+  const format = ADDRESS_FORMATS[network];
+  return format.pattern.test(address) ? null : format.issue;
+}

@@ -1,0 +1,51 @@
+import { z } from 'zod';
+import { findForTenant } from '#src/db/lookup.ts';
+import { pageOf, pageQuery, paginate } from '#src/http/pagination.ts';
+import { merchantProcedure } from '#src/http/procedures.ts';
+import { idParam } from '#src/http/schemas.ts';
+import { router } from '#src/http/trpc.ts';
+import { Refund } from './entities.ts';
+import { REFUND_STATUSES, refundOut, toRefundResource } from './resource.ts';
+
+export const refundsRouter = router({
+  list: merchantProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/v1/refunds',
+        tags: ['Refunds'],
+        summary: 'Refunds, newest first, optionally by status',
+      },
+      scope: 'refunds:read',
+    })
+    .input(pageQuery.extend({ status: z.enum(REFUND_STATUSES).optional() }).strict())
+    .output(pageOf(refundOut))
+    .query(async ({ ctx, input }) => {
+      const page = await paginate(ctx.em, Refund, {
+        where: { tenant: ctx.principal.tenant.id, ...(input.status ? { status: input.status } : {}) },
+        // The filter is part of the list: a cursor of one status does not page another.
+        list: `refunds:${input.status ?? '*'}`,
+        limit: input.limit,
+        cursor: input.cursor,
+        cursorKey: ctx.deps.secrets.cursorKey,
+      });
+      return { data: page.items.map(toRefundResource), meta: page.meta };
+    }),
+
+  get: merchantProcedure
+    .meta({
+      openapi: { method: 'GET', path: '/v1/refunds/{id}', tags: ['Refunds'], summary: 'One refund' },
+      scope: 'refunds:read',
+    })
+    .input(z.strictObject({ id: idParam }))
+    .output(refundOut)
+    .query(async ({ ctx, input }) =>
+      toRefundResource(
+        await findForTenant(ctx.em, Refund, {
+          id: input.id,
+          tenantId: ctx.principal.tenant.id,
+          notFound: 'REFUND_NOT_FOUND',
+        }),
+      ),
+    ),
+});

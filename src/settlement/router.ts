@@ -1,0 +1,50 @@
+import { z } from 'zod';
+import { findForTenant } from '#src/db/lookup.ts';
+import { pageOf, pageQuery, paginate } from '#src/http/pagination.ts';
+import { merchantProcedure } from '#src/http/procedures.ts';
+import { idParam } from '#src/http/schemas.ts';
+import { router } from '#src/http/trpc.ts';
+import { Inflow } from './entities.ts';
+import { inflowOut, toInflowResource } from './resource.ts';
+
+export const inflowsRouter = router({
+  list: merchantProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/v1/inflows',
+        tags: ['Inflows'],
+        summary: 'Settlements received, newest first',
+      },
+      scope: 'inflows:read',
+    })
+    .input(pageQuery.strict())
+    .output(pageOf(inflowOut))
+    .query(async ({ ctx, input }) => {
+      const page = await paginate(ctx.em, Inflow, {
+        where: { tenant: ctx.principal.tenant.id },
+        list: 'inflows',
+        limit: input.limit,
+        cursor: input.cursor,
+        cursorKey: ctx.deps.secrets.cursorKey,
+      });
+      return { data: page.items.map(toInflowResource), meta: page.meta };
+    }),
+
+  get: merchantProcedure
+    .meta({
+      openapi: { method: 'GET', path: '/v1/inflows/{id}', tags: ['Inflows'], summary: 'One inflow' },
+      scope: 'inflows:read',
+    })
+    .input(z.strictObject({ id: idParam }))
+    .output(inflowOut)
+    .query(async ({ ctx, input }) =>
+      toInflowResource(
+        await findForTenant(ctx.em, Inflow, {
+          id: input.id,
+          tenantId: ctx.principal.tenant.id,
+          notFound: 'INFLOW_NOT_FOUND',
+        }),
+      ),
+    ),
+});

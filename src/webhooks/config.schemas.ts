@@ -1,0 +1,65 @@
+import { z } from 'zod';
+import { iso, timestampOut } from '#src/http/schemas.ts';
+import type { WebhookConfig } from './entities.ts';
+
+export const webhookConfigIn = z.strictObject({
+  webhook_url: z
+    .string()
+    .describe(
+      'HTTPS URL that receives the events (plain http only for localhost and 127.0.0.1); at most 2048 characters, no credentials, no private addresses.',
+    ),
+});
+
+const configFields = {
+  webhook_url: z.string().nullable().describe('The default URL events are sent to; null until one is set.'),
+  has_secret: z
+    .boolean()
+    .describe('Whether deliveries are signed. The secret itself is never returned here.'),
+  secret_version: z
+    .number()
+    .int()
+    .describe('1 for the first secret, incremented by each rotation; 0 when there is none.'),
+  secret_rotated_at: timestampOut
+    .nullable()
+    .describe('When the current secret replaced a previous one; null if never rotated.'),
+  created_at: timestampOut.nullable(),
+  updated_at: timestampOut.nullable(),
+};
+
+/** `GET /v1/webhooks/config`: never carries the secret. */
+export const webhookConfigOut = z.object(configFields);
+export type WebhookConfigOut = z.infer<typeof webhookConfigOut>;
+
+/** `PUT /v1/webhooks/config` and rotation: the configuration plus the secret when one was just issued. */
+export const webhookConfigWithSecretOut = z.object({
+  signing_secret: z
+    .string()
+    .nullable()
+    .describe(
+      'The signing secret (whsec_...), present only in the response that issued it: the first PUT and every rotation. ' +
+        'Null when the PUT only changed the URL and the existing secret stays in force.',
+    ),
+  ...configFields,
+});
+export type WebhookConfigWithSecretOut = z.infer<typeof webhookConfigWithSecretOut>;
+
+/** The configuration as the API shows it; `null` (no configuration yet) reads as an empty one. */
+export function toWebhookConfigOut(row: WebhookConfig | null): WebhookConfigOut {
+  // Keys in schema order: the first response and its idempotent replay must be the same bytes.
+  return {
+    webhook_url: row?.url ?? null,
+    has_secret: !!row?.secretSealed,
+    secret_version: row?.secretSealed ? row.secretVersion : 0,
+    secret_rotated_at: iso(row?.secretRotatedAt),
+    created_at: iso(row?.createdAt),
+    updated_at: iso(row?.updatedAt),
+  };
+}
+
+/** The configuration with the secret just issued (or null when none was). */
+export function toWebhookConfigWithSecretOut(
+  row: WebhookConfig,
+  signingSecret: string | null,
+): WebhookConfigWithSecretOut {
+  return { signing_secret: signingSecret, ...toWebhookConfigOut(row) };
+}

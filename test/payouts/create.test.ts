@@ -1,0 +1,322 @@
+import { expect } from 'chai';
+import { OutboxEvent } from '#src/events/entities.ts';
+import { Task } from '#src/jobs/entities.ts';
+import { call, createMerchant, errorOf, type Merchant } from '../client.ts';
+import { harness } from '../harness.ts';
+import { bankPayout, mobilePayout, payoutReadyMerchant } from './fixtures.ts';
+
+const PAYOUT_FIELDS = [
+  'id',
+  'tenant_id',
+  'status',
+  'merchant_reference',
+  'notification_url',
+  'destination_type',
+  'destination_country',
+  'destination_currency',
+  'destination_amount',
+  'destination_account_unique',
+  'destination_provider_name',
+  'destination_provider_code',
+  'destination_account_name',
+  'settlement_currency',
+  'settlement_amount',
+  'exchange_rate',
+  'platform_fee_amount',
+  'platform_fee_currency',
+  'network_fee_amount',
+  'network_fee_currency',
+  'total_fee_amount',
+  'total_fee_currency',
+  'is_refunded',
+  'refund_reference',
+  'payment_instruction',
+  'status_timeline',
+  'created_at',
+  'updated_at',
+];
+
+describe('POST /v1/payouts', () => {
+  let merchant: Merchant;
+  before(async () => {
+    merchant = await payoutReadyMerchant();
+  });
+
+  describe('happy path', () => {
+    it('creates the payout in CREATED with settlement_amount 0 and no instruction yet @smoke', async () => {
+      const res = await call('POST', '/v1/payouts', {
+        key: merchant.key,
+        body: bankPayout(),
+        headers: { 'x-request-id': 'create-trace-1' },
+      });
+      expect(res.status, res.text).to.equal(201);
+      const p = res.body;
+      expect(Object.keys(p)).to.have.members(PAYOUT_FIELDS);
+      expect(p).to.include({
+        tenant_id: merchant.tenantId,
+        status: 'CREATED',
+        settlement_amount: 0,
+        payment_instruction: null,
+        settlement_currency: 'USDT',
+        destination_amount: 150000,
+        destination_provider_code: '058',
+        merchant_reference: 'INV-1001',
+        is_refunded: false,
+        refund_reference: null,
+      });
+      expect(p.status_timeline).to.deep.equal([
+        {
+          from_status: null,
+          to_status: 'CREATED',
+          triggered_by: 'SYSTEM',
+          reason_code: 'PAYOUT_CREATED',
+          reason_detail: null,
+          metadata: { request_id: 'create-trace-1' },
+          created_at: p.created_at,
+        },
+      ]);
+    });
+
+    it('writes payout.created to the outbox and makes instruction generation due, in the same transaction', async () => {
+      const res = await call('POST', '/v1/payouts', { key: merchant.key, body: mobilePayout() });
+      const em = harness().service.deps.orm.em.fork();
+      const events = await em.find(OutboxEvent, { payoutId: res.body.id });
+      expect(events.map((e) => e.eventType)).to.deep.equal(['payout.created']);
+      const payload = events[0]!.payload as Record<string, any>;
+      expect(payload.event_id).to.equal(events[0]!.id);
+      expect(payload.status).to.equal('CREATED');
+      expect(payload.data).to.deep.include({ object: 'payout', id: res.body.id });
+      const tasks = await em.find(Task, { subjectId: res.body.id });
+      expect(tasks.map((t) => t.kind)).to.deep.equal(['GENERATE_INSTRUCTION']);
+    });
+
+    it('settles in NGN on the bank rail when asked, ignoring a network', async () => {
+      const res = await call('POST', '/v1/payouts', {
+        key: merchant.key,
+        body: bankPayout({ settlement_currency: 'NGN', settlement_network: 'BSC' }),
+      });
+      expect(res.status, res.text).to.equal(201);
+      expect(res.body.settlement_currency).to.equal('NGN');
+    });
+
+    it('pays a crypto wallet with the network as provider name and no provider code', async () => {
+      const res = await call('POST', '/v1/payouts', {
+        key: merchant.key,
+        body: {
+          destination_type: 'CRYPTO_WALLET',
+          destination_country: 'GB',
+          destination_currency: 'USDT',
+          destination_amount: 250.5,
+          destination_account_unique: '0x52908400098527886E0F7030069857D2E4169EE7',
+          destination_provider_name: 'BSC',
+          settlement_network: 'BSC',
+        },
+      });
+      expect(res.status, res.text).to.equal(201);
+      expect(res.body).to.include({
+        destination_provider_code: null,
+        destination_provider_name: 'BSC',
+        destination_account_name: null,
+      });
+    });
+
+    it('keeps amounts exact: no float artefacts on the wire', async () => {
+      const res = await call('POST', '/v1/payouts', {
+        key: merchant.key,
+        body: bankPayout({ destination_amount: 1000.1 }),
+      });
+      expect(res.text).to.include('"destination_amount":1000.1,');
+    });
+  });
+
+  describe('errors', () => {
+    it('refuses a tenant that is not approved with 403 TENANT_NOT_APPROVED', async () => {
+      const pending = await payoutReadyMerchant({ approved: false });
+      const res = await call('POST', '/v1/payouts', { key: pending.key, body: bankPayout() });
+      expect(res.status).to.equal(403);
+      expect(errorOf(res).code).to.equal('TENANT_NOT_APPROVED');
+    });
+
+    it('needs a refund destination for the settlement currency (422) and creates nothing', async () => {
+      const bare = await createMerchant();
+      const res = await call('POST', '/v1/payouts', { key: bare.key, body: bankPayout() });
+      expect(res.status).to.equal(422);
+      expect(errorOf(res).code).to.equal('REFUND_DESTINATION_REQUIRED');
+      const list = await call('GET', '/v1/payouts', { key: bare.key });
+      expect(list.body.data).to.deep.equal([]);
+    });
+
+    it('requires provider code and account name for bank and mobile money', async () => {
+      const body = bankPayout();
+      delete body.destination_provider_code;
+      delete body.destination_account_name;
+      const res = await call('POST', '/v1/payouts', { key: merchant.key, body });
+      expect(res.status).to.equal(400);
+      expect(errorOf(res).details.map((d) => d.field)).to.have.members([
+        'destination_provider_code',
+        'destination_account_name',
+      ]);
+    });
+
+    it('refuses a provider code for a crypto wallet and a network that is not TRON or BSC', async () => {
+      const res = await call('POST', '/v1/payouts', {
+        key: merchant.key,
+        body: {
+          destination_type: 'CRYPTO_WALLET',
+          destination_country: 'GB',
+          destination_currency: 'USDT',
+          destination_amount: 10,
+          destination_account_unique: 'TLsV52sRDL79HXGGm9yzwKibb6BeruhUzy',
+          destination_provider_name: 'ETHEREUM',
+          destination_provider_code: 'X',
+        },
+      });
+      expect(res.status).to.equal(400);
+      expect(errorOf(res).details.map((d) => d.field)).to.have.members([
+        'destination_provider_code',
+        'destination_provider_name',
+      ]);
+    });
+
+    it('refuses a provider code that is not in the corridor directory', async () => {
+      const res = await call('POST', '/v1/payouts', {
+        key: merchant.key,
+        body: bankPayout({ destination_provider_code: '999' }),
+      });
+      expect(res.status).to.equal(422);
+      expect(errorOf(res)).to.deep.include({ code: 'PROVIDER_CODE_UNKNOWN' });
+      expect(errorOf(res).details[0]?.field).to.equal('destination_provider_code');
+    });
+
+    it('refuses a corridor that does not exist, and NGN settlement outside NGN payouts', async () => {
+      const fr = await call('POST', '/v1/payouts', {
+        key: merchant.key,
+        body: bankPayout({ destination_country: 'FR', destination_currency: 'EUR' }),
+      });
+      expect(fr.status).to.equal(400); // EUR is not a currency the service pays out
+      const kes = await call('POST', '/v1/payouts', {
+        key: merchant.key,
+        body: mobilePayout({ settlement_currency: 'NGN' }),
+      });
+      expect(kes.status).to.equal(422);
+      expect(errorOf(kes).code).to.equal('CORRIDOR_NOT_SUPPORTED');
+    });
+
+    it('refuses amounts that are not positive or carry more decimals than the currency has', async () => {
+      for (const amount of [0, -5, 10.123]) {
+        const res = await call('POST', '/v1/payouts', {
+          key: merchant.key,
+          body: bankPayout({ destination_amount: amount }),
+        });
+        expect(res.status, String(amount)).to.equal(400);
+        expect(errorOf(res).details[0]?.field).to.equal('destination_amount');
+      }
+      const text = await call('POST', '/v1/payouts', {
+        key: merchant.key,
+        body: bankPayout({ destination_amount: '100' }),
+      });
+      expect(text.status).to.equal(400);
+    });
+
+    it('refuses a notification_url that is not HTTPS', async () => {
+      const res = await call('POST', '/v1/payouts', {
+        key: merchant.key,
+        body: bankPayout({ notification_url: 'http://hooks.merchant.example/x' }),
+      });
+      expect(res.status).to.equal(400);
+      expect(errorOf(res)).to.deep.include({ code: 'WEBHOOK_URL_INVALID' });
+      expect(errorOf(res).details[0]?.field).to.equal('notification_url');
+    });
+  });
+
+  describe('idempotency', () => {
+    it('replays the first response byte for byte and creates one payout', async () => {
+      const key = crypto.randomUUID();
+      const body = bankPayout({ merchant_reference: `idem-${key}` });
+      const first = await call('POST', '/v1/payouts', { key: merchant.key, body, idempotencyKey: key });
+      const again = await call('POST', '/v1/payouts', { key: merchant.key, body, idempotencyKey: key });
+      expect(again.status).to.equal(201);
+      expect(again.text).to.equal(first.text);
+      expect(again.headers.get('idempotent-replayed')).to.equal('true');
+      const list = await call('GET', '/v1/payouts?limit=100', { key: merchant.key });
+      expect(
+        list.body.data.filter((p: { merchant_reference: string }) => p.merchant_reference === `idem-${key}`),
+      ).to.have.length(1);
+    });
+
+    it('refuses the same key for a different payout (422) and creates nothing', async () => {
+      const key = crypto.randomUUID();
+      await call('POST', '/v1/payouts', { key: merchant.key, body: bankPayout(), idempotencyKey: key });
+      const res = await call('POST', '/v1/payouts', {
+        key: merchant.key,
+        body: bankPayout({ destination_amount: 1 }),
+        idempotencyKey: key,
+      });
+      expect(res.status).to.equal(422);
+      expect(errorOf(res).code).to.equal('IDEMPOTENCY_KEY_REUSED');
+    });
+
+    it('lets a key whose request failed be used again once the cause is fixed', async () => {
+      const fresh = await createMerchant();
+      const key = crypto.randomUUID();
+      const refused = await call('POST', '/v1/payouts', {
+        key: fresh.key,
+        body: bankPayout(),
+        idempotencyKey: key,
+      });
+      expect(errorOf(refused).code).to.equal('REFUND_DESTINATION_REQUIRED');
+      await call('PUT', '/v1/refund-destinations', {
+        key: fresh.key,
+        body: {
+          currency: 'USDT',
+          type: 'CRYPTO_ADDRESS',
+          network: 'TRON',
+          address: 'TLsV52sRDL79HXGGm9yzwKibb6BeruhUzy',
+        },
+      });
+      const created = await call('POST', '/v1/payouts', {
+        key: fresh.key,
+        body: bankPayout(),
+        idempotencyKey: key,
+      });
+      expect(created.status).to.equal(201);
+    });
+  });
+
+  describe('with a quote', () => {
+    it('uses a pending quote of the same currencies and amount, which becomes USED', async () => {
+      const quote = await call('POST', '/v1/rates/quotes', {
+        key: merchant.key,
+        body: { settlement_currency: 'USDT', destination_currency: 'NGN', destination_amount: 150000 },
+      });
+      expect(quote.status).to.equal(201);
+      const res = await call('POST', '/v1/payouts', {
+        key: merchant.key,
+        body: bankPayout({ quote_id: quote.body.id }),
+      });
+      expect(res.status, res.text).to.equal(201);
+      const after = await call('GET', `/v1/rates/quotes/${quote.body.id}`, { key: merchant.key });
+      expect(after.body.status).to.equal('USED');
+      const twice = await call('POST', '/v1/payouts', {
+        key: merchant.key,
+        body: bankPayout({ quote_id: quote.body.id }),
+      });
+      expect(twice.status).to.equal(409);
+    });
+
+    it('refuses a quote for another amount and leaves it usable', async () => {
+      const quote = await call('POST', '/v1/rates/quotes', {
+        key: merchant.key,
+        body: { settlement_currency: 'USDT', destination_currency: 'NGN', destination_amount: 999 },
+      });
+      const res = await call('POST', '/v1/payouts', {
+        key: merchant.key,
+        body: bankPayout({ quote_id: quote.body.id }),
+      });
+      expect(res.status).to.equal(422);
+      expect(errorOf(res).code).to.equal('QUOTE_MISMATCH');
+      const after = await call('GET', `/v1/rates/quotes/${quote.body.id}`, { key: merchant.key });
+      expect(after.body.status).to.equal('PENDING');
+    });
+  });
+});
