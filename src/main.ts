@@ -7,6 +7,7 @@ import path from 'node:path';
 import { loadConfig } from './config.ts';
 import { Corridors } from './corridors/corridors.ts';
 import { startEmbeddedPostgres } from './db/embedded.ts';
+import { startWorkers } from './jobs/workers.ts';
 import { ensureDemoTenant } from './demo.ts';
 import { systemClock } from './lib/clock.ts';
 import { createLogger } from './lib/log.ts';
@@ -51,6 +52,9 @@ try {
       clock: systemClock,
       log: log.child({ component: 'sandbox' }),
       port: config.SANDBOX_PORT,
+      blockIntervalMs: config.SANDBOX_BLOCK_INTERVAL_MS,
+      callbackDelayMs: config.SANDBOX_CALLBACK_DELAY_MS,
+      callbackSecret: secrets.callbackSecret,
     });
     closers.push(sandbox.close);
     providersUrl = sandbox.url;
@@ -58,6 +62,17 @@ try {
 
   const service = await startService({ config, databaseUrl, providersUrl, secrets, log, corridors });
   closers.push(service.close);
+  const workers = await startWorkers({
+    config,
+    databaseUrl,
+    providersUrl,
+    callbackBaseUrl: service.deps.callbackBaseUrl,
+    secrets,
+    log: log.child({ component: 'jobs' }),
+  });
+  // Stopped before the service closes its pool (closers run in reverse).
+  closers.push(workers.stop);
+  service.deps.jobs = workers;
   const demo = await ensureDemoTenant(service.deps.orm.em.fork(), config.DATA_DIR);
 
   process.stdout.write(

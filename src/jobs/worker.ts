@@ -65,4 +65,6 @@ while (!stopping) {
   wake = undefined;
 }
 await deps.orm.close();
-parentPort?.postMessage('cancelled');
+// Ends this thread with code 0; answering Bree's 'cancel' with 'cancelled' would make it terminate
+// the thread instead, which reads as a crash (exit code 1) in the logs.
+process.exit(0);
