@@ -4,7 +4,7 @@ import { Corridors } from '#src/corridors/corridors.ts';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from '#src/db/embedded.ts';
 import { ManualClock } from '#src/lib/clock.ts';
 import { createLogger } from '#src/lib/log.ts';
-import { startSandbox } from '#src/sandbox/server.ts';
+import { type RunningSandbox, startSandbox } from '#src/sandbox/server.ts';
 import { secretsFrom } from '#src/secrets.ts';
 import { type RunningService, startService } from '#src/service.ts';
 
@@ -16,6 +16,8 @@ import { type RunningService, startService } from '#src/service.ts';
 export interface Harness {
   url: string;
   sandboxUrl: string;
+  /** The sandbox's parties, for tests that mine blocks or inspect what the processor received. */
+  sandbox: RunningSandbox;
   service: RunningService;
   clock: ManualClock;
   adminToken: string;
@@ -44,11 +46,20 @@ export async function startHarness(): Promise<Harness> {
     databaseUrl = pg.url;
   }
   const corridors = Corridors.load();
-  const sandbox = await startSandbox({ corridors, clock, log, port: 0 });
+  const callbackSecret = randomBytes(32).toString('base64url');
+  // Blocks only when a test mines them; callbacks on the next tick, so tests await I/O, not time.
+  const sandbox = await startSandbox({
+    corridors,
+    clock,
+    log,
+    port: 0,
+    blockIntervalMs: 0,
+    callbackDelayMs: 0,
+    callbackSecret,
+  });
   stops.push(sandbox.close);
   const encryptionKey = randomBytes(32);
   const adminToken = `adm_test_${randomBytes(16).toString('hex')}`;
-  const callbackSecret = randomBytes(32).toString('base64url');
   const service = await startService({
     config: { ...config, RATE_LIMIT_PER_SECOND: 10_000, RATE_LIMIT_BURST: 10_000 },
     databaseUrl,
@@ -62,6 +73,7 @@ export async function startHarness(): Promise<Harness> {
   current = {
     url: service.url,
     sandboxUrl: sandbox.url,
+    sandbox,
     service,
     clock,
     adminToken,
