@@ -36,6 +36,10 @@ export const configSchema = z.object({
   WEBHOOK_TIMEOUT_MS: int(10_000, 1),
   WEBHOOK_BACKOFF_BASE_MS: int(10_000, 1),
   WEBHOOK_ALLOW_PRIVATE_URLS: flag(false),
+  /** Webhook attempts in flight at once per worker, all receivers together. */
+  WEBHOOK_CONCURRENCY: int(32, 1),
+  /** Webhook attempts in flight at once to one receiver (scheme, host and port), across workers. */
+  WEBHOOK_CONCURRENCY_PER_TARGET: int(4, 1),
   WORKER_POLL_INTERVAL_MS: int(1000, 1),
   DISPATCH_MAX_ATTEMPTS: int(3, 1),
   OUTFLOW_QUERY_GRACE_MS: int(30_000, 0),

@@ -7,8 +7,8 @@ import path from 'node:path';
 import { loadConfig } from './config.ts';
 import { Corridors } from './corridors/corridors.ts';
 import { startEmbeddedPostgres } from './db/embedded.ts';
-import { startWorkers } from './jobs/workers.ts';
 import { ensureDemoTenant } from './demo.ts';
+import { startWorkers } from './jobs/workers.ts';
 import { systemClock } from './lib/clock.ts';
 import { createLogger } from './lib/log.ts';
 import { startSandbox } from './sandbox/server.ts';
@@ -84,7 +84,7 @@ try {
       '',
       `  Demo API key    ${demo.apiKey}`,
       `  Admin token     ${secrets.adminToken}`,
-      `  API reference   ${service.url}/openapi.json  (and docs/ in the repository)`,
+      `  API reference   ${service.url}/docs   (state diagrams: ${service.url}/docs/machines)`,
       '',
       `  Try: curl -H "X-API-Key: ${demo.apiKey}" "${service.url}/v1/banks?country=NG&currency=NGN&destination_type=BANK_ACCOUNT"`,
       '',

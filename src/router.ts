@@ -3,10 +3,13 @@ import { outflowsRouter } from './dispatch/router.ts';
 import { router } from './http/trpc.ts';
 import { payoutsRouter } from './payouts/router.ts';
 import { ratesRouter } from './rates/router.ts';
-import { refundsRouter } from './refunds/router.ts';
 import { refundDestinationsRouter } from './refund-destinations/router.ts';
+import { refundAdminRouter } from './refunds/admin.router.ts';
+import { refundsRouter } from './refunds/router.ts';
+import { settlementAdminRouter } from './settlement/admin.router.ts';
 import { inflowsRouter } from './settlement/router.ts';
 import { tenantAdminRouter } from './tenants/admin.router.ts';
+import { webhooksAdminRouter } from './webhooks/admin.router.ts';
 import { webhooksRouter } from './webhooks/router.ts';
 
 /**
@@ -24,6 +27,9 @@ export const appRouter = router({
   webhooks: webhooksRouter,
   admin: router({
     ...tenantAdminRouter._def.record,
+    ...refundAdminRouter._def.record,
+    ...webhooksAdminRouter._def.record,
+    settlement: settlementAdminRouter,
   }),
 });
 

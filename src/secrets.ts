@@ -26,7 +26,11 @@ export function loadSecrets(config: Config): Secrets {
 }
 
 /** The full set of secrets from the three that are configured; the others derive from the encryption key. */
-export function secretsFrom(base: { encryptionKey: Buffer; adminToken: string; callbackSecret: string }): Secrets {
+export function secretsFrom(base: {
+  encryptionKey: Buffer;
+  adminToken: string;
+  callbackSecret: string;
+}): Secrets {
   return {
     ...base,
     cursorKey: deriveKey(base.encryptionKey, 'pagination-cursor'),

@@ -16,6 +16,15 @@ const USAGE = `usage: npm run -s admin -- <command>
   tenant list
   key issue --tenant TENANT_ID [--scopes s1,s2]
   key revoke KEY_ID
+  refund list-failed [--limit N]
+  refund held [--limit N]
+  refund retry REFUND_ID
+  refund raise PAYOUT_ID
+  webhooks dead [--tenant TENANT_ID] [--limit N] [--cursor CURSOR]
+  inflow list [--tenant TENANT_ID] [--state HELD|UNMATCHED] [--limit N]
+  inflow attribute INFLOW_ID --payout PAYOUT_ID [--note TEXT]
+  inflow return INFLOW_ID --note TEXT
+  payout fail PAYOUT_ID [--note TEXT]
 
 environment: SERVICE_URL (default http://127.0.0.1:3000), ADMIN_TOKEN (default: DATA_DIR/admin-token of a local start)`;
 
@@ -26,6 +35,15 @@ function adminToken(): string {
   const file = path.join(process.env.DATA_DIR ?? './.data', 'admin-token');
   if (existsSync(file)) return readFileSync(file, 'utf8').trim();
   throw new UsageError('ADMIN_TOKEN is not set and no local admin-token file was found');
+}
+
+/** A `--limit` value for the list commands (default 100). */
+function limitOf(value: string | undefined): number {
+  if (value === undefined) return 100;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 500)
+    throw new UsageError('--limit must be an integer from 1 to 500');
+  return n;
 }
 
 /** Runs one CLI command and returns the object to print. */
@@ -47,6 +65,11 @@ export async function run(argv: string[], env: { serviceUrl: string; token: stri
       approved: { type: 'boolean', default: false },
       tenant: { type: 'string' },
       scopes: { type: 'string' },
+      limit: { type: 'string' },
+      cursor: { type: 'string' },
+      payout: { type: 'string' },
+      note: { type: 'string' },
+      state: { type: 'string' },
     },
   });
   const one = (what: string): string => {
@@ -79,6 +102,40 @@ export async function run(argv: string[], env: { serviceUrl: string; token: stri
     }
     case 'key revoke':
       return client.admin.key.revoke.mutate({ key_id: one('KEY_ID') });
+    case 'refund list-failed':
+      return client.admin.refunds.failed.query({ limit: limitOf(values.limit) });
+    case 'refund held':
+      return client.admin.refunds.held.query({ limit: limitOf(values.limit) });
+    case 'refund retry':
+      return client.admin.refunds.retry.mutate({ refund_id: one('REFUND_ID') });
+    case 'refund raise':
+      return client.admin.refunds.raise.mutate({ payout_id: one('PAYOUT_ID') });
+    case 'webhooks dead': {
+      const limit = values.limit === undefined ? undefined : Number(values.limit);
+      if (limit !== undefined && !(Number.isInteger(limit) && limit >= 1 && limit <= 100))
+        throw new UsageError('--limit must be an integer from 1 to 100');
+      return client.admin.webhooks.dead.query({ tenant_id: values.tenant, limit, cursor: values.cursor });
+    }
+    case 'inflow list':
+      if (values.state !== undefined && values.state !== 'HELD' && values.state !== 'UNMATCHED')
+        throw new UsageError('--state must be HELD or UNMATCHED');
+      return client.admin.settlement.inflows.query({
+        tenant_id: values.tenant,
+        state: values.state,
+        limit: limitOf(values.limit),
+      });
+    case 'inflow attribute':
+      if (!values.payout) throw new UsageError('inflow attribute needs --payout');
+      return client.admin.settlement.attribute.mutate({
+        inflow_id: one('INFLOW_ID'),
+        payout_id: values.payout,
+        note: values.note,
+      });
+    case 'inflow return':
+      if (!values.note) throw new UsageError('inflow return needs --note');
+      return client.admin.settlement.returnInflow.mutate({ inflow_id: one('INFLOW_ID'), note: values.note });
+    case 'payout fail':
+      return client.admin.settlement.failPayout.mutate({ payout_id: one('PAYOUT_ID'), note: values.note });
     default:
       throw new UsageError(`unknown command: ${[noun, verb].filter(Boolean).join(' ') || '(none)'}`);
   }

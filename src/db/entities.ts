@@ -9,6 +9,7 @@ import { RefundDestination } from '#src/refund-destinations/entities.ts';
 import { Refund } from '#src/refunds/entities.ts';
 import { ChainCursor, Inflow } from '#src/settlement/entities.ts';
 import { ApiKey, Tenant } from '#src/tenants/entities.ts';
+import { WebhookDelivery, WebhookDeliveryAttempt } from '#src/webhooks/delivery.entities.ts';
 import { WebhookConfig } from '#src/webhooks/entities.ts';
 
 /** Every entity of the service; the ORM and the migration generator read this list. */
@@ -28,5 +29,7 @@ export const entities = [
   Outflow,
   Refund,
   OutboxEvent,
+  WebhookDelivery,
+  WebhookDeliveryAttempt,
   Task,
 ];

@@ -2,6 +2,7 @@ import { nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
 import Koa from 'koa';
 import { CALLBACK_ROUTES } from '#src/callbacks.ts';
 import type { Deps } from '#src/deps.ts';
+import { docsRoutes } from '#src/docs/serve.ts';
 import type { AppRouter } from '#src/router.ts';
 import { callbacksRouter } from './callbacks.ts';
 import { AppError } from './errors.ts';
@@ -59,6 +60,7 @@ export function createApp(deps: Deps, appRouter: AppRouter): Koa {
     await next();
     if (ctx.status === 404 && ctx.body == null) throw new AppError('ROUTE_NOT_FOUND');
   });
+  app.use(docsRoutes());
   app.use(callbacks.routes());
   app.use(rest.routes());
   app.use(rest.allowedMethods({ throw: true }));

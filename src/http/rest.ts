@@ -33,7 +33,11 @@ export function outputSchemas(appRouter: AnyRouter): (path: string) => z.ZodType
   return (path) => procedures[path]?._def.output;
 }
 
-export function requestContext(deps: Deps, ctx: Context, outputSchemaOf?: (path: string) => z.ZodType | undefined): RequestContext {
+export function requestContext(
+  deps: Deps,
+  ctx: Context,
+  outputSchemaOf?: (path: string) => z.ZodType | undefined,
+): RequestContext {
   return {
     outputSchemaOf,
     deps,

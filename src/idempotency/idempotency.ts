@@ -52,7 +52,14 @@ interface Row {
 
 export async function claim(
   em: EntityManager,
-  args: { tenantId: string; key: string; fingerprint: string; now: Date; lockMs: number; responseKey: Buffer },
+  args: {
+    tenantId: string;
+    key: string;
+    fingerprint: string;
+    now: Date;
+    lockMs: number;
+    responseKey: Buffer;
+  },
 ): Promise<ClaimResult> {
   const claimToken = randomUUID();
   const lockedUntil = new Date(args.now.getTime() + args.lockMs);
@@ -98,7 +105,14 @@ export async function claim(
  */
 export async function complete(
   em: EntityManager,
-  args: { recordId: string; claimToken: string; status: number; body: string; now: Date; responseKey: Buffer },
+  args: {
+    recordId: string;
+    claimToken: string;
+    status: number;
+    body: string;
+    now: Date;
+    responseKey: Buffer;
+  },
 ): Promise<void> {
   const updated = await em.execute<{ id: string }[]>(
     `update idempotency_keys

@@ -229,10 +229,19 @@ export async function expireInstructions(deps: Deps, limit = 200): Promise<numbe
   const now = deps.clock.now();
   const em = deps.orm.em.fork();
   return em.transactional(async (tx) => {
-    const due = await tx.find(
-      PaymentInstruction,
-      { status: 'UNPAID', expiresAt: { $lte: now } },
-      { limit, orderBy: { expiresAt: 'asc' }, lockMode: LockMode.PESSIMISTIC_PARTIAL_WRITE },
+    // A crypto payment seen before the deadline but still gathering confirmations (or waiting to
+    // be matched) keeps its instruction open: on-time money must not turn a payout EXPIRED.
+    const due = await tx.execute<{ id: string; payout_id: string }[]>(
+      `select i.id, i.payout_id from payment_instructions i
+        where i.status = 'UNPAID' and i.expires_at <= ?
+          and not (i.rail = 'CRYPTO' and exists (
+                select 1 from inflows f
+                 where f.to_account = i.account_unique and f.state in ('PENDING_CONFIRMATION', 'CONFIRMED')
+                   and f.created_at <= i.expires_at))
+        order by i.expires_at
+        limit ?
+        for update skip locked`,
+      [now, limit],
     );
     for (const instruction of due) {
       await applyEvent(tx, {
@@ -241,7 +250,7 @@ export async function expireInstructions(deps: Deps, limit = 200): Promise<numbe
         id: instruction.id,
         event: { type: 'EXPIRE', now },
       });
-      await applyPayoutEvent(tx, instruction.payout.id, {
+      await applyPayoutEvent(tx, instruction.payout_id, {
         type: 'INSTRUCTION_EXPIRED',
         triggeredBy: 'SYSTEM',
         now,

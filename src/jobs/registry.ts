@@ -1,6 +1,10 @@
 import type { Config } from '#src/config.ts';
 import type { Deps } from '#src/deps.ts';
+import { runDispatchOnce } from '#src/dispatch/job.ts';
 import { runInstructionsOnce } from '#src/instructions/job.ts';
+import { runRefundsOnce } from '#src/refunds/job.ts';
+import { runSettlementOnce } from '#src/settlement/job.ts';
+import { runWebhooksOnce } from '#src/webhooks/job.ts';
 
 /** A background job: one pass over its due work, and how often it looks when not woken. */
 export interface JobDefinition {
@@ -18,6 +22,11 @@ export const JOBS: readonly JobDefinition[] = [
       Math.min(config.INSTRUCTION_SWEEP_INTERVAL_MS, config.WORKER_POLL_INTERVAL_MS * 5),
     runOnce: runInstructionsOnce,
   },
+  { name: 'dispatch', intervalMs: (config) => config.WORKER_POLL_INTERVAL_MS, runOnce: runDispatchOnce },
+  { name: 'refunds', intervalMs: (config) => config.WORKER_POLL_INTERVAL_MS, runOnce: runRefundsOnce },
+  { name: 'settlement', intervalMs: (config) => config.WORKER_POLL_INTERVAL_MS, runOnce: runSettlementOnce },
+  // A pass keeps going while attempts are in flight; between passes it looks for new events.
+  { name: 'webhooks', intervalMs: (config) => config.WORKER_POLL_INTERVAL_MS, runOnce: runWebhooksOnce },
 ];
 
 export function jobNamed(name: string): JobDefinition {

@@ -94,8 +94,7 @@ export async function createPayout(
   const corridor = deps.corridors.find(input.destination_country, input.destination_currency);
   const settlement: SettlementCurrency = input.settlement_currency;
   if (
-    !corridor ||
-    !corridor.destination_types.includes(input.destination_type) ||
+    !corridor?.destination_types.includes(input.destination_type) ||
     !deps.corridors.pricing(corridor, settlement)
   ) {
     throw new AppError('CORRIDOR_NOT_SUPPORTED', {

@@ -2,6 +2,7 @@ import { loadConfig } from '#src/config.ts';
 import { Corridors } from '#src/corridors/corridors.ts';
 import { systemClock } from '#src/lib/clock.ts';
 import { createLogger } from '#src/lib/log.ts';
+import { loadSecrets } from '#src/secrets.ts';
 import { startSandbox } from './server.ts';
 
 // Standalone sandbox (`npm run sandbox`): the simulated providers without the service.
@@ -13,6 +14,11 @@ const sandbox = await startSandbox({
   log,
   port: config.SANDBOX_PORT,
   host: config.HOST,
+  blockIntervalMs: config.SANDBOX_BLOCK_INTERVAL_MS,
+  callbackDelayMs: config.SANDBOX_CALLBACK_DELAY_MS,
+  // The service's own secret (PROVIDER_CALLBACK_SECRET, else the one kept in DATA_DIR), so that a
+  // service run separately against this sandbox accepts its callbacks without configuration.
+  callbackSecret: loadSecrets(config).callbackSecret,
 });
 log.info({ url: sandbox.url }, 'sandbox listening');
 

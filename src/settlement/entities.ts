@@ -55,6 +55,9 @@ export const ChainCursor = defineEntity({
     network: p.enum(['TRON', 'BSC'] as const).primary(),
     cursor: p.string().length(200).nullable(),
     tip: p.integer().default(0),
+    /** Who is scanning this network right now, and until when: a lease, not a lock held across the call. */
+    leaseToken: p.uuid().nullable(),
+    leaseUntil: p.datetime().nullable(),
     ...timestamps(),
   },
 });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { pageOf, pageQuery, paginate } from '#src/http/pagination.ts';
 import { merchantProcedure } from '#src/http/procedures.ts';
 import { router } from '#src/http/trpc.ts';
 import {
@@ -14,6 +15,8 @@ import {
   rotateSigningSecret,
   saveWebhookUrl,
 } from './config.service.ts';
+import { WebhookDeliveryAttempt } from './delivery.entities.ts';
+import { deliveryRecordOut, toDeliveryRecord } from './delivery.schemas.ts';
 
 export const webhooksRouter = router({
   setConfig: merchantProcedure
@@ -100,5 +103,31 @@ export const webhooksRouter = router({
         'webhook signing secret rotated',
       );
       return out;
+    }),
+
+  deliveries: merchantProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/v1/webhooks/deliveries',
+        tags: ['Webhooks'],
+        summary: 'Delivery attempts, newest first',
+        description:
+          'One record per attempt of every event to its URL (the per-payout notification_url or the tenant URL). ' +
+          'response_status is 0 when no HTTP response came back; failure_reason then names the transport error.',
+      },
+      scope: 'webhooks:read',
+    })
+    .input(pageQuery.strict())
+    .output(pageOf(deliveryRecordOut))
+    .query(async ({ ctx, input }) => {
+      const page = await paginate(ctx.em, WebhookDeliveryAttempt, {
+        where: { tenant: ctx.principal.tenant.id },
+        list: 'webhook-deliveries',
+        limit: input.limit,
+        cursor: input.cursor,
+        cursorKey: ctx.deps.secrets.cursorKey,
+      });
+      return { data: page.items.map(toDeliveryRecord), meta: page.meta };
     }),
 });

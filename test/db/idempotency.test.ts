@@ -57,7 +57,10 @@ describe('idempotency keys', () => {
     );
     const again = await claim(em(), args);
     expect(again).to.deep.equal({ kind: 'replay', status: 201, body: '{"id":"x","amount":1.10}' });
-    const [row] = await em().execute<{ response_body: string }[]>('select response_body from idempotency_keys where key = ?', [args.key]);
+    const [row] = await em().execute<{ response_body: string }[]>(
+      'select response_body from idempotency_keys where key = ?',
+      [args.key],
+    );
     expect(row?.response_body, 'stored sealed, never in clear').to.not.include('amount');
   });
 

@@ -64,7 +64,10 @@ describe('provider callback signatures', () => {
       `t=${t},t=${t},${v1}`,
       `t=${t},${v1}=extra`,
     ]) {
-      expect(verifyCallback(secret, raw, header, t), header).to.deep.equal({ valid: false, reason: 'malformed' });
+      expect(verifyCallback(secret, raw, header, t), header).to.deep.equal({
+        valid: false,
+        reason: 'malformed',
+      });
     }
   });
 

@@ -1,0 +1,292 @@
+import { createHash, randomInt } from 'node:crypto';
+import Router from '@koa/router';
+import { z } from 'zod';
+import type { Corridors } from '#src/corridors/corridors.ts';
+import type { Clock } from '#src/lib/clock.ts';
+import { type Decimal, toDecimal } from '#src/lib/money.ts';
+import type { CallbackDelivery, CallbackSender } from './callbacks.ts';
+import { readJson, SandboxError, validate } from './http.ts';
+import { accountHolderName } from './names.ts';
+import {
+  amountField,
+  hasMagicSuffix,
+  pathParam,
+  RailError,
+  railErrors,
+  referenceField,
+} from './rail-http.ts';
+
+/**
+ * The NGN bank: dynamic virtual accounts for payment instructions (each credit notified to the
+ * account's callback URL, signed), and NIP transfers out for refunds, settled at once as NIP does.
+ */
+
+export const SANDBOX_BANK = { name: 'Sandbox MFB', code: '090999' } as const;
+const NGN_DECIMALS = 2;
+
+/** Magic endings of a destination account number (product decisions §6). */
+const CLOSED_SUFFIXES = ['9999'];
+const MISSING_SUFFIXES = ['0000'];
+/** Virtual account numbers avoid every magic ending, so that paying one never looks like a test case. */
+const MAGIC_SUFFIXES = ['0000', '1001', '1002', '1003', '1004', '9999'];
+
+// The payer's bank when the simulation names none: GTBank, by its NIP institution code.
+const DEFAULT_PAYER_INSTITUTION = '000013';
+const DEFAULT_PAYER_ACCOUNT = '0123456789';
+
+export interface VirtualAccount {
+  reference: string;
+  accountNumber: string;
+  accountName: string;
+  callbackUrl: string;
+  expiresAt: Date;
+}
+
+/** A credit to a virtual account and the notification it caused. */
+export interface BankCredit {
+  sessionId: string;
+  accountNumber: string;
+  amount: Decimal;
+  payerName: string;
+  payerAccount: string;
+  occurredAt: Date;
+  notification: CallbackDelivery;
+}
+
+/** A transfer out of the bank (a refund), by the service's reference. */
+export interface BankTransfer {
+  reference: string;
+  sessionId: string;
+  bankCode: string;
+  accountNumber: string;
+  accountName: string;
+  amount: Decimal;
+  narration: string;
+  status: 'SUCCESSFUL' | 'FAILED';
+  failureReason: string | null;
+}
+
+/** Programmatic access for tests and tools; the HTTP API offers the same. */
+export interface SandboxBank {
+  router: Router;
+  /** The merchant's side: credits a virtual account (404 ACCOUNT_NOT_FOUND when there is none). */
+  credit(args: {
+    accountNumber: string;
+    amount: Decimal | string;
+    payerName?: string;
+    payerAccount?: string;
+  }): BankCredit;
+  virtualAccount(accountNumber: string): VirtualAccount | undefined;
+  /** Credits so far, oldest first, of one account or of all. */
+  credits(accountNumber?: string): readonly BankCredit[];
+  /** Transfers out so far, oldest first. */
+  transfers(): readonly BankTransfer[];
+}
+
+const virtualAccountBody = z.object({
+  reference: referenceField,
+  account_name: z.string().trim().min(1).max(100),
+  callback_url: z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }),
+  expires_at: z.iso.datetime({ offset: true }),
+});
+
+const transferBody = z.object({
+  reference: referenceField,
+  bank_code: z.string().regex(/^\d{3,6}$/, 'must be a 3- to 6-digit bank code'),
+  account_number: z.string().regex(/^\d{10}$/, 'must be a 10-digit NUBAN'),
+  account_name: z.string().trim().min(1).max(100),
+  amount: amountField(NGN_DECIMALS),
+  narration: z.string().max(100).default(''),
+});
+
+const creditBody = z.object({
+  account_number: z.string().regex(/^\d{10}$/, 'must be a 10-digit account number'),
+  amount: amountField(NGN_DECIMALS),
+  currency: z.literal('NGN'),
+  payer_name: z.string().trim().min(1).max(100).optional(),
+  payer_account: z
+    .string()
+    .regex(/^\d{10}$/, 'must be a 10-digit account number')
+    .optional(),
+});
+
+function transferJson(t: BankTransfer) {
+  return {
+    reference: t.reference,
+    status: t.status,
+    provider_reference: t.sessionId,
+    failure_reason: t.failureReason,
+    amount: t.amount.toFixed(NGN_DECIMALS),
+    currency: 'NGN',
+  };
+}
+
+function virtualAccountJson(va: VirtualAccount) {
+  return {
+    reference: va.reference,
+    account_number: va.accountNumber,
+    account_name: va.accountName,
+    bank_name: SANDBOX_BANK.name,
+    bank_code: SANDBOX_BANK.code,
+    expires_at: va.expiresAt.toISOString(),
+  };
+}
+
+/** The NGN bank with virtual accounts. */
+export function bankParty(options: {
+  corridors: Corridors;
+  clock: Clock;
+  callbacks: CallbackSender;
+  callbackDelayMs: number;
+}): SandboxBank {
+  const { clock, callbacks } = options;
+  const byReference = new Map<string, VirtualAccount>();
+  const byNumber = new Map<string, VirtualAccount>();
+  const credits: BankCredit[] = [];
+  const transfers = new Map<string, BankTransfer>();
+  const knownBanks = new Set([
+    SANDBOX_BANK.code,
+    ...options.corridors.data.corridors
+      .filter((c) => c.currency === 'NGN')
+      .flatMap((c) => c.institutions.map((i) => i.provider_code)),
+  ]);
+  // NIP session ids end in a 12-digit serial; a random start keeps them unique across restarts.
+  let serial = randomInt(0, 2 ** 40);
+
+  /** A NIP session id: sending institution, yymmddHHMMss, serial (30 digits). */
+  function sessionId(institution: string): string {
+    const stamp = clock.now().toISOString().replace(/\D/g, '').slice(2, 14);
+    serial = (serial + 1) % 1e12;
+    return `${institution.padStart(6, '0')}${stamp}${String(serial).padStart(12, '0')}`;
+  }
+
+  /** Ten digits derived from the reference: the same instruction gets the same account on every run. */
+  function accountNumberFor(reference: string): string {
+    for (let n = 0; ; n++) {
+      const digest = createHash('sha256').update(`${reference}:${n}`).digest();
+      const candidate = `9${String(digest.readUInt32BE(0) % 1_000_000_000).padStart(9, '0')}`;
+      if (!byNumber.has(candidate) && !hasMagicSuffix(candidate, MAGIC_SUFFIXES)) return candidate;
+    }
+  }
+
+  const credit: SandboxBank['credit'] = (args) => {
+    const account = byNumber.get(args.accountNumber);
+    if (!account) throw new SandboxError('ACCOUNT_NOT_FOUND', 'No virtual account with that number.');
+    const payerAccount = args.payerAccount ?? DEFAULT_PAYER_ACCOUNT;
+    const occurredAt = clock.now();
+    const amount = toDecimal(args.amount);
+    const record = {
+      sessionId: sessionId(DEFAULT_PAYER_INSTITUTION),
+      accountNumber: account.accountNumber,
+      amount,
+      payerName: args.payerName ?? accountHolderName('NG', '058', payerAccount),
+      payerAccount,
+      occurredAt,
+    };
+    // Credits after expires_at are notified too: the bank does not know about instructions, and
+    // late money must reach the service to be held, not vanish.
+    const notification = callbacks.deliver(
+      account.callbackUrl,
+      {
+        event: 'credit',
+        session_id: record.sessionId,
+        account_number: record.accountNumber,
+        amount: amount.toFixed(NGN_DECIMALS),
+        currency: 'NGN',
+        payer_name: record.payerName,
+        payer_account: record.payerAccount,
+        occurred_at: occurredAt.toISOString(),
+      },
+      options.callbackDelayMs,
+    );
+    const done: BankCredit = { ...record, notification };
+    credits.push(done);
+    return done;
+  };
+
+  const router = new Router();
+  router.use(railErrors);
+
+  router.post('/bank/virtual-accounts', async (ctx) => {
+    const body = validate(virtualAccountBody, await readJson(ctx));
+    const existing = byReference.get(body.reference);
+    if (existing) {
+      ctx.body = virtualAccountJson(existing);
+      return;
+    }
+    const account: VirtualAccount = {
+      reference: body.reference,
+      accountNumber: accountNumberFor(body.reference),
+      accountName: body.account_name,
+      callbackUrl: body.callback_url,
+      expiresAt: new Date(body.expires_at),
+    };
+    byReference.set(account.reference, account);
+    byNumber.set(account.accountNumber, account);
+    ctx.status = 201;
+    ctx.body = virtualAccountJson(account);
+  });
+
+  router.post('/bank/transfers', async (ctx) => {
+    const body = validate(transferBody, await readJson(ctx));
+    const existing = transfers.get(body.reference);
+    if (existing) {
+      ctx.body = transferJson(existing);
+      return;
+    }
+    let failureReason: string | null = null;
+    if (!knownBanks.has(body.bank_code)) failureReason = 'no such bank';
+    else if (hasMagicSuffix(body.account_number, MISSING_SUFFIXES)) failureReason = 'no such account';
+    else if (hasMagicSuffix(body.account_number, CLOSED_SUFFIXES)) failureReason = 'account closed';
+    const transfer: BankTransfer = {
+      reference: body.reference,
+      sessionId: sessionId(SANDBOX_BANK.code),
+      bankCode: body.bank_code,
+      accountNumber: body.account_number,
+      accountName: body.account_name,
+      amount: body.amount,
+      narration: body.narration,
+      status: failureReason ? 'FAILED' : 'SUCCESSFUL',
+      failureReason,
+    };
+    transfers.set(transfer.reference, transfer);
+    ctx.status = 201;
+    ctx.body = transferJson(transfer);
+  });
+
+  router.get('/bank/transfers/:reference', (ctx) => {
+    const transfer = transfers.get(pathParam(ctx.params, 'reference'));
+    if (!transfer) throw new RailError(404, 'TRANSFER_NOT_FOUND', 'No transfer with that reference.');
+    ctx.body = transferJson(transfer);
+  });
+
+  router.post('/sandbox/bank/transfers', async (ctx) => {
+    const body = validate(creditBody, await readJson(ctx));
+    const done = credit({
+      accountNumber: body.account_number,
+      amount: body.amount,
+      payerName: body.payer_name,
+      payerAccount: body.payer_account,
+    });
+    ctx.status = 201;
+    ctx.body = {
+      session_id: done.sessionId,
+      account_number: done.accountNumber,
+      amount: done.amount.toFixed(NGN_DECIMALS),
+      currency: 'NGN',
+      status: 'SUCCESSFUL',
+      payer_name: done.payerName,
+      payer_account: done.payerAccount,
+      occurred_at: done.occurredAt.toISOString(),
+    };
+  });
+
+  return {
+    router,
+    credit,
+    virtualAccount: (accountNumber) => byNumber.get(accountNumber),
+    credits: (accountNumber) =>
+      accountNumber === undefined ? credits : credits.filter((c) => c.accountNumber === accountNumber),
+    transfers: () => [...transfers.values()],
+  };
+}

@@ -1,0 +1,180 @@
+import { z } from 'zod';
+import { adminProcedure } from '#src/http/procedures.ts';
+import { iso } from '#src/http/schemas.ts';
+import { router } from '#src/http/trpc.ts';
+import type { Payout } from '#src/payouts/entities.ts';
+import { Inflow } from './entities.ts';
+import { attributeInflow, failHeldPayout, inflowsNeedingAttention, returnInflow } from './operator.ts';
+
+/**
+ * `admin.settlement.*`: the operators' view of money that needs a decision, and the decisions
+ * (product decisions §7). Unlike the merchant API, it shows payer identity. Amounts are decimal
+ * strings: tRPC clients parse JSON numbers into floats. Operator notes go to the audit log line
+ * of each action (the inflow has no column for them) and never onto the merchant's timeline.
+ */
+
+const INFLOW_STATES = [
+  'PENDING_CONFIRMATION',
+  'CONFIRMED',
+  'MATCHED',
+  'HELD',
+  'UNMATCHED',
+  'RETURNED',
+] as const;
+
+const adminInflowOut = z.object({
+  id: z.string(),
+  tenant_id: z.string(),
+  state: z.enum(INFLOW_STATES),
+  rail: z.enum(['CRYPTO', 'BANK_TRANSFER']),
+  provider_name: z.string(),
+  network: z.string().nullable(),
+  amount: z.string(),
+  currency: z.string(),
+  /** Transaction hash or bank session id. */
+  external_ref: z.string(),
+  to_account: z.string(),
+  payer_name: z.string().nullable(),
+  payer_account: z.string().nullable(),
+  confirmations_received: z.number().int(),
+  is_matched: z.boolean(),
+  is_underpaid: z.boolean(),
+  payout_id: z.string().nullable(),
+  /** Bank rail: the payout whose virtual account received the money, attributed or not. */
+  account_payout_id: z.string().nullable(),
+  overpayment_amount: z.string(),
+  matched_at: z.string().nullable(),
+  created_at: z.string(),
+});
+
+const payoutSummaryOut = z.object({
+  id: z.string(),
+  status: z.string(),
+  received_amount: z.string(),
+  settlement_amount: z.string(),
+  settlement_currency: z.string(),
+});
+
+function toAdminInflow(
+  inflow: Inflow,
+  accountPayoutId: string | null = null,
+): z.output<typeof adminInflowOut> {
+  return {
+    id: inflow.id,
+    tenant_id: inflow.tenant.id,
+    state: inflow.state,
+    rail: inflow.rail,
+    provider_name: inflow.providerName,
+    network: inflow.network ?? null,
+    amount: inflow.amount.toFixed(),
+    currency: inflow.currency,
+    external_ref: inflow.externalRef,
+    to_account: inflow.toAccount,
+    payer_name: inflow.payerName ?? null,
+    payer_account: inflow.payerAccount ?? null,
+    confirmations_received: inflow.confirmationsReceived,
+    is_matched: inflow.isMatched,
+    is_underpaid: inflow.isUnderpaid,
+    payout_id: inflow.payout?.id ?? null,
+    account_payout_id: accountPayoutId,
+    overpayment_amount: inflow.overpaymentAmount.toFixed(),
+    matched_at: iso(inflow.matchedAt ?? null),
+    created_at: iso(inflow.createdAt),
+  };
+}
+
+function toPayoutSummary(payout: Payout): z.output<typeof payoutSummaryOut> {
+  return {
+    id: payout.id,
+    status: payout.status,
+    received_amount: payout.receivedAmount.toFixed(),
+    settlement_amount: payout.settlementAmount.toFixed(),
+    settlement_currency: payout.settlementCurrency,
+  };
+}
+
+const note = z.string().trim().min(1).max(1000);
+
+/** Mounted as `admin.settlement` in `src/router.ts`. */
+export const settlementAdminRouter = router({
+  /** HELD and UNMATCHED inflows still waiting for a decision, oldest first. */
+  inflows: adminProcedure
+    .input(
+      z
+        .strictObject({
+          tenant_id: z.string().optional(),
+          state: z.enum(['HELD', 'UNMATCHED']).optional(),
+          limit: z.number().int().min(1).max(500).default(100),
+        })
+        .default({ limit: 100 }),
+    )
+    .output(z.object({ data: z.array(adminInflowOut) }))
+    .query(async ({ ctx, input }) => {
+      const rows = await inflowsNeedingAttention(ctx.em, {
+        tenantId: input.tenant_id,
+        state: input.state,
+        limit: input.limit,
+      });
+      return { data: rows.map((r) => toAdminInflow(r.inflow, r.accountPayoutId)) };
+    }),
+
+  /** Attributes an undecided inflow to a PENDING_PAYMENT payout of the same tenant and currency. */
+  attribute: adminProcedure
+    .input(
+      z.strictObject({ inflow_id: z.string().min(1), payout_id: z.string().min(1), note: note.optional() }),
+    )
+    .output(z.object({ inflow: adminInflowOut, payout: payoutSummaryOut }))
+    .mutation(async ({ ctx, input }) => {
+      const result = await ctx.commit(async (em) => {
+        await attributeInflow(em, {
+          inflowId: input.inflow_id,
+          payoutId: input.payout_id,
+          now: ctx.deps.clock.now(),
+        });
+        const inflow = await em.findOneOrFail(Inflow, input.inflow_id, { populate: ['payout'] });
+        return { inflow: toAdminInflow(inflow), payout: toPayoutSummary(inflow.payout!) };
+      });
+      ctx.log.info(
+        {
+          action: 'settlement.attribute',
+          inflow: input.inflow_id,
+          payout: input.payout_id,
+          note: input.note,
+        },
+        'operator attributed an inflow',
+      );
+      return result;
+    }),
+
+  /** Fails a payout held for review; its refund follows from the refunds job. */
+  failPayout: adminProcedure
+    .input(z.strictObject({ payout_id: z.string().min(1), note: note.optional() }))
+    .output(z.object({ payout: payoutSummaryOut }))
+    .mutation(async ({ ctx, input }) => {
+      const result = await ctx.commit(async (em) => ({
+        payout: toPayoutSummary(
+          await failHeldPayout(em, { payoutId: input.payout_id, now: ctx.deps.clock.now() }),
+        ),
+      }));
+      ctx.log.info(
+        { action: 'settlement.fail_payout', payout: input.payout_id, note: input.note },
+        'operator failed a held payout',
+      );
+      return result;
+    }),
+
+  /** Records that undecided money was sent back to the merchant outside the service. */
+  returnInflow: adminProcedure
+    .input(z.strictObject({ inflow_id: z.string().min(1), note }))
+    .output(z.object({ inflow: adminInflowOut }))
+    .mutation(async ({ ctx, input }) => {
+      const result = await ctx.commit(async (em) => ({
+        inflow: toAdminInflow(await returnInflow(em, { inflowId: input.inflow_id })),
+      }));
+      ctx.log.info(
+        { action: 'settlement.return_inflow', inflow: input.inflow_id, note: input.note },
+        'operator recorded an inflow as returned',
+      );
+      return result;
+    }),
+});

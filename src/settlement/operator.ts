@@ -1,0 +1,151 @@
+import { type EntityManager, LockMode } from '@mikro-orm/postgresql';
+import { AppError, invalidField } from '#src/http/errors.ts';
+import { PaymentInstruction } from '#src/instructions/entities.ts';
+import { isUuid } from '#src/lib/ids.ts';
+import { Payout } from '#src/payouts/entities.ts';
+import { applyPayoutEvent } from '#src/payouts/lifecycle.ts';
+import { Inflow } from './entities.ts';
+import { attributeToPayout, type MatchOutcome } from './matching.ts';
+import { moveInflow } from './rules.ts';
+
+/**
+ * What operators do with money that matching could not settle on its own (product decisions
+ * §2, §7): see it, attribute it to a payout, fail a held payout (its refund follows), or record
+ * that unattributed money went back to the merchant. Each runs inside the caller's transaction.
+ */
+
+/** HELD and UNMATCHED inflows that still wait for a decision, oldest first. */
+export async function inflowsNeedingAttention(
+  em: EntityManager,
+  filter: { tenantId?: string; state?: 'HELD' | 'UNMATCHED'; limit: number },
+): Promise<{ inflow: Inflow; accountPayoutId: string | null }[]> {
+  if (filter.tenantId !== undefined && !isUuid(filter.tenantId)) return [];
+  // A HELD inflow attributed to a payout that has since ended (failed, so refunded) needs nobody.
+  const held = {
+    state: 'HELD' as const,
+    $or: [{ payout: null }, { payout: { status: 'PENDING_PAYMENT' as const } }],
+  };
+  const states =
+    filter.state === 'HELD'
+      ? [held]
+      : filter.state === 'UNMATCHED'
+        ? [{ state: 'UNMATCHED' as const }]
+        : [held, { state: 'UNMATCHED' as const }];
+  const inflows = await em.find(
+    Inflow,
+    { $or: states, ...(filter.tenantId ? { tenant: filter.tenantId } : {}) },
+    { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }], limit: filter.limit, populate: ['payout'] },
+  );
+  // Money on a virtual account names its payout even when it could not be attributed (it came
+  // late): the operator's obvious first lead.
+  const accounts = [...new Set(inflows.filter((i) => i.rail === 'BANK_TRANSFER').map((i) => i.toAccount))];
+  const owners =
+    accounts.length === 0
+      ? []
+      : await em.find(PaymentInstruction, { rail: 'BANK_TRANSFER', accountUnique: { $in: accounts } });
+  const byAccount = new Map(owners.map((o) => [o.accountUnique, o.payout.id]));
+  return inflows.map((inflow) => ({
+    inflow,
+    accountPayoutId: inflow.rail === 'BANK_TRANSFER' ? (byAccount.get(inflow.toAccount) ?? null) : null,
+  }));
+}
+
+/** Whether operators may still decide where this inflow's money goes. */
+function isUndecided(inflow: Inflow): boolean {
+  return inflow.state === 'UNMATCHED' || (inflow.state === 'HELD' && !inflow.payout);
+}
+
+async function lockUndecidedInflow(em: EntityManager, inflowId: string): Promise<Inflow> {
+  if (!isUuid(inflowId)) throw new AppError('INFLOW_NOT_FOUND');
+  const inflow = await em.findOne(Inflow, inflowId, { lockMode: LockMode.PESSIMISTIC_WRITE });
+  if (!inflow) throw new AppError('INFLOW_NOT_FOUND');
+  if (!isUndecided(inflow)) {
+    const attributed = inflow.payout ? ` and attributed to payout ${inflow.payout.id}` : '';
+    throw invalidField(
+      'inflow_id',
+      `is ${inflow.state}${attributed}; only UNMATCHED inflows and HELD inflows attributed to no payout can be decided`,
+    );
+  }
+  return inflow;
+}
+
+/**
+ * Attributes an UNMATCHED or unattributed HELD inflow to a payout of the same tenant and
+ * currency that is still waiting for money (PENDING_PAYMENT, awaiting or held): its total is
+ * recomputed with this inflow and the payout gets SETTLEMENT_CONFIRMED with triggered_by ADMIN.
+ */
+export async function attributeInflow(
+  em: EntityManager,
+  args: { inflowId: string; payoutId: string; now: Date },
+): Promise<MatchOutcome> {
+  const inflow = await lockUndecidedInflow(em, args.inflowId);
+  if (!isUuid(args.payoutId)) throw new AppError('PAYOUT_NOT_FOUND');
+  // Instruction before payout: the order matching locks them in.
+  const instruction = await em.findOne(
+    PaymentInstruction,
+    { payout: args.payoutId },
+    { lockMode: LockMode.PESSIMISTIC_WRITE },
+  );
+  const payout = await em.findOne(Payout, args.payoutId, { lockMode: LockMode.PESSIMISTIC_WRITE });
+  if (!payout) throw new AppError('PAYOUT_NOT_FOUND');
+  if (payout.tenant.id !== inflow.tenant.id) {
+    throw invalidField('payout_id', 'belongs to another tenant than the inflow');
+  }
+  if (payout.settlementCurrency !== inflow.currency) {
+    throw invalidField(
+      'payout_id',
+      `settles in ${payout.settlementCurrency}, the inflow is ${inflow.currency}`,
+    );
+  }
+  if (payout.status !== 'PENDING_PAYMENT' || !instruction) {
+    throw invalidField('payout_id', `is ${payout.status}; only a PENDING_PAYMENT payout can take money`);
+  }
+  return attributeToPayout(em, {
+    inflow,
+    instructionId: instruction.id,
+    payout,
+    now: args.now,
+    triggeredBy: 'ADMIN',
+    rule: 'OPERATOR',
+  });
+}
+
+/**
+ * Fails a payout held for review (OPERATOR_FAIL): FAILED with SETTLEMENT_UNDERPAID, and the
+ * machine makes the refund of what was received due. Anything but a held payout is refused.
+ */
+export async function failHeldPayout(
+  em: EntityManager,
+  args: { payoutId: string; now: Date },
+): Promise<Payout> {
+  if (!isUuid(args.payoutId)) throw new AppError('PAYOUT_NOT_FOUND');
+  const payout = await em.findOne(Payout, args.payoutId, { lockMode: LockMode.PESSIMISTIC_WRITE });
+  if (!payout) throw new AppError('PAYOUT_NOT_FOUND');
+  const transition = await applyPayoutEvent(
+    em,
+    payout.id,
+    { type: 'OPERATOR_FAIL', triggeredBy: 'ADMIN', now: args.now },
+    {
+      reasonDetail: {
+        received_total: payout.receivedAmount.toFixed(),
+        expected_amount: payout.settlementAmount.toFixed(),
+        currency: payout.settlementCurrency,
+      },
+    },
+  );
+  if (!transition.taken) {
+    const where = payout.status === 'PENDING_PAYMENT' ? 'awaiting payment' : payout.status;
+    throw invalidField('payout_id', `is ${where}, not held for review`);
+  }
+  return transition.row;
+}
+
+/**
+ * Records that an UNMATCHED or unattributed HELD inflow was sent back to the merchant outside the
+ * service (RETURNED). A record only: the service moves no money here.
+ */
+export async function returnInflow(em: EntityManager, args: { inflowId: string }): Promise<Inflow> {
+  const inflow = await lockUndecidedInflow(em, args.inflowId);
+  moveInflow(inflow, 'RETURNED');
+  return inflow;
+}

@@ -1,0 +1,96 @@
+import { defineEntity, type InferEntity, p } from '@mikro-orm/postgresql';
+import type { DeliveryRecordStatus, WebhookDeliveryStatus } from '#machines/webhook-delivery.machine.ts';
+import { idColumn, timestamps } from '#src/db/columns.ts';
+import { OutboxEvent } from '#src/events/entities.ts';
+import { Tenant } from '#src/tenants/entities.ts';
+
+export const WEBHOOK_DELIVERY_STATUSES = [
+  'PENDING',
+  'ATTEMPTING',
+  'RETRY_SCHEDULED',
+  'SUCCEEDED',
+  'DEAD',
+] as const satisfies readonly WebhookDeliveryStatus[];
+
+export const DELIVERY_RECORD_STATUSES = [
+  'SUCCESS',
+  'FAILED',
+  'DEAD',
+] as const satisfies readonly DeliveryRecordStatus[];
+
+/**
+ * A delivery job: one outbox event to one URL. Its id is the `X-Service-Delivery` header, the
+ * same on every attempt. `status` and `snapshot` belong to `machines/webhook-delivery.machine.ts`
+ * and are written only by the engine; `due_at` mirrors the machine's due time (next attempt, or
+ * the lease of the attempt in progress) so that the job can claim due rows by index.
+ */
+export const WebhookDelivery = defineEntity({
+  name: 'WebhookDelivery',
+  tableName: 'webhook_deliveries',
+  uniques: [{ properties: ['event', 'targetUrl'] }],
+  indexes: [
+    {
+      name: 'webhook_deliveries_due_index',
+      expression:
+        'create index "webhook_deliveries_due_index" on "webhook_deliveries" ("due_at") where "due_at" is not null',
+    },
+    {
+      name: 'webhook_deliveries_attempting_index',
+      expression:
+        'create index "webhook_deliveries_attempting_index" on "webhook_deliveries" ("target_origin") where "status" = \'ATTEMPTING\'',
+    },
+    {
+      name: 'webhook_deliveries_dead_index',
+      expression:
+        'create index "webhook_deliveries_dead_index" on "webhook_deliveries" ("created_at", "id") where "status" = \'DEAD\'',
+    },
+  ],
+  properties: {
+    id: idColumn(),
+    tenant: () => p.manyToOne(Tenant),
+    event: () => p.manyToOne(OutboxEvent),
+    payoutId: p.uuid().nullable(),
+    eventType: p.string().length(64),
+    /** Where this job sends, fixed when the job is created. */
+    targetUrl: p.string().length(2048),
+    /** scheme://host:port of the target: concurrency is bounded per receiver, not per path. */
+    targetOrigin: p.string().length(512),
+    status: p.enum(WEBHOOK_DELIVERY_STATUSES),
+    snapshot: p.json<Record<string, unknown>>(),
+    attempts: p.integer().default(0),
+    dueAt: p.datetime().nullable(),
+    ...timestamps(),
+  },
+});
+export type WebhookDelivery = InferEntity<typeof WebhookDelivery>;
+
+/**
+ * One attempt of a delivery job: the delivery record merchants read in
+ * `GET /v1/webhooks/deliveries`. Written once, in the transaction that records the attempt's
+ * outcome, and never changed.
+ */
+export const WebhookDeliveryAttempt = defineEntity({
+  name: 'WebhookDeliveryAttempt',
+  tableName: 'webhook_delivery_attempts',
+  uniques: [{ properties: ['delivery', 'attemptNumber'] }],
+  indexes: [{ properties: ['tenant', 'createdAt', 'id'] }],
+  properties: {
+    id: idColumn(),
+    tenant: () => p.manyToOne(Tenant),
+    delivery: () => p.manyToOne(WebhookDelivery),
+    eventId: p.uuid(),
+    payoutId: p.uuid().nullable(),
+    eventType: p.string().length(64),
+    attemptNumber: p.integer(),
+    targetUrl: p.string().length(2048),
+    status: p.enum(DELIVERY_RECORD_STATUSES),
+    /** Null when no HTTP response came back (time-out, transport error, refused target). */
+    responseStatus: p.integer().nullable(),
+    failureReason: p.string().length(500).nullable(),
+    /** Which signing secret signed the attempt; null when it went unsigned. */
+    secretVersion: p.integer().nullable(),
+    durationMs: p.integer().nullable(),
+    createdAt: p.datetime(),
+  },
+});
+export type WebhookDeliveryAttempt = InferEntity<typeof WebhookDeliveryAttempt>;

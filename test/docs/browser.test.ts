@@ -1,0 +1,126 @@
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { expect } from 'chai';
+import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { REPO_ROOT } from '#src/docs/generate.ts';
+import { MACHINE_DOCS } from '#src/docs/registry.ts';
+import { harness } from '../harness.ts';
+
+/**
+ * The documentation pages in a real browser: Debian's Chromium driven by playwright-core (never a
+ * browser that Playwright downloads), started with flags that keep it off the network, against
+ * the running test service. Any request to another origin is refused and fails the test.
+ *
+ * Without Chromium this suite fails when CI is set (`.ci/run` installs it); on a developer's
+ * machine without CI set it is skipped, saying why.
+ */
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+const ARTIFACTS = path.join(REPO_ROOT, 'test/artifacts');
+
+describe('documentation pages in Chromium', function () {
+  this.timeout(120_000);
+  let context: BrowserContext | undefined;
+  let userDataDir: string | undefined;
+  const foreign: string[] = [];
+  const problems: string[] = [];
+
+  before(async function () {
+    if (!existsSync(CHROMIUM)) {
+      const why = `Chromium not found at ${CHROMIUM} (install it: apt-get install -y chromium)`;
+      if (process.env.CI) throw new Error(`${why}; CI must run the browser test`);
+      console.log(`    skipping the browser test locally: ${why}`);
+      this.skip();
+    }
+    userDataDir = await mkdtemp(path.join(os.tmpdir(), 'docs-chromium-'));
+    await mkdir(ARTIFACTS, { recursive: true });
+    // A persistent context is how Playwright takes a user data directory of our choosing: a fresh one.
+    context = await chromium.launchPersistentContext(userDataDir, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: FLAGS,
+      viewport: { width: 1400, height: 900 },
+    });
+    const own = new URL(harness().url).origin;
+    await context.route('**/*', (route) => {
+      const url = route.request().url();
+      if (url.startsWith('data:') || url.startsWith('blob:') || new URL(url).origin === own) {
+        return route.continue();
+      }
+      foreign.push(url);
+      return route.abort();
+    });
+  });
+
+  after(async () => {
+    await context?.close();
+    if (userDataDir) await rm(userDataDir, { recursive: true, force: true });
+  });
+
+  async function open(pathname: string): Promise<Page> {
+    const page = await context!.newPage();
+    page.on('console', (message) => {
+      if (message.type() === 'error') problems.push(`${pathname}: console: ${message.text()}`);
+    });
+    page.on('pageerror', (error) => problems.push(`${pathname}: ${error.message}`));
+    const response = await page.goto(`${harness().url}${pathname}`);
+    expect(response?.status(), pathname).to.equal(200);
+    return page;
+  }
+
+  afterEach(() => {
+    expect(foreign, 'requests to other origins').to.deep.equal([]);
+    expect(problems, 'errors in the page').to.deep.equal([]);
+  });
+
+  it('renders the API reference from /openapi.json, listing every endpoint', async () => {
+    const page = await open('/docs');
+    await page.waitForSelector('.opblock', { timeout: 30_000 });
+    const listed = await page.$$eval('.opblock', (blocks) =>
+      blocks.map((b) => {
+        const method = b.querySelector('.opblock-summary-method')?.textContent ?? '';
+        const route = b.querySelector('[data-path]')?.getAttribute('data-path') ?? '';
+        return `${method} ${route}`;
+      }),
+    );
+    const spec = (await (await fetch(`${harness().url}/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, unknown>>;
+    };
+    const expected = Object.entries(spec.paths).flatMap(([route, ops]) =>
+      Object.keys(ops)
+        .filter((m) => ['get', 'post', 'put', 'patch', 'delete'].includes(m))
+        .map((m) => `${m.toUpperCase()} ${route}`),
+    );
+    expect(expected).to.include('POST /v1/payouts');
+    // An operation with several tags is listed under each of them.
+    expect([...new Set(listed)].sort()).to.deep.equal([...expected].sort());
+    expect(await page.textContent('body')).to.include('/v1/payouts');
+    await page.screenshot({ path: path.join(ARTIFACTS, 'docs-reference.png'), fullPage: true });
+    await page.close();
+  });
+
+  it('shows a diagram and a transition table for every machine, linked to the reference', async () => {
+    const page = await open('/docs/machines');
+    for (const { name } of MACHINE_DOCS) {
+      const section = page.locator(`section[data-machine="${name}"]`);
+      expect(await section.locator('svg').count(), name).to.equal(1);
+      expect(await section.locator('svg g.node').count(), name).to.be.greaterThan(1);
+      expect(await section.locator('tbody tr').count(), name).to.be.greaterThan(0);
+    }
+    await page.screenshot({ path: path.join(ARTIFACTS, 'docs-machines.png'), fullPage: true });
+    await page.click('nav a[href="/docs"]');
+    await page.waitForSelector('.opblock', { timeout: 30_000 });
+    await page.close();
+  });
+});

@@ -1,0 +1,296 @@
+import { expect } from 'chai';
+import { verifyCallback } from '#src/providers/callback-signature.ts';
+import { useRailsRig } from './rails-fixtures.ts';
+
+const secret = 'processor-test-callback-secret';
+
+describe('sandbox payout processor', () => {
+  const rig = useRailsRig(secret);
+  const { clock, call, seconds } = rig;
+
+  /** Submits an NGN bank payout (GTBank) to `account`; its callbacks go to `/payouts/<reference>`. */
+  const submit = (reference: string, account: string, fields: Record<string, unknown> = {}) =>
+    call('POST', '/processor/payouts', {
+      reference,
+      attempt: 1,
+      destination_type: 'BANK_ACCOUNT',
+      country: 'NG',
+      currency: 'NGN',
+      amount: '150000.00',
+      account_unique: account,
+      provider_code: '058',
+      provider_name: 'Guaranty Trust Bank',
+      account_name: 'IFEANYI AFOLABI',
+      callback_url: `${rig.receiver.url}/payouts/${reference}`,
+      ...fields,
+    });
+  const callbacksOf = async (reference: string, count = 1) =>
+    (await rig.receiver.waitFor(`/payouts/${reference}`, count)).map((c) => c.body);
+  const status = async (reference: string) => (await call('GET', `/processor/payouts/${reference}`)).body;
+
+  describe('outcomes by the account’s last four characters', () => {
+    it('accepts any other account and calls back SUCCESSFUL, signed', async () => {
+      const accepted = await submit('out-ok', '0123456789');
+      expect(accepted.status).to.equal(201);
+      expect(accepted.body).to.deep.equal({
+        reference: 'out-ok',
+        status: 'ACCEPTED',
+        processor_reference: accepted.body.processor_reference,
+        failure_code: null,
+        failure_reason: null,
+        retryable: false,
+      });
+      expect(accepted.body.processor_reference).to.match(/^prc_[0-9a-f]{20}$/);
+
+      const [callback] = await rig.receiver.waitFor('/payouts/out-ok');
+      expect(callback!.body).to.deep.equal({
+        event: 'payout.status',
+        reference: 'out-ok',
+        processor_reference: accepted.body.processor_reference,
+        status: 'SUCCESSFUL',
+        failure_code: null,
+        failure_reason: null,
+        retryable: false,
+        occurred_at: clock.now().toISOString(),
+      });
+      expect(verifyCallback(secret, callback!.rawBody, callback!.signature, seconds())).to.deep.equal({
+        valid: true,
+        timestamp: seconds(),
+      });
+      expect(await status('out-ok')).to.include({ status: 'SUCCESSFUL', retryable: false });
+    });
+
+    it('1001: fails at once, non-retryable ACCOUNT_CLOSED, and never calls back', async () => {
+      const answer = await submit('out-1001', '0123451001');
+      expect(answer.status).to.equal(201);
+      expect(answer.body).to.include({
+        status: 'FAILED',
+        failure_code: 'ACCOUNT_CLOSED',
+        failure_reason: 'The beneficiary account is closed.',
+        retryable: false,
+      });
+      expect(answer.body.processor_reference).to.be.a('string');
+      expect(await status('out-1001')).to.deep.equal(answer.body);
+      expect((await rig.sandbox.processor.settled('out-1001')).callbacks).to.deep.equal([]);
+    });
+
+    it('1002: the first attempt fails retryably by callback, the next attempt succeeds', async () => {
+      expect((await submit('out-1002-a1', '0123451002')).body.status).to.equal('ACCEPTED');
+      const [failed] = await callbacksOf('out-1002-a1');
+      expect(failed).to.include({ status: 'FAILED', failure_code: 'PROCESSOR_TIMEOUT', retryable: true });
+      expect(await status('out-1002-a1')).to.include({ status: 'FAILED', retryable: true });
+
+      expect((await submit('out-1002-a2', '0123451002', { attempt: 2 })).body.status).to.equal('ACCEPTED');
+      const [succeeded] = await callbacksOf('out-1002-a2');
+      expect(succeeded).to.include({ status: 'SUCCESSFUL', failure_code: null, retryable: false });
+    });
+
+    it('1003: every attempt fails retryably by callback', async () => {
+      for (const attempt of [1, 2, 3]) {
+        const reference = `out-1003-a${attempt}`;
+        expect((await submit(reference, '0123451003', { attempt })).body.status).to.equal('ACCEPTED');
+        const [callback] = await callbacksOf(reference);
+        expect(callback).to.include({ status: 'FAILED', failure_code: 'PROCESSOR_TIMEOUT', retryable: true });
+      }
+    });
+
+    it('1004: accepts and never calls back, but the status query reports SUCCESSFUL', async () => {
+      expect((await submit('out-1004', '0123451004')).body.status).to.equal('ACCEPTED');
+      const settled = await rig.sandbox.processor.settled('out-1004');
+      expect(settled.callbacks).to.deep.equal([]);
+      expect(await status('out-1004')).to.include({ status: 'SUCCESSFUL', failure_code: null });
+      expect(rig.receiver.received.filter((r) => r.path === '/payouts/out-1004')).to.deep.equal([]);
+    });
+
+    it('applies the same endings to crypto wallets (BSC hex; base58 TRON addresses have no 0)', async () => {
+      const wallet = {
+        destination_type: 'CRYPTO_WALLET',
+        currency: 'USDT',
+        provider_code: null,
+        account_name: null,
+      };
+      const closed = await submit('out-bsc-1001', '0x55d398326f99059ff775485246999027b3191001', {
+        ...wallet,
+        amount: '100.123456',
+        provider_name: 'BSC',
+      });
+      expect(closed.body).to.include({ status: 'FAILED', failure_code: 'ACCOUNT_CLOSED' });
+      const ok = await submit('out-tron-ok', 'TJRabPrwbZy45sbavfcjinPJC18kjpRTv8', {
+        ...wallet,
+        amount: '5',
+        provider_name: 'tron',
+      });
+      expect(ok.body.status).to.equal('ACCEPTED');
+      expect((await callbacksOf('out-tron-ok'))[0]).to.include({ status: 'SUCCESSFUL' });
+    });
+  });
+
+  describe('validation like a real processor', () => {
+    const invalid = async (reference: string, account: string, fields: Record<string, unknown>) => {
+      const answer = await submit(reference, account, fields);
+      expect(answer.status).to.equal(201);
+      expect(answer.body).to.include({
+        status: 'FAILED',
+        failure_code: 'INVALID_DESTINATION',
+        retryable: false,
+        processor_reference: null,
+      });
+      return answer.body.failure_reason as string;
+    };
+
+    it('rejects bank and mobile-money payouts without an account name or provider code', async () => {
+      expect(await invalid('inv-name', '0123456789', { account_name: null })).to.match(/account_name/);
+      expect(await invalid('inv-name-empty', '0123456789', { account_name: '' })).to.match(/account_name/);
+      expect(
+        await invalid('inv-code', '08031234567', { destination_type: 'MOBILE_MONEY', provider_code: null }),
+      ).to.match(/provider_code/);
+    });
+
+    it('rejects a provider code the corridor does not have, or one of the other destination type', async () => {
+      expect(await invalid('inv-unknown-code', '0123456789', { provider_code: '999' })).to.match(/999/);
+      expect(
+        await invalid('inv-kind', '08031234567', { destination_type: 'MOBILE_MONEY', provider_code: '058' }),
+      ).to.match(/MOBILE_MONEY/);
+      expect(await invalid('inv-corridor', '0123456789', { country: 'KE', currency: 'KES' })).to.match(
+        /KE\/KES/,
+      );
+    });
+
+    it('rejects a crypto wallet on an unknown network or with an address of another chain', async () => {
+      const crypto = {
+        destination_type: 'CRYPTO_WALLET',
+        currency: 'USDT',
+        amount: '1',
+        provider_code: null,
+      };
+      expect(
+        await invalid('inv-net', 'TJRabPrwbZy45sbavfcjinPJC18kjpRTv8', { ...crypto, provider_name: 'ETH' }),
+      ).to.match(/network/);
+      expect(
+        await invalid('inv-addr', '0x55d398326f99059ff775485246999027b3197955', {
+          ...crypto,
+          provider_name: 'TRON',
+        }),
+      ).to.match(/TRON address/);
+    });
+
+    it('answers 400 for a request it cannot read', async () => {
+      expect((await submit('bad-amount', '0123456789', { amount: '1.005' })).status).to.equal(400);
+      expect((await submit('bad-attempt', '0123456789', { attempt: 0 })).status).to.equal(400);
+      expect((await submit('bad-currency', '0123456789', { currency: 'XYZ' })).status).to.equal(400);
+      expect((await submit('bad-url', '0123456789', { callback_url: 'not a url' })).status).to.equal(400);
+      expect((await submit('bad reference', '0123456789')).status).to.equal(400);
+      expect(rig.sandbox.processor.payouts('bad-amount')).to.deep.equal([]);
+    });
+  });
+
+  describe('idempotency on the reference', () => {
+    it('answers a repeated reference with the first answer and never pays twice', async () => {
+      const first = await submit('out-twice', '0123456789');
+      const again = await submit('out-twice', '0123451001', { amount: '999999.00' });
+      expect(again.status).to.equal(200);
+      expect(again.body.processor_reference).to.equal(first.body.processor_reference);
+      expect(again.body.failure_code).to.equal(null);
+      await rig.sandbox.processor.settled('out-twice');
+      const settled = await submit('out-twice', '0123456789');
+      expect(settled.body).to.include({ status: 'SUCCESSFUL' });
+
+      const [payout] = rig.sandbox.processor.payouts('out-twice');
+      expect(payout).to.include({ submissions: 3, accountUnique: '0123456789' });
+      expect(payout!.amount.toFixed(2)).to.equal('150000.00');
+      expect(payout!.callbacks).to.have.length(1);
+
+      const listed = await call('GET', '/sandbox/processor/payouts?reference=out-twice');
+      expect(listed.body.data).to.have.length(1);
+      expect(listed.body.data[0]).to.include({
+        reference: 'out-twice',
+        submissions: 3,
+        status: 'SUCCESSFUL',
+      });
+    });
+
+    it('answers 404 for a reference it never received', async () => {
+      const missing = await call('GET', '/processor/payouts/never-sent');
+      expect(missing.status).to.equal(404);
+      expect(missing.body.error.code).to.equal('PAYOUT_NOT_FOUND');
+    });
+  });
+
+  describe('callback delivery', () => {
+    it('retries the same body until the service answers 2xx', async () => {
+      rig.receiver.answer('/payouts/out-retry', 500);
+      await submit('out-retry', '0123456789');
+      const [first, second] = await rig.receiver.waitFor('/payouts/out-retry', 2);
+      expect([first!.answered, second!.answered]).to.deep.equal([500, 200]);
+      expect(second!.rawBody.equals(first!.rawBody)).to.equal(true);
+      expect(verifyCallback(secret, second!.rawBody, second!.signature, seconds()).valid).to.equal(true);
+      const [payout] = rig.sandbox.processor.payouts('out-retry');
+      expect(await payout!.callbacks[0]!.done).to.include({ status: 'DELIVERED', attempts: 2 });
+    });
+  });
+
+  describe('duplicate and out-of-order callbacks on request', () => {
+    it('re-sends the payout’s own callback byte for byte', async () => {
+      await submit('out-dup', '0123456789');
+      const [original] = await rig.receiver.waitFor('/payouts/out-dup');
+      clock.advance(5000);
+      const forced = await call('POST', '/sandbox/processor/payouts/out-dup/callbacks');
+      expect(forced.status).to.equal(202);
+      expect(forced.body.callback).to.deep.equal(original!.body);
+      const [, duplicate] = await rig.receiver.waitFor('/payouts/out-dup', 2);
+      expect(duplicate!.rawBody.equals(original!.rawBody)).to.equal(true);
+      expect(verifyCallback(secret, duplicate!.rawBody, duplicate!.signature, seconds()).valid).to.equal(
+        true,
+      );
+    });
+
+    it('sends a contradictory outcome later without changing the payout', async () => {
+      await submit('out-contra', '0123456789');
+      await rig.receiver.waitFor('/payouts/out-contra');
+      clock.advance(1000);
+      const forced = await call('POST', '/sandbox/processor/payouts/out-contra/callbacks', {
+        status: 'FAILED',
+        failure_code: 'ACCOUNT_CLOSED',
+      });
+      expect(forced.body.callback).to.include({
+        status: 'FAILED',
+        failure_code: 'ACCOUNT_CLOSED',
+        failure_reason: 'The beneficiary account is closed.',
+        retryable: true,
+        occurred_at: clock.now().toISOString(),
+      });
+      const [, contradiction] = await callbacksOf('out-contra', 2);
+      expect(contradiction).to.include({ status: 'FAILED', failure_code: 'ACCOUNT_CLOSED' });
+      expect(await status('out-contra')).to.include({ status: 'SUCCESSFUL' });
+    });
+
+    it('can deliver a stale retryable failure after the success of a 1002 retry', async () => {
+      await submit('out-ooo', '0123451002', { attempt: 2 });
+      await rig.receiver.waitFor('/payouts/out-ooo');
+      rig.sandbox.processor.sendCallback('out-ooo', {
+        status: 'FAILED',
+        retryable: false,
+        failureCode: 'REJECTED',
+      });
+      const [success, stale] = await callbacksOf('out-ooo', 2);
+      expect(success).to.include({ status: 'SUCCESSFUL' });
+      expect(stale).to.include({
+        status: 'FAILED',
+        failure_code: 'REJECTED',
+        failure_reason: 'Simulated failure (REJECTED).',
+        retryable: false,
+      });
+    });
+
+    it('answers 404 for an unknown payout and 400 for an unknown status', async () => {
+      const missing = await call('POST', '/sandbox/processor/payouts/never-sent/callbacks', {});
+      expect(missing.status).to.equal(404);
+      expect(missing.body.error.code).to.equal('PAYOUT_NOT_FOUND');
+      await submit('out-bad-force', '0123456789');
+      const bad = await call('POST', '/sandbox/processor/payouts/out-bad-force/callbacks', {
+        status: 'DONE',
+      });
+      expect(bad.status).to.equal(400);
+    });
+  });
+});

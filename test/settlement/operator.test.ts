@@ -1,0 +1,252 @@
+import { expect } from 'chai';
+import { run } from '#src/cli/admin.ts';
+import { runInstructionsOnce } from '#src/instructions/job.ts';
+import { Task } from '#src/jobs/entities.ts';
+import { toDecimal } from '#src/lib/money.ts';
+import type { Merchant } from '../client.ts';
+import { harness } from '../harness.ts';
+import { payoutReadyMerchant } from '../payouts/fixtures.ts';
+import {
+  admin,
+  confirmationsOf,
+  creditBody,
+  deps,
+  getPayout,
+  inflowByRef,
+  mine,
+  outboxEventTypes,
+  payoutWithInstruction,
+  postBankCallback,
+  sendUsdt,
+  settle,
+} from './fixtures.ts';
+
+/** The catalogue code of a failed admin command. */
+async function refusal(...argv: string[]): Promise<{ code: string; message: string; details: unknown }> {
+  const err = await admin(...argv).then(
+    () => null,
+    (e: { message: string; data?: { app_code?: string; details?: unknown } }) => e,
+  );
+  expect(err, `${argv.join(' ')} should have been refused`).to.not.equal(null);
+  return { code: err!.data?.app_code ?? 'USAGE', message: err!.message, details: err!.data?.details };
+}
+
+/** A signed bank credit straight to the service; returns the recorded inflow. */
+async function bankCredit(accountNumber: string, amount: string) {
+  const body = creditBody({ account_number: accountNumber, amount });
+  const res = await postBankCallback(body);
+  expect(res.status, res.text).to.equal(204);
+  return (await inflowByRef(String(body.session_id)))!;
+}
+
+describe('operator tools for settlement (admin.settlement.*)', () => {
+  let merchant: Merchant;
+  beforeEach(async () => {
+    merchant = await payoutReadyMerchant();
+  });
+
+  it('attributes held crypto money to its payout, holding it, and completes it with a second attribution', async () => {
+    const payout = await payoutWithInstruction(merchant);
+    const expected = toDecimal(payout.instruction.expected);
+    const part = expected.minus(20).toFixed();
+    const first = await sendUsdt('TRON', payout.instruction.account_unique, part);
+    await mine('TRON', confirmationsOf('TRON'));
+    await settle();
+    const held = (await inflowByRef(first))!;
+    expect(held).to.include({ state: 'HELD', payout: null });
+
+    const attributed = await admin(
+      'inflow',
+      'attribute',
+      held.id,
+      '--payout',
+      payout.id,
+      '--note',
+      'ticket 81',
+    );
+    expect(attributed.inflow).to.include({
+      id: held.id,
+      state: 'HELD',
+      payout_id: payout.id,
+      is_underpaid: true,
+    });
+    expect(attributed.payout).to.include({ id: payout.id, status: 'PENDING_PAYMENT', received_amount: part });
+    const underpaid = await getPayout(merchant, payout.id);
+    expect(underpaid.status_timeline.at(-1)).to.deep.include({
+      reason_code: 'SETTLEMENT_UNDERPAID',
+      triggered_by: 'ADMIN',
+    });
+    expect(underpaid.status_timeline.at(-1).reason_detail).to.include({
+      inflow_id: held.id,
+      match_rule: 'OPERATOR',
+    });
+    expect(JSON.stringify(underpaid.status_timeline), 'operator notes stay internal').to.not.include(
+      'ticket 81',
+    );
+    expect(await outboxEventTypes(payout.id)).to.include('payout.underpaid');
+
+    // The rest is below the open instruction too, so it waits for the operator as well.
+    const second = await sendUsdt('TRON', payout.instruction.account_unique, '25');
+    await mine('TRON', confirmationsOf('TRON'));
+    await settle();
+    const rest = (await inflowByRef(second))!;
+    expect(rest).to.include({ state: 'HELD', payout: null });
+    const done = await admin('inflow', 'attribute', rest.id, '--payout', payout.id);
+    expect(done.inflow).to.include({ state: 'MATCHED', is_matched: true, overpayment_amount: '5' });
+    expect(done.payout).to.include({
+      status: 'PAYMENT_RECEIVED',
+      received_amount: expected.plus(5).toFixed(),
+    });
+    expect((await inflowByRef(first))?.state).to.equal('MATCHED');
+    const paid = await getPayout(merchant, payout.id);
+    expect(paid.payment_instruction.payment_status).to.equal('PAID');
+    expect(paid.status_timeline.at(-1)).to.deep.include({
+      reason_code: 'PAYMENT_RECEIVED',
+      triggered_by: 'ADMIN',
+    });
+    expect((await admin('inflow', 'list', '--tenant', merchant.tenantId)).data).to.deep.equal([]);
+  });
+
+  it('completes a crypto payout held by an attribution when exactly the rest arrives', async () => {
+    const payout = await payoutWithInstruction(merchant);
+    const expected = toDecimal(payout.instruction.expected);
+    const first = await sendUsdt('TRON', payout.instruction.account_unique, '30');
+    await mine('TRON', confirmationsOf('TRON'));
+    await settle();
+    await admin('inflow', 'attribute', (await inflowByRef(first))!.id, '--payout', payout.id);
+
+    const rest = await sendUsdt('TRON', payout.instruction.account_unique, expected.minus(30).toFixed());
+    await mine('TRON', confirmationsOf('TRON'));
+    await settle();
+    expect(await inflowByRef(rest)).to.include({ state: 'MATCHED', isMatched: true });
+    expect((await inflowByRef(first))?.state).to.equal('MATCHED');
+    const paid = await getPayout(merchant, payout.id);
+    expect(paid.status).to.equal('PAYMENT_RECEIVED');
+    expect(paid.status_timeline.at(-1)).to.deep.include({
+      triggered_by: 'SYSTEM',
+      reason_code: 'PAYMENT_RECEIVED',
+    });
+    expect(paid.status_timeline.at(-1).reason_detail).to.include({
+      match_rule: 'TOP_UP',
+      received_total: expected.toFixed(),
+      overpayment_amount: '0',
+    });
+  });
+
+  it('fails a held payout, which makes its refund due and takes its money off the list', async () => {
+    const payout = await payoutWithInstruction(merchant, { settlement_currency: 'NGN' });
+    const held = await bankCredit(payout.instruction.account_unique, '500.00');
+    expect(held.state).to.equal('HELD');
+    expect(
+      (await admin('inflow', 'list', '--tenant', merchant.tenantId, '--state', 'HELD')).data,
+    ).to.have.length(1);
+
+    const failed = await admin('payout', 'fail', payout.id, '--note', 'merchant will not top up');
+    expect(failed.payout).to.include({ id: payout.id, status: 'FAILED', received_amount: '500' });
+    const p = await getPayout(merchant, payout.id);
+    expect(p.status_timeline.at(-1)).to.deep.include({
+      from_status: 'PENDING_PAYMENT',
+      to_status: 'FAILED',
+      triggered_by: 'ADMIN',
+      reason_code: 'SETTLEMENT_UNDERPAID',
+    });
+    expect(await outboxEventTypes(payout.id)).to.include('payout.failed');
+    const refundTask = await deps()
+      .orm.em.fork()
+      .findOne(Task, { kind: 'RAISE_REFUND', subjectId: payout.id });
+    expect(refundTask, 'RAISE_REFUND due').to.not.equal(null);
+    expect((await admin('inflow', 'list', '--tenant', merchant.tenantId)).data).to.deep.equal([]);
+  });
+
+  it('pays a held payout whose instruction lapsed when an operator attributes the late top-up', async () => {
+    const payout = await payoutWithInstruction(merchant, { settlement_currency: 'NGN' });
+    const expected = toDecimal(payout.instruction.expected);
+    await bankCredit(payout.instruction.account_unique, '100.00');
+    harness().clock.advance(deps().config.PAYMENT_INSTRUCTION_TTL_MS + 60_000);
+    await runInstructionsOnce(deps());
+    const stillHeld = await getPayout(merchant, payout.id);
+    expect(stillHeld.status, 'money was received: a held payout does not expire').to.equal('PENDING_PAYMENT');
+    expect(stillHeld.payment_instruction.payment_status).to.equal('EXPIRED');
+
+    const late = await bankCredit(payout.instruction.account_unique, expected.minus(100).toFixed(2));
+    expect(late).to.include({ state: 'UNMATCHED', payout: null });
+    const listed = await admin('inflow', 'list', '--tenant', merchant.tenantId, '--state', 'UNMATCHED');
+    expect(listed.data[0]).to.include({ id: late.id, account_payout_id: payout.id });
+
+    const done = await admin('inflow', 'attribute', late.id, '--payout', payout.id);
+    expect(done.payout).to.include({ status: 'PAYMENT_RECEIVED', received_amount: expected.toFixed() });
+    expect((await getPayout(merchant, payout.id)).payment_instruction.payment_status).to.equal('EXPIRED');
+  });
+
+  it('records unattributed money as returned to the merchant, after which nobody can attribute it', async () => {
+    const payout = await payoutWithInstruction(merchant);
+    harness().clock.advance(deps().config.PAYMENT_INSTRUCTION_TTL_MS + 60_000);
+    await runInstructionsOnce(deps());
+    const tx = await sendUsdt('TRON', payout.instruction.account_unique, payout.instruction.expected);
+    await mine('TRON', confirmationsOf('TRON'));
+    await settle();
+    const late = (await inflowByRef(tx))!;
+    expect(late.state).to.equal('UNMATCHED');
+
+    expect((await refusal('inflow', 'return', late.id)).code).to.equal('USAGE');
+    const returned = await admin('inflow', 'return', late.id, '--note', 'sent back from the hot wallet');
+    expect(returned.inflow).to.include({ id: late.id, state: 'RETURNED', payout_id: null });
+    expect((await admin('inflow', 'list', '--tenant', merchant.tenantId)).data).to.deep.equal([]);
+    const open = await payoutWithInstruction(merchant);
+    const again = await refusal('inflow', 'attribute', late.id, '--payout', open.id);
+    expect(again.code).to.equal('VALIDATION_FAILED');
+    expect(again.details).to.deep.equal([
+      {
+        field: 'inflow_id',
+        issue: 'is RETURNED; only UNMATCHED inflows and HELD inflows attributed to no payout can be decided',
+      },
+    ]);
+  });
+
+  it('refuses attribution to another tenant’s payout, another currency, or a payout not waiting for money', async () => {
+    const payout = await payoutWithInstruction(merchant);
+    harness().clock.advance(deps().config.PAYMENT_INSTRUCTION_TTL_MS + 60_000);
+    await runInstructionsOnce(deps());
+    const tx = await sendUsdt('TRON', payout.instruction.account_unique, '3');
+    await mine('TRON', confirmationsOf('TRON'));
+    await settle();
+    const stray = (await inflowByRef(tx))!;
+    expect(stray.state).to.equal('UNMATCHED');
+
+    const other = await payoutReadyMerchant();
+    const theirs = await payoutWithInstruction(other);
+    const ngn = await payoutWithInstruction(merchant, { settlement_currency: 'NGN' });
+    const cases: [string, string][] = [
+      [theirs.id, 'belongs to another tenant than the inflow'],
+      [ngn.id, 'settles in NGN, the inflow is USDT'],
+      [payout.id, 'is EXPIRED; only a PENDING_PAYMENT payout can take money'],
+    ];
+    for (const [payoutId, issue] of cases) {
+      const refused = await refusal('inflow', 'attribute', stray.id, '--payout', payoutId);
+      expect(refused.code).to.equal('VALIDATION_FAILED');
+      expect(refused.details).to.deep.equal([{ field: 'payout_id', issue }]);
+    }
+    expect((await refusal('inflow', 'attribute', stray.id, '--payout', crypto.randomUUID())).code).to.equal(
+      'PAYOUT_NOT_FOUND',
+    );
+    expect((await refusal('inflow', 'attribute', crypto.randomUUID(), '--payout', ngn.id)).code).to.equal(
+      'INFLOW_NOT_FOUND',
+    );
+    const notHeld = await refusal('payout', 'fail', ngn.id);
+    expect(notHeld.details).to.deep.equal([
+      { field: 'payout_id', issue: 'is awaiting payment, not held for review' },
+    ]);
+    expect((await inflowByRef(tx))?.state, 'nothing changed').to.equal('UNMATCHED');
+  });
+
+  it('is closed to callers without the admin token', async () => {
+    const err = await run(['inflow', 'list'], {
+      serviceUrl: harness().url,
+      token: 'not-the-admin-token',
+    }).then(
+      () => null,
+      (e: Error) => e,
+    );
+    expect(err?.message).to.match(/admin bearer token/);
+  });
+});
