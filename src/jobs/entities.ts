@@ -35,6 +35,11 @@ export const Task = defineEntity({
     subjectId: p.uuid(),
     dueAt: p.datetime(),
     attempts: p.integer().default(0),
+    /**
+     * Bumped whenever the work is scheduled again while the task is open (possibly while a worker
+     * is handling it): that worker's completion then leaves the task open for another pass.
+     */
+    generation: p.integer().default(0),
     lastError: p.text().nullable(),
     doneAt: p.datetime().nullable(),
     ...timestamps(),

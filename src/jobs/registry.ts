@@ -17,9 +17,8 @@ export interface JobDefinition {
 export const JOBS: readonly JobDefinition[] = [
   {
     name: 'instructions',
-    // The contract's sweep; requests also wake the job right after creating a payout.
-    intervalMs: (config) =>
-      Math.min(config.INSTRUCTION_SWEEP_INTERVAL_MS, config.WORKER_POLL_INTERVAL_MS * 5),
+    // The contract's sweep; a request wakes the job right after creating a payout.
+    intervalMs: (config) => config.INSTRUCTION_SWEEP_INTERVAL_MS,
     runOnce: runInstructionsOnce,
   },
   { name: 'dispatch', intervalMs: (config) => config.WORKER_POLL_INTERVAL_MS, runOnce: runDispatchOnce },

@@ -35,11 +35,11 @@ export async function drainTasks(
         outcome = { done: false, error: err instanceof Error ? `${err.name}: ${err.message}` : String(err) };
       }
       const now = deps.clock.now();
-      if (outcome.done) await completeTask(em, task.id, now);
+      if (outcome.done) await completeTask(em, task, now);
       else {
         const wait = outcome.retryInMs ?? taskBackoffMs(task.attempts);
         await retryTask(em, {
-          taskId: task.id,
+          task,
           dueAt: new Date(now.getTime() + wait),
           error: outcome.error,
           now,

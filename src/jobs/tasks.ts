@@ -4,8 +4,10 @@ import type { TaskKind } from './entities.ts';
 
 /**
  * Makes `kind` due for `subjectId` at `dueAt` inside the caller's transaction. At most one open
- * task exists per kind and subject (a partial unique index): scheduling again is a no-op, so a
- * state change can never queue the same work twice.
+ * task exists per kind and subject (a partial unique index), so the same work is never queued
+ * twice; scheduling an open task again bumps its generation, so that a worker handling it right
+ * now cannot complete away the work just asked for. Its due time is left alone: a worker may hold
+ * it (the lease), and two workers must not handle one task at once.
  */
 export async function scheduleTask(
   em: EntityManager,
@@ -14,7 +16,8 @@ export async function scheduleTask(
   await em.execute(
     `insert into tasks (id, kind, subject_id, due_at, attempts, created_at, updated_at)
      values (?, ?, ?, ?, 0, ?, ?)
-     on conflict (kind, subject_id) where done_at is null do nothing`,
+     on conflict (kind, subject_id) where done_at is null
+     do update set generation = tasks.generation + 1, updated_at = excluded.updated_at`,
     [newId(), args.kind, args.subjectId, args.dueAt, args.now, args.now],
   );
 }
@@ -24,6 +27,8 @@ export interface ClaimedTask {
   kind: TaskKind;
   subjectId: string;
   attempts: number;
+  /** The generation claimed: completing is refused once the task was scheduled again. */
+  generation: number;
 }
 
 /**
@@ -35,7 +40,9 @@ export async function claimTasks(
   em: EntityManager,
   args: { kind: TaskKind; now: Date; limit: number; leaseMs: number },
 ): Promise<ClaimedTask[]> {
-  const rows = await em.execute<{ id: string; kind: TaskKind; subject_id: string; attempts: number }[]>(
+  const rows = await em.execute<
+    { id: string; kind: TaskKind; subject_id: string; attempts: number; generation: number }[]
+  >(
     `update tasks set due_at = ?, attempts = attempts + 1, updated_at = ?
       where id in (
         select id from tasks
@@ -43,28 +50,45 @@ export async function claimTasks(
          order by due_at
          limit ?
          for update skip locked)
-      returning id, kind, subject_id, attempts`,
+      returning id, kind, subject_id, attempts, generation`,
     [new Date(args.now.getTime() + args.leaseMs), args.now, args.kind, args.now, args.limit],
   );
-  return rows.map((r) => ({ id: r.id, kind: r.kind, subjectId: r.subject_id, attempts: r.attempts }));
+  return rows.map((r) => ({
+    id: r.id,
+    kind: r.kind,
+    subjectId: r.subject_id,
+    attempts: r.attempts,
+    generation: r.generation,
+  }));
 }
 
-/** Marks a claimed task done. */
-export async function completeTask(em: EntityManager, taskId: string, now: Date): Promise<void> {
-  await em.execute('update tasks set done_at = ?, updated_at = ? where id = ?', [now, now, taskId]);
+/**
+ * Marks a claimed task done, unless it was scheduled again since the claim: then it stays open
+ * and becomes due at once, so the next pass does the new work.
+ */
+export async function completeTask(
+  em: EntityManager,
+  task: Pick<ClaimedTask, 'id' | 'generation'>,
+  now: Date,
+): Promise<void> {
+  await em.execute(
+    `update tasks set done_at = case when generation = ? then ?::timestamptz end,
+                      due_at = case when generation = ? then due_at else ?::timestamptz end, updated_at = ?
+      where id = ?`,
+    [task.generation, now, task.generation, now, now, task.id],
+  );
 }
 
-/** Puts a claimed task back for a later attempt, keeping what went wrong. */
+/** Puts a claimed task back for a later attempt, keeping what went wrong (due at once if it was scheduled again meanwhile). */
 export async function retryTask(
   em: EntityManager,
-  args: { taskId: string; dueAt: Date; error: string; now: Date },
+  args: { task: Pick<ClaimedTask, 'id' | 'generation'>; dueAt: Date; error: string; now: Date },
 ): Promise<void> {
-  await em.execute('update tasks set due_at = ?, last_error = ?, updated_at = ? where id = ?', [
-    args.dueAt,
-    args.error.slice(0, 2000),
-    args.now,
-    args.taskId,
-  ]);
+  await em.execute(
+    `update tasks set due_at = case when generation = ? then ?::timestamptz else ?::timestamptz end, last_error = ?, updated_at = ?
+      where id = ?`,
+    [args.task.generation, args.dueAt, args.now, args.error.slice(0, 2000), args.now, args.task.id],
+  );
 }
 
 /** Exponential backoff for task retries: 1 s, 2 s, 4 s … capped at `capMs`. */

@@ -102,8 +102,11 @@ async function takeLease(
   );
   const token = newId();
   const [leased] = await em.execute<{ cursor: string | null }[]>(
+    // SKIP LOCKED: a row being saved by the lease holder right now is simply not ours to take.
     `update chain_cursors set lease_token = ?, lease_until = ?, updated_at = ?
-      where network = ? and (lease_until is null or lease_until < ?)
+      where network = (select network from chain_cursors
+                        where network = ? and (lease_until is null or lease_until < ?)
+                        for update skip locked)
       returning cursor`,
     [token, new Date(now.getTime() + SCAN_LEASE_MS), now, network, now],
   );

@@ -45,12 +45,24 @@ describe('settlement with several instances', () => {
 
   it('never scans one network in two places at once: the second instance skips it', async () => {
     await settle();
+    // Another instance is scanning TRON: it holds an unexpired lease on the cursor.
+    const until = new Date(deps().clock.now().getTime() + 60_000);
+    await deps()
+      .orm.em.fork()
+      .execute(
+        "update chain_cursors set lease_token = gen_random_uuid(), lease_until = ? where network = 'TRON'",
+        [until],
+      );
+    expect(await scanChain(deps(), 'TRON')).to.include({ scanned: false, recorded: 0 });
+    // and while it saves a page, its row lock is skipped, not waited for
     const skipped = await whileLocked(
       "select * from chain_cursors where network = 'TRON' for update",
       [],
       () => scanChain(deps(), 'TRON'),
     );
     expect(skipped).to.include({ scanned: false, recorded: 0 });
+    // A lease whose holder died lapses, and the network is scanned again.
+    harness().clock.advance(60_001);
     expect((await scanChain(deps(), 'TRON')).scanned).to.equal(true);
   });
 

@@ -1,0 +1,74 @@
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import { Task } from '#src/jobs/entities.ts';
+import { claimTasks, completeTask, retryTask, scheduleTask } from '#src/jobs/tasks.ts';
+import { harness } from '../harness.ts';
+
+describe('task rows', () => {
+  const em = () => harness().service.deps.orm.em.fork();
+  // A clock of its own, far from the harness's, so no other test's tasks are due here.
+  let now = new Date('1990-01-01T00:00:00Z');
+  const later = (ms: number) => new Date(now.getTime() + ms);
+
+  async function open(subjectId: string) {
+    return em().find(Task, { subjectId, doneAt: null });
+  }
+
+  it('keeps one open task per kind and subject however often it is scheduled', async () => {
+    const subjectId = randomUUID();
+    await scheduleTask(em(), { kind: 'DISPATCH', subjectId, dueAt: now, now });
+    await scheduleTask(em(), { kind: 'DISPATCH', subjectId, dueAt: now, now });
+    expect(await open(subjectId)).to.have.length(1);
+  });
+
+  it('never hands one due task to two claimers', async () => {
+    const subjectId = randomUUID();
+    await scheduleTask(em(), { kind: 'QUERY_OUTFLOW', subjectId, dueAt: now, now });
+    const [a, b] = await Promise.all([
+      claimTasks(em(), { kind: 'QUERY_OUTFLOW', now, limit: 10, leaseMs: 60_000 }),
+      claimTasks(em(), { kind: 'QUERY_OUTFLOW', now, limit: 10, leaseMs: 60_000 }),
+    ]);
+    const mine = [...a, ...b].filter((t) => t.subjectId === subjectId);
+    expect(mine).to.have.length(1);
+    // leased: not due again until the lease runs out
+    expect(
+      (
+        await claimTasks(em(), { kind: 'QUERY_OUTFLOW', now: later(59_000), limit: 10, leaseMs: 60_000 })
+      ).filter((t) => t.subjectId === subjectId),
+    ).to.deep.equal([]);
+  });
+
+  it('does not lose work scheduled while a worker handles the task', async () => {
+    now = later(3_600_000);
+    const subjectId = randomUUID();
+    await scheduleTask(em(), { kind: 'RAISE_REFUND', subjectId, dueAt: now, now });
+    const [claimed] = (
+      await claimTasks(em(), { kind: 'RAISE_REFUND', now, limit: 100, leaseMs: 60_000 })
+    ).filter((t) => t.subjectId === subjectId);
+    expect(claimed).to.not.equal(undefined);
+    await scheduleTask(em(), { kind: 'RAISE_REFUND', subjectId, dueAt: now, now });
+    await completeTask(em(), claimed!, now);
+    const [still] = await open(subjectId);
+    expect(still, 'the new work keeps the task open').to.not.equal(undefined);
+    expect(still!.dueAt.getTime()).to.equal(now.getTime());
+
+    const [again] = (
+      await claimTasks(em(), { kind: 'RAISE_REFUND', now, limit: 100, leaseMs: 60_000 })
+    ).filter((t) => t.subjectId === subjectId);
+    await completeTask(em(), again!, now);
+    expect(await open(subjectId)).to.deep.equal([]);
+  });
+
+  it('retries later with the error kept, or at once when rescheduled meanwhile', async () => {
+    now = later(3_600_000);
+    const subjectId = randomUUID();
+    await scheduleTask(em(), { kind: 'DISPATCH_REFUND', subjectId, dueAt: now, now });
+    const [claimed] = (
+      await claimTasks(em(), { kind: 'DISPATCH_REFUND', now, limit: 100, leaseMs: 60_000 })
+    ).filter((t) => t.subjectId === subjectId);
+    await retryTask(em(), { task: claimed!, dueAt: later(5000), error: 'rail unreachable', now });
+    const [waiting] = await open(subjectId);
+    expect(waiting).to.deep.include({ lastError: 'rail unreachable', attempts: 1 });
+    expect(waiting!.dueAt.getTime()).to.equal(later(5000).getTime());
+  });
+});
