@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { AppError } from '#src/http/errors.ts';
 import type { Scope } from '#src/tenants/scopes.ts';
 import { createTenant, issueApiKey } from '#src/tenants/service.ts';
 import { harness } from './harness.ts';
@@ -78,4 +79,15 @@ export function errorOf(res: ApiResponse): {
   const error = (res.body as { error?: unknown })?.error as ReturnType<typeof errorOf> | undefined;
   if (!error) throw new Error(`expected an error envelope, got ${res.status} ${res.text}`);
   return error;
+}
+
+/** The AppError a promise rejects with; fails the test when it resolves or rejects otherwise. */
+export async function rejection(promise: Promise<unknown>): Promise<AppError> {
+  try {
+    await promise;
+  } catch (err) {
+    if (err instanceof AppError) return err;
+    throw err;
+  }
+  throw new Error('expected a rejection');
 }

@@ -1,4 +1,5 @@
 import type { Context, Next } from 'koa';
+import { readBounded } from '#src/lib/body.ts';
 import { newId } from '#src/lib/ids.ts';
 import type { Logger } from '#src/lib/log.ts';
 import { AppError, envelope } from './errors.ts';
@@ -64,18 +65,9 @@ export function rawBody(limit = MAX_BODY_BYTES) {
   return async (ctx: Context, next: Next) => {
     const declared = Number(ctx.get('content-length') || 0);
     if (declared > limit) throw new AppError('PAYLOAD_TOO_LARGE');
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of ctx.req) {
-      const buf = chunk as Buffer;
-      size += buf.length;
-      if (size > limit) {
-        ctx.req.destroy();
-        throw new AppError('PAYLOAD_TOO_LARGE');
-      }
-      chunks.push(buf);
-    }
-    ctx.request.rawBody = Buffer.concat(chunks);
+    const body = await readBounded(ctx.req, limit);
+    if (!body) throw new AppError('PAYLOAD_TOO_LARGE');
+    ctx.request.rawBody = body;
     if (ctx.request.rawBody.length > 0 && !ctx.is('application/json'))
       throw new AppError('UNSUPPORTED_MEDIA_TYPE');
     await next();

@@ -10,6 +10,7 @@ import { Payout } from '#src/payouts/entities.ts';
 import { applyPayoutEvent } from '#src/payouts/lifecycle.ts';
 import { ProviderUnavailableError } from '#src/providers/providers.ts';
 import { Quote } from '#src/quotes/entities.ts';
+import { frozenPrice } from '#src/quotes/service.ts';
 import { DepositAddress, PaymentInstruction } from './entities.ts';
 
 /**
@@ -31,16 +32,8 @@ async function priceFor(deps: Deps, em: EntityManager, payout: Payout): Promise<
   if (payout.quoteId) {
     const quote = await em.findOne(Quote, payout.quoteId);
     if (!quote) throw new PermanentGenerationError(`quote ${payout.quoteId} vanished`);
-    return {
-      midMarketRate: toDecimal(quote.midMarketRate),
-      exchangeRate: toDecimal(quote.exchangeRate),
-      spreadPercent: toDecimal(quote.spread),
-      platformFee: toDecimal(quote.platformFeeAmount),
-      networkFee: toDecimal(quote.networkFeeAmount),
-      totalFee: toDecimal(quote.totalFeeAmount),
-      settlementAmount: toDecimal(quote.settlementAmount),
-      source: quote.provider,
-    };
+    const frozen = frozenPrice(quote);
+    return { ...frozen, source: frozen.provider };
   }
   const settlement = payout.settlementCurrency as SettlementCurrency;
   const corridor = deps.corridors.find(payout.destinationCountry, payout.destinationCurrency);

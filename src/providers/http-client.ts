@@ -1,4 +1,5 @@
 import got, { type Got, RequestError, type Response } from 'got';
+import { z } from 'zod';
 import type { Logger } from '#src/lib/log.ts';
 import { ProviderUnavailableError } from './providers.ts';
 
@@ -151,4 +152,33 @@ function pathOf(url: string | URL | undefined): string | undefined {
 function reasonOf(error: RequestError): string {
   if (error.response) return `status ${error.response.statusCode}`;
   return error.code ? `${error.code}: ${error.message}` : error.message;
+}
+
+const errorBody = z.object({ error: z.object({ code: z.string(), message: z.string().optional() }) });
+
+/** A provider failure the caller cannot cure: mapped to 503 UPSTREAM_UNAVAILABLE at the API edge. */
+export function unavailable(client: HttpClient, message: string): ProviderUnavailableError {
+  return new ProviderUnavailableError(providerName(client), message);
+}
+
+/** The provider's own error code in an error body, when it sent one. */
+export function errorCode(response: ProviderResponse): string | undefined {
+  return errorBody.safeParse(response.body).data?.error.code;
+}
+
+/** A status the adapter has no meaning for: the provider is not answering the API we speak. */
+export function unexpected(client: HttpClient, response: ProviderResponse): ProviderUnavailableError {
+  const code = errorCode(response);
+  return unavailable(client, `unexpected status ${response.status}${code ? ` (${code})` : ''}`);
+}
+
+/** Validates a response body; a malformed one means the provider cannot be used right now. */
+export function parse<S extends z.ZodType>(client: HttpClient, schema: S, body: unknown): z.infer<S> {
+  const parsed = schema.safeParse(body);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  throw unavailable(
+    client,
+    `malformed response: ${issue?.path.join('.') || 'body'} ${issue?.message ?? 'is invalid'}`,
+  );
 }

@@ -4,25 +4,20 @@ import type { Logger } from '#src/lib/log.ts';
 import { toDecimal } from '#src/lib/money.ts';
 import {
   createHttpClient,
+  errorCode,
   type HttpClient,
-  type ProviderResponse,
-  providerName,
+  parse,
   send,
+  unavailable,
+  unexpected,
 } from './http-client.ts';
-import {
-  type DirectoryProvider,
-  type Providers,
-  ProviderUnavailableError,
-  type RateSource,
-} from './providers.ts';
+import type { DirectoryProvider, Providers, RateSource } from './providers.ts';
 
 /**
  * Adapters for the provider-side HTTP API (the sandbox serves the same one). They build
  * requests and parse responses; the shared client does the HTTP. Whatever they cannot make
  * sense of is a ProviderUnavailableError, never a guess.
  */
-
-const errorBody = z.object({ error: z.object({ code: z.string(), message: z.string().optional() }) });
 
 const institutionsBody = z.object({
   data: z.array(
@@ -122,29 +117,4 @@ export function httpProviders(options: {
     directory: httpDirectoryProvider(client('directory')),
     rates: httpRateSource(client('rates')),
   };
-}
-
-function unavailable(client: HttpClient, message: string): ProviderUnavailableError {
-  return new ProviderUnavailableError(providerName(client), message);
-}
-
-function errorCode(response: ProviderResponse): string | undefined {
-  return errorBody.safeParse(response.body).data?.error.code;
-}
-
-/** A status the adapter has no meaning for: the provider is not answering the API we speak. */
-function unexpected(client: HttpClient, response: ProviderResponse): ProviderUnavailableError {
-  const code = errorCode(response);
-  return unavailable(client, `unexpected status ${response.status}${code ? ` (${code})` : ''}`);
-}
-
-/** Validates a response body; a malformed one means the provider cannot be used right now. */
-function parse<S extends z.ZodType>(client: HttpClient, schema: S, body: unknown): z.infer<S> {
-  const parsed = schema.safeParse(body);
-  if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0];
-  throw unavailable(
-    client,
-    `malformed response: ${issue?.path.join('.') || 'body'} ${issue?.message ?? 'is invalid'}`,
-  );
 }

@@ -5,12 +5,14 @@ import { toDecimal } from '#src/lib/money.ts';
 import { isChainAddress } from './addresses.ts';
 import {
   createHttpClient,
+  errorCode,
   type HttpClient,
   type ProviderResponse,
-  providerName,
+  parse,
   send,
+  unavailable,
+  unexpected,
 } from './http-client.ts';
-import { ProviderUnavailableError } from './providers.ts';
 import type {
   BankGateway,
   ChainGateway,
@@ -28,8 +30,6 @@ import type {
  * its caller, with the same reference. A 404 means "never heard of it" only when the provider
  * says so by its error code; an answer they cannot make sense of is a ProviderUnavailableError.
  */
-
-const errorBody = z.object({ error: z.object({ code: z.string(), message: z.string().optional() }) });
 
 const decimalString = z.string().regex(/^\d+(\.\d+)?$/, 'must be a decimal string');
 
@@ -275,28 +275,3 @@ function isUnknownReference(response: ProviderResponse): boolean {
 
 // The four helpers below repeat the private ones of http-providers.ts; they belong in
 // http-client.ts once its owner exports them (see the report of this change).
-
-function unavailable(client: HttpClient, message: string): ProviderUnavailableError {
-  return new ProviderUnavailableError(providerName(client), message);
-}
-
-function errorCode(response: ProviderResponse): string | undefined {
-  return errorBody.safeParse(response.body).data?.error.code;
-}
-
-/** A status the adapter has no meaning for: the provider is not answering the API we speak. */
-function unexpected(client: HttpClient, response: ProviderResponse): ProviderUnavailableError {
-  const code = errorCode(response);
-  return unavailable(client, `unexpected status ${response.status}${code ? ` (${code})` : ''}`);
-}
-
-/** Validates a response body; a malformed one means the provider cannot be used right now. */
-function parse<S extends z.ZodType>(client: HttpClient, schema: S, body: unknown): z.infer<S> {
-  const parsed = schema.safeParse(body);
-  if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0];
-  throw unavailable(
-    client,
-    `malformed response: ${issue?.path.join('.') || 'body'} ${issue?.message ?? 'is invalid'}`,
-  );
-}

@@ -269,6 +269,11 @@ export async function useQuote(
   if (used.to !== 'USED') throw new Error(`quote ${quote.id}: USE was ignored in ${used.from}`);
   quote.usedByPayoutId = args.payoutId;
 
+  return frozenPrice(quote);
+}
+
+/** The price a quote froze, as instruction generation uses it for the payout that used the quote. */
+export function frozenPrice(quote: Quote): FrozenPrice {
   return {
     quoteId: quote.id,
     rail: quote.rail,

@@ -1,5 +1,6 @@
 import type { Context, Next } from 'koa';
 import type { z } from 'zod';
+import { readBounded } from '#src/lib/body.ts';
 import type { Logger } from '#src/lib/log.ts';
 
 /**
@@ -81,19 +82,10 @@ export async function readJson(ctx: Context): Promise<unknown> {
   if (!ctx.is('application/json')) {
     throw new SandboxError('UNSUPPORTED_MEDIA_TYPE', 'Request bodies must be application/json.');
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.req) {
-    const buf = chunk as Buffer;
-    size += buf.length;
-    if (size > MAX_BODY_BYTES) {
-      ctx.req.destroy();
-      throw new SandboxError('PAYLOAD_TOO_LARGE', 'The request body is larger than 64 KiB.');
-    }
-    chunks.push(buf);
-  }
+  const body = await readBounded(ctx.req, MAX_BODY_BYTES);
+  if (!body) throw new SandboxError('PAYLOAD_TOO_LARGE', 'The request body is larger than 64 KiB.');
   try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    return JSON.parse(body.toString('utf8'));
   } catch {
     throw new SandboxError('INVALID_REQUEST', 'body: is not valid JSON');
   }

@@ -1,19 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { AppError } from '#src/http/errors.ts';
 import { canonicalJson, claim, complete, release, requestFingerprint } from '#src/idempotency/idempotency.ts';
-import { createMerchant } from '../client.ts';
+import { createMerchant, rejection } from '../client.ts';
 import { harness } from '../harness.ts';
-
-async function rejection(promise: Promise<unknown>): Promise<AppError> {
-  try {
-    await promise;
-  } catch (err) {
-    if (err instanceof AppError) return err;
-    throw err;
-  }
-  throw new Error('expected a rejection');
-}
 
 describe('idempotency keys', () => {
   const em = () => harness().service.deps.orm.em.fork();

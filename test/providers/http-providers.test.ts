@@ -1,35 +1,13 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { expect } from 'chai';
-import Koa from 'koa';
+import type Koa from 'koa';
 import { Corridors } from '#src/corridors/corridors.ts';
 import { ManualClock } from '#src/lib/clock.ts';
 import { createLogger } from '#src/lib/log.ts';
 import { httpProviders } from '#src/providers/http-providers.ts';
 import { ProviderUnavailableError } from '#src/providers/providers.ts';
 import { type RunningSandbox, startSandbox } from '#src/sandbox/server.ts';
-
-/** A local stand-in provider whose every answer the test decides. */
-async function fakeProvider(
-  handler: Koa.Middleware,
-): Promise<{ url: string; hits: string[]; server: Server }> {
-  const hits: string[] = [];
-  const app = new Koa();
-  app.use(async (ctx, next) => {
-    hits.push(`${ctx.method} ${ctx.path}`);
-    await next();
-  });
-  app.use(handler);
-  const server = createServer(app.callback());
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits, server };
-}
-
-async function stop(server: Server): Promise<void> {
-  server.closeAllConnections();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-}
+import { fakeProvider, stop } from './fake-provider.ts';
 
 const silent = createLogger({ level: 'silent' });
 const gtbank = { destinationType: 'BANK_ACCOUNT', currency: 'NGN', providerCode: '058' } as const;

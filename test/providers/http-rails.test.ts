@@ -1,7 +1,6 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import { expect } from 'chai';
-import Koa from 'koa';
+import type Koa from 'koa';
 import { createLogger } from '#src/lib/log.ts';
 import { toDecimal } from '#src/lib/money.ts';
 import { verifyCallback } from '#src/providers/callback-signature.ts';
@@ -9,30 +8,10 @@ import { httpRails } from '#src/providers/http-rails.ts';
 import { ProviderUnavailableError } from '#src/providers/providers.ts';
 import type { PayoutProcessor, Rails } from '#src/providers/rails.ts';
 import { useRailsRig } from '../sandbox/rails-fixtures.ts';
+import { fakeProvider, stop } from './fake-provider.ts';
 
 const silent = createLogger({ level: 'silent' });
 const secret = 'rails-test-callback-secret';
-
-/** A local stand-in provider whose every answer the test decides; records each hit. */
-async function fakeProvider(
-  handler: Koa.Middleware,
-): Promise<{ url: string; hits: string[]; server: Server }> {
-  const hits: string[] = [];
-  const app = new Koa();
-  app.use(async (ctx, next) => {
-    hits.push(`${ctx.method} ${ctx.path}`);
-    await next();
-  });
-  app.use(handler);
-  const server = createServer(app.callback());
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits, server };
-}
-
-async function stop(server: Server): Promise<void> {
-  server.closeAllConnections();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-}
 
 async function failure(promise: Promise<unknown>): Promise<Error> {
   return promise.then(

@@ -4,18 +4,8 @@ import { AppError } from '#src/http/errors.ts';
 import { type Decimal, toDecimal } from '#src/lib/money.ts';
 import { Quote } from '#src/quotes/entities.ts';
 import { useQuote } from '#src/quotes/service.ts';
-import { call, createMerchant, type Merchant } from '../client.ts';
+import { call, createMerchant, type Merchant, rejection } from '../client.ts';
 import { harness } from '../harness.ts';
-
-async function rejection(promise: Promise<unknown>): Promise<AppError> {
-  try {
-    await promise;
-  } catch (err) {
-    if (err instanceof AppError) return err;
-    throw err;
-  }
-  throw new Error('expected a rejection');
-}
 
 describe('useQuote (payout creation uses a quote)', () => {
   const em = () => harness().service.deps.orm.em.fork();
