@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import type { z } from 'zod';
 import type { Deps } from '#src/deps.ts';
+import { wakeFollowUps } from '#src/jobs/wake.ts';
 import type { Logger } from '#src/lib/log.ts';
 import { CALLBACK_SIGNATURE_HEADER, verifyCallback } from '#src/providers/callback-signature.ts';
 import { AppError } from './errors.ts';
@@ -48,6 +49,7 @@ export function callbacksRouter(deps: Deps, routes: readonly CallbackRoute<z.Zod
       if (!parsed.success) throw new AppError('VALIDATION_FAILED', { details: zodDetails(parsed.error) });
       const log = deps.log.child({ request_id: ctx.state.requestId, callback: route.path });
       await route.handle(deps, parsed.data, { requestId: ctx.state.requestId, log });
+      wakeFollowUps(deps);
       ctx.status = 204;
     });
   }

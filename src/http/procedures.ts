@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { middlewareMarker } from '@trpc/server/unstable-core-do-not-import';
 import { claim, complete, release, requestFingerprint } from '#src/idempotency/idempotency.ts';
+import { wakeFollowUps } from '#src/jobs/wake.ts';
 import { isUuidV4 } from '#src/lib/ids.ts';
 import { authenticateApiKey, isAdminAuthorized, type Principal } from '#src/tenants/auth.ts';
 import { AppError } from './errors.ts';
@@ -100,9 +101,13 @@ const idempotency = middleware(async ({ ctx, meta, path, getRawInput, next }) =>
 export const merchantProcedure = publicProcedure.use(authenticate).use(idempotency);
 
 /** Internal procedures under `admin.*`, for operators and the admin CLI. */
-export const adminProcedure = publicProcedure.use(async ({ ctx, next }) => {
+export const adminProcedure = publicProcedure.use(async ({ ctx, type, next }) => {
   if (!isAdminAuthorized(ctx.headers['authorization'], ctx.deps.secrets.adminToken)) {
     throw new AppError('ADMIN_UNAUTHORIZED');
   }
-  return next({ ctx: { commit: plainCommit(ctx.em) } });
+  const result = await next({ ctx: { commit: plainCommit(ctx.em) } });
+  // An operator's change (a failed payout, an attributed inflow, a retried refund) starts its
+  // follow-up work now rather than at the next poll.
+  if (result.ok && type === 'mutation') wakeFollowUps(ctx.deps);
+  return result;
 });

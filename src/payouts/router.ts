@@ -42,8 +42,9 @@ export const payoutsRouter = router({
         requestId: ctx.requestId,
         commit: ctx.commit,
       });
-      // Committed: start instruction generation now rather than at the next sweep.
+      // Committed: start instruction generation (and deliver payout.created) now, not at the next sweep.
       ctx.deps.jobs?.kick('instructions');
+      ctx.deps.jobs?.kick('webhooks');
       return resource;
     }),
 
