@@ -315,32 +315,10 @@ export async function dispatchPayout(deps: Deps, task: ClaimedTask): Promise<Tas
   }
   await recordInOwnTransaction(deps, outflow.id, result, 'SUBMIT');
 
-  // Another attempt may be due now (a retryable refusal, or a failure callback that raced this
-  // task), and the DISPATCH the payout machine scheduled meanwhile was a no-op against this open
-  // task: this task then carries the next attempt itself.
-  const carriesOn = await finishUnlessDispatchDue(deps, task);
-  if (carriesOn) {
-    return {
-      done: false,
-      error: `attempt ${outflow.attemptNumber} failed retryably; attempt ${outflow.attemptNumber + 1} follows`,
-      retryInMs: 0,
-    };
-  }
+  // A next attempt made due meanwhile (a retryable refusal, or a failure callback that raced this
+  // submit) re-scheduled this open task: completing it then leaves it open and due at once
+  // (the task's generation moved), so the next pass carries that attempt.
   return DONE;
-}
-
-/**
- * Completes a DISPATCH task unless its payout awaits another attempt, with the payout locked: a
- * callback that fails the attempt after this commits finds the task done and schedules a new one,
- * so no retry can be lost between the check and the completion.
- */
-async function finishUnlessDispatchDue(deps: Deps, task: ClaimedTask): Promise<boolean> {
-  return deps.orm.em.fork().transactional(async (tx) => {
-    const payout = await tx.findOne(Payout, task.subjectId, { lockMode: LockMode.PESSIMISTIC_WRITE });
-    if (payout && awaitsDispatch(payout)) return true;
-    await completeTask(tx, task, deps.clock.now());
-    return false;
-  });
 }
 
 /**
