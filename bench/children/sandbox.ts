@@ -1,0 +1,27 @@
+/**
+ * The sandbox providers (rates, directory, chains, bank) in a process of their own, so that the
+ * provider calls the workers make cost the service what a remote provider would: a round trip,
+ * not a share of its event loop. Blocks are mined only on request; callbacks go out at once.
+ */
+import { Corridors } from '#src/corridors/corridors.ts';
+import { systemClock } from '#src/lib/clock.ts';
+import { createLogger } from '#src/lib/log.ts';
+import { startSandbox } from '#src/sandbox/server.ts';
+import { onStop, readChildOptions, sendToParent } from '../lib/ipc.ts';
+
+export interface SandboxChildOptions {
+  callbackSecret: string;
+}
+
+const options = readChildOptions<SandboxChildOptions>();
+const sandbox = await startSandbox({
+  corridors: Corridors.load(),
+  clock: systemClock,
+  log: createLogger({ level: 'silent' }),
+  port: 0,
+  blockIntervalMs: 0,
+  callbackDelayMs: 0,
+  callbackSecret: options.callbackSecret,
+});
+onStop(() => sandbox.close());
+sendToParent({ type: 'ready', url: sandbox.url });

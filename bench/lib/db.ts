@@ -1,0 +1,78 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+
+/**
+ * The benchmark's own database on the local PostgreSQL: created per run under a random
+ * `bench_` name and dropped at the end, so a run never reads or writes anyone else's data.
+ */
+
+export const PG_BASE = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+export interface BenchDatabase {
+  name: string;
+  url: string;
+  drop(): Promise<void>;
+}
+
+function urlFor(name: string): string {
+  const url = new URL(PG_BASE);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/** Creates `bench_<random>` and returns its URL; `drop()` removes it even with sessions open. */
+export async function createBenchDatabase(): Promise<BenchDatabase> {
+  const name = `bench_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: PG_BASE });
+  await admin.connect();
+  try {
+    await admin.query(`create database "${name}"`);
+  } finally {
+    await admin.end();
+  }
+  let dropped = false;
+  return {
+    name,
+    url: urlFor(name),
+    async drop() {
+      if (dropped) return;
+      dropped = true;
+      const client = new pg.Client({ connectionString: PG_BASE });
+      await client.connect();
+      try {
+        await client.query(`drop database if exists "${name}" with (force)`);
+      } finally {
+        await client.end();
+      }
+    },
+  };
+}
+
+/** A plain `pg` pool on the bench database: seeding, checks and the bare-SQL baselines. */
+export function pool(url: string, max: number): pg.Pool {
+  return new pg.Pool({ connectionString: url, max });
+}
+
+/**
+ * Empties every table that a scenario fills, keeping tenants, keys, refund destinations,
+ * webhook configuration and deposit addresses: each scenario starts from the same state.
+ */
+export async function resetWork(db: pg.Pool): Promise<void> {
+  await db.query(
+    `truncate payouts, payout_status_timeline, payment_instructions, outbox_events, tasks,
+              idempotency_keys, inflows, outflows, refunds, quotes, webhook_deliveries,
+              webhook_delivery_attempts cascade`,
+  );
+  await db.query('vacuum analyze');
+}
+
+/** One number from a `select count(*)`-like query. */
+export async function scalar(
+  db: pg.Pool | pg.PoolClient,
+  sql: string,
+  params: unknown[] = [],
+): Promise<number> {
+  const { rows } = await db.query(sql, params);
+  const first = rows[0] as Record<string, unknown> | undefined;
+  return Number(first ? Object.values(first)[0] : 0);
+}

@@ -1,0 +1,232 @@
+import { randomUUID } from 'node:crypto';
+import type pg from 'pg';
+import { type AnyStateMachine, transition } from 'xstate';
+import { paymentInstructionMachine } from '#machines/payment-instruction.machine.ts';
+import { payoutMachine } from '#machines/payout.machine.ts';
+import { migrate, openOrm } from '#src/db/orm.ts';
+import { initialState } from '#src/engine/engine.ts';
+import { systemClock } from '#src/lib/clock.ts';
+import { newId } from '#src/lib/ids.ts';
+import { createTenant, issueApiKey } from '#src/tenants/service.ts';
+
+/**
+ * What the scenarios start from. Tenants and keys go through the service's own functions; the
+ * large tables (100,000 payouts, 50,000 instructions and inflows) are written with plain SQL in
+ * a few set-based statements, because seeding them through the API would take longer than the
+ * benchmark itself. Rows written here carry the same machine snapshots the engine would write.
+ */
+
+export interface BenchTenant {
+  id: string;
+  apiKey: string;
+}
+
+/** Applies the migrations and creates `count` approved tenants, each with a key of every scope. */
+export async function migrateAndCreateTenants(url: string, count: number): Promise<BenchTenant[]> {
+  const orm = await openOrm({ url, poolSize: 2, clock: systemClock });
+  try {
+    await migrate(orm);
+    const tenants: BenchTenant[] = [];
+    for (let i = 0; i < count; i++) {
+      const em = orm.em.fork();
+      const tenant = await createTenant(em, { name: `Bench Tenant ${i}`, approved: true });
+      const key = await issueApiKey(em, { tenantId: tenant.id });
+      tenants.push({ id: tenant.id, apiKey: key.plaintext });
+    }
+    return tenants;
+  } finally {
+    await orm.close();
+  }
+}
+
+/** Sends one JSON request to the service as `tenant` and fails loudly on anything but 2xx. */
+export async function api(
+  baseUrl: string,
+  tenant: BenchTenant,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<any> {
+  const res = await fetch(`${baseUrl}${path}`, {
+    method,
+    headers: {
+      'x-api-key': tenant.apiKey,
+      ...(body === undefined ? {} : { 'content-type': 'application/json', 'idempotency-key': randomUUID() }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
+  return text ? JSON.parse(text) : null;
+}
+
+/** A USDT refund destination per tenant, through the API (payout creation requires one). */
+export async function setRefundDestinations(baseUrl: string, tenants: readonly BenchTenant[]): Promise<void> {
+  for (const tenant of tenants) {
+    await api(baseUrl, tenant, 'PUT', '/v1/refund-destinations', {
+      currency: 'USDT',
+      type: 'CRYPTO_ADDRESS',
+      network: 'TRON',
+      address: 'TLsV52sRDL79HXGGm9yzwKibb6BeruhUzy',
+    });
+  }
+}
+
+/** The body of a valid bank payout; `n` varies the amount so that no two are alike. */
+export function payoutBody(n: number): string {
+  return JSON.stringify({
+    destination_type: 'BANK_ACCOUNT',
+    destination_country: 'NG',
+    destination_currency: 'NGN',
+    destination_amount: 50_000 + (n % 100_000),
+    destination_account_unique: '0123456789',
+    destination_provider_name: 'Guaranty Trust Bank',
+    destination_provider_code: '058',
+    destination_account_name: 'ADAEZE OKONKWO',
+  });
+}
+
+/** The persisted snapshot after `events`, as the engine stores it (plain JSON). */
+function snapshotAfter(machine: AnyStateMachine, input: unknown, events: unknown[]): Record<string, unknown> {
+  let snapshot = machine.resolveState(initialState(machine, input as never).snapshot as never);
+  for (const event of events) [snapshot] = transition(machine, snapshot, event as never);
+  return JSON.parse(JSON.stringify(machine.getPersistedSnapshot(snapshot))) as Record<string, unknown>;
+}
+
+/** Payout snapshots of the states the seeds need; `settled` carries a typical received total. */
+export function payoutSnapshots(now: Date) {
+  const created = { type: 'INSTRUCTION_GENERATED', triggeredBy: 'SYSTEM', now };
+  const settled = {
+    type: 'SETTLEMENT_CONFIRMED',
+    receivedTotal: '100.5',
+    expected: '100.5',
+    triggeredBy: 'SYSTEM',
+    now,
+  };
+  return {
+    CREATED: snapshotAfter(payoutMachine, {}, []),
+    PENDING_PAYMENT: snapshotAfter(payoutMachine, {}, [created]),
+    PAYMENT_RECEIVED: snapshotAfter(payoutMachine, {}, [created, settled]),
+  };
+}
+
+export function instructionSnapshots(expiresAt: Date) {
+  const input = { expiresAt: expiresAt.toISOString() };
+  return {
+    UNPAID: snapshotAfter(paymentInstructionMachine, input, []),
+    PAID: snapshotAfter(paymentInstructionMachine, input, [{ type: 'PAYMENT_MATCHED', now: new Date() }]),
+  };
+}
+
+export interface SeedPayouts {
+  tenantIds: readonly string[];
+  count: number;
+  status: 'CREATED' | 'PENDING_PAYMENT';
+  /** Marks the rows so that checks can find exactly them. */
+  reference: string;
+  /** One GENERATE_INSTRUCTION task per payout, due now (what a create leaves behind). */
+  withTasks?: boolean;
+  /** Milliseconds between consecutive created_at values, newest last. */
+  spacingMs?: number;
+}
+
+/**
+ * Inserts `count` payouts round-robin over the tenants, each with its first timeline row, in
+ * one statement per table (server-side generate_series). Ids are UUID v4 here: keyset
+ * pagination orders by (created_at, id) and does not care which version an id is.
+ */
+export async function seedPayouts(db: pg.Pool, seed: SeedPayouts): Promise<void> {
+  const now = new Date();
+  const snapshot = payoutSnapshots(now)[seed.status];
+  const spacing = seed.spacingMs ?? 1;
+  const start = new Date(now.getTime() - seed.count * spacing - 60_000);
+  await db.query(
+    `insert into payouts (id, tenant_id, status, snapshot, merchant_reference, destination_type,
+        destination_country, destination_currency, destination_amount, destination_account_unique,
+        destination_provider_name, destination_provider_code, destination_account_name,
+        settlement_currency, settlement_network, settlement_amount, exchange_rate, mid_market_rate,
+        platform_fee_amount, network_fee_amount, total_fee_amount, received_amount, created_at, updated_at)
+     select gen_random_uuid(), ($1::uuid[])[1 + (n % array_length($1::uuid[], 1))], $2, $3::jsonb,
+            $4 || '-' || n, 'BANK_ACCOUNT', 'NG', 'NGN', 50000 + n, '0123456789',
+            'Guaranty Trust Bank', '058', 'ADAEZE OKONKWO', 'USDT', 'TRON', 0, 0, 0, 0, 0, 0, 0,
+            $5::timestamptz + n * ($6 || ' milliseconds')::interval,
+            $5::timestamptz + n * ($6 || ' milliseconds')::interval
+       from generate_series(1, $7::int) as n`,
+    [seed.tenantIds, seed.status, snapshot, seed.reference, start, String(spacing), seed.count],
+  );
+  await db.query(
+    `insert into payout_status_timeline (id, payout_id, from_status, to_status, triggered_by, reason_code, metadata, created_at)
+     select gen_random_uuid(), id, null, 'CREATED', 'SYSTEM', 'PAYOUT_CREATED',
+            jsonb_build_object('request_id', 'req_seed'), created_at
+       from payouts where merchant_reference like $1 || '-%'`,
+    [seed.reference],
+  );
+  if (seed.withTasks) {
+    await db.query(
+      `insert into tasks (id, kind, subject_id, due_at, attempts, created_at, updated_at)
+       select gen_random_uuid(), 'GENERATE_INSTRUCTION', id, created_at, 0, created_at, created_at
+         from payouts where merchant_reference like $1 || '-%'`,
+      [seed.reference],
+    );
+  }
+  await db.query('analyze');
+}
+
+/** A deposit address per tenant on TRON (instruction generation creates them on first use). */
+export async function seedDepositAddresses(
+  db: pg.Pool,
+  tenantIds: readonly string[],
+): Promise<Map<string, string>> {
+  const addresses = new Map<string, string>();
+  for (const tenantId of tenantIds) {
+    const address = `T${tenantId.replaceAll('-', '').slice(0, 33)}`;
+    await db.query(
+      `insert into deposit_addresses (id, tenant_id, network, address, created_at, updated_at)
+       values ($1, $2, 'TRON', $3, now(), now()) on conflict do nothing`,
+      [newId(), tenantId, address],
+    );
+    const { rows } = await db.query(
+      'select address from deposit_addresses where tenant_id = $1 and network = $2',
+      [tenantId, 'TRON'],
+    );
+    addresses.set(tenantId, (rows[0] as { address: string }).address);
+  }
+  return addresses;
+}
+
+/**
+ * Turns the seeded PENDING_PAYMENT payouts marked `reference` into payouts waiting for their
+ * money: an UNPAID crypto instruction each on its tenant's shared address, with a unique
+ * expected amount per address, and one CONFIRMED inflow of exactly that amount per instruction.
+ */
+export async function seedSettlement(db: pg.Pool, reference: string): Promise<void> {
+  const expiresAt = new Date(Date.now() + 3_600_000);
+  const snapshot = instructionSnapshots(expiresAt).UNPAID;
+  await db.query(
+    `insert into payment_instructions (id, tenant_id, payout_id, status, snapshot, rail, account_unique,
+        provider_name, network, chain, expected_amount, expected_currency, expires_at, created_at, updated_at)
+     select gen_random_uuid(), p.tenant_id, p.id, 'UNPAID', $2::jsonb, 'CRYPTO', a.address, 'USDT on TRON',
+            'TRC20', 'TRON', 30 + (row_number() over (partition by p.tenant_id order by p.id))::numeric / 100,
+            'USDT', $3, p.created_at, p.created_at
+       from payouts p join deposit_addresses a on a.tenant_id = p.tenant_id and a.network = 'TRON'
+      where p.merchant_reference like $1 || '-%'`,
+    [reference, snapshot, expiresAt],
+  );
+  await db.query(
+    `update payouts p set settlement_amount = i.expected_amount
+       from payment_instructions i where i.payout_id = p.id and p.merchant_reference like $1 || '-%'`,
+    [reference],
+  );
+  await db.query(
+    `insert into inflows (id, tenant_id, rail, provider_name, network, amount, currency, external_ref, to_account,
+        block_number, confirmations_received, confirmations_required, state, overpayment_amount, created_at, updated_at)
+     select gen_random_uuid(), i.tenant_id, 'CRYPTO', 'TRON', 'TRON', i.expected_amount, 'USDT',
+            'bench-' || i.id, i.account_unique, 1, 19, 19, 'CONFIRMED', 0,
+            now() - interval '1 minute' + (row_number() over (order by i.created_at, i.id)) * interval '1 microsecond',
+            now()
+       from payment_instructions i join payouts p on p.id = i.payout_id
+      where p.merchant_reference like $1 || '-%'`,
+    [reference],
+  );
+  await db.query('analyze');
+}

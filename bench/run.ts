@@ -1,0 +1,124 @@
+/**
+ * `npm run bench` (full) and `npm run bench -- --quick` (smoke run, under two minutes): measures
+ * the service's hot paths against baselines taken in the same run on the same machine, prints
+ * the table and writes `bench/results/<date>.json`. Everything runs against a database of its
+ * own (`bench_<random>` on the local PostgreSQL), dropped at the end.
+ *
+ * Options: --quick; --only=create,list,instructions,settlement,webhooks; --profile (CPU profile
+ * of the service during create, into bench/results/profiles/).
+ */
+import { mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { type Child, startChild, stopAllChildren } from './lib/children.ts';
+import { type BenchContext, newSecrets, planFor, startService } from './lib/context.ts';
+import { createBenchDatabase, PG_BASE, pool } from './lib/db.ts';
+import { machine, Results, writeResults } from './lib/report.ts';
+import { migrateAndCreateTenants, setRefundDestinations } from './lib/seed.ts';
+import { createScenarios, listScenarios } from './scenarios/api.ts';
+import { instructionScenario } from './scenarios/instructions.ts';
+import { settlementScenario } from './scenarios/settlement.ts';
+import { webhookScenario } from './scenarios/webhooks.ts';
+
+const SCENARIOS = {
+  create: createScenarios,
+  list: listScenarios,
+  instructions: instructionScenario,
+  settlement: settlementScenario,
+  webhooks: webhookScenario,
+} as const;
+type ScenarioName = keyof typeof SCENARIOS;
+
+const args = process.argv.slice(2);
+const quick = args.includes('--quick');
+const profile = args.includes('--profile');
+const onlyArg = args.find((a) => a.startsWith('--only='))?.slice('--only='.length);
+const only = (onlyArg ? onlyArg.split(',') : Object.keys(SCENARIOS)) as ScenarioName[];
+for (const name of only) if (!(name in SCENARIOS)) throw new Error(`unknown scenario ${name}`);
+
+const plan = planFor(quick);
+const started = performance.now();
+const log = (message: string) =>
+  process.stderr.write(
+    `[bench ${((performance.now() - started) / 1000).toFixed(0).padStart(4)}s] ${message}\n`,
+  );
+
+const db = await createBenchDatabase();
+const benchPool = pool(db.url, 4);
+let interrupted = false;
+const cleanUp = async () => {
+  await stopAllChildren();
+  await benchPool.end().catch(() => undefined);
+  await db.drop();
+};
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    interrupted = true;
+    log(`${signal}: stopping children and dropping ${db.name}`);
+    void cleanUp().finally(() => process.exit(130));
+  });
+}
+
+const results = new Results();
+let failed: unknown;
+try {
+  log(`database ${db.name}; ${quick ? 'quick' : 'full'} run: ${only.join(', ')}`);
+  const secrets = newSecrets();
+  const tenants = await migrateAndCreateTenants(db.url, plan.tenants + 1 + plan.webhookTenants);
+  const sandbox: Child = await startChild('sandbox', { callbackSecret: secrets.callbackSecret });
+  const profileDir = fileURLToPath(
+    new URL(`./results/profiles/${new Date().toISOString().slice(0, 10)}/`, import.meta.url),
+  );
+  if (profile) mkdirSync(profileDir, { recursive: true });
+  const ctx: BenchContext = {
+    plan,
+    db,
+    pool: benchPool,
+    secrets,
+    sandboxUrl: sandbox.url,
+    tenants: tenants.slice(0, plan.tenants),
+    listTenant: tenants[plan.tenants]!,
+    webhookTenants: tenants.slice(plan.tenants + 1),
+    results,
+    serviceExecArgv: profile ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [],
+    log,
+  };
+  // Every payout needs a refund destination; one service instance sets them through the API.
+  const setup = await startService(ctx, { execArgv: [] });
+  try {
+    await setRefundDestinations(setup.url, tenants);
+  } finally {
+    await setup.stop();
+  }
+  for (const name of only) {
+    log(`— ${name}`);
+    await SCENARIOS[name](ctx);
+  }
+} catch (err) {
+  failed = err;
+} finally {
+  if (!interrupted) await cleanUp();
+}
+
+const seconds = Math.round((performance.now() - started) / 1000);
+const file = writeResults(
+  {
+    date: new Date().toISOString(),
+    mode: quick ? 'quick' : 'full',
+    scenarios: only,
+    seconds,
+    machine: machine(),
+    postgres: PG_BASE.replace(/\/\/[^@]*@/, '//'),
+    plan,
+    rows: results.rows,
+    checks: results.checks,
+    error: failed ? String((failed as Error).stack ?? failed) : undefined,
+    details: results.details,
+  },
+  quick,
+);
+process.stdout.write(`\n${results.table()}\n\nwritten to ${file} (${seconds} s)\n`);
+if (failed) {
+  process.stderr.write(`\nbenchmark failed: ${(failed as Error).stack ?? failed}\n`);
+  process.exit(1);
+}
+if (results.checks.some((c) => !c.ok)) process.exit(1);

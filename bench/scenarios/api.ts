@@ -1,0 +1,585 @@
+import { randomUUID } from 'node:crypto';
+import { encodeCursor } from '#src/http/pagination.ts';
+import { secretsFrom } from '#src/secrets.ts';
+import { type Child, startChild } from '../lib/children.ts';
+import { type BenchContext, startService } from '../lib/context.ts';
+import { type CpuUse, cpuSample, cpuUse } from '../lib/cpu.ts';
+import { pool, resetWork, scalar } from '../lib/db.ts';
+import { type LoadRequest, type LoadResult, percentile, runLoad } from '../lib/load.ts';
+import { authenticate, createPayoutPlain, listPayoutsPlain, plainCursor } from '../lib/plain-sql.ts';
+import { round } from '../lib/report.ts';
+import { api, payoutBody, seedPayouts } from '../lib/seed.ts';
+import { traceRequests } from '../lib/trace.ts';
+
+/**
+ * The request paths: create (64 connections and 1), replay, and list (first and deep pages), each
+ * against its baselines measured in the same run: the bare transaction through `pg` at the
+ * service's pool size, and the Koa + `pg` server at the same connection count.
+ */
+
+const POOL_SIZE = 8;
+
+function createRequests(ctx: BenchContext): () => LoadRequest {
+  let n = 0;
+  return () => {
+    n++;
+    const tenant = ctx.tenants[n % ctx.tenants.length]!;
+    return {
+      method: 'POST',
+      path: '/v1/payouts',
+      headers: { 'x-api-key': tenant.apiKey, 'idempotency-key': randomUUID() },
+      body: payoutBody(n),
+    };
+  };
+}
+
+type Measured = LoadResult & { cpu: CpuUse };
+
+/** Warm-up (not recorded), then the measured run, with the CPU each party spent on it. */
+async function measure(
+  ctx: BenchContext,
+  server: Child,
+  connections: number,
+  seconds: number,
+  next: () => LoadRequest,
+): Promise<Measured> {
+  const url = server.url;
+  const maxRequests = ctx.plan.maxRequests;
+  await runLoad({ url, connections, durationS: ctx.plan.warmupS, maxRequests, next });
+  const before = cpuSample([server.pid]);
+  const result = await runLoad({ url, connections, durationS: seconds, maxRequests, next });
+  const cpu = cpuUse(before, cpuSample([server.pid]), result.requests);
+  const failures = Object.values(result.non2xx).reduce((a, b) => a + b, 0) + result.errors;
+  if (failures > 0) {
+    throw new Error(
+      `load on ${url} had ${failures} failures: ${JSON.stringify(result.non2xx)}, ${result.errors} errors`,
+    );
+  }
+  return { ...result, cpu };
+}
+
+/** Where the CPU of a measured run went, per request, next to the baseline's. */
+function cpuRows(ctx: BenchContext, scenario: string, measured: Measured, baseline: Measured): void {
+  const rows: [string, keyof CpuUse][] = [
+    ['server CPU per request', 'serverMsPerOp'],
+    ['PostgreSQL CPU per request', 'postgresMsPerOp'],
+    ['load generator CPU per request', 'loadMsPerOp'],
+  ];
+  for (const [metric, key] of rows) {
+    ctx.results.add({ scenario, metric, value: measured.cpu[key], unit: 'ms', baseline: baseline.cpu[key] });
+  }
+  ctx.results.add({
+    scenario,
+    metric: 'machine busy (both cores)',
+    value: Math.round(measured.cpu.machineBusy * 100),
+    unit: '%',
+    baseline: Math.round(baseline.cpu.machineBusy * 100),
+  });
+}
+
+/** `loops` concurrent callers of `work` for `seconds` (bounded by count too): ops/s and latencies. */
+async function bareLoop(
+  ctx: BenchContext,
+  loops: number,
+  seconds: number,
+  work: (i: number) => Promise<unknown>,
+): Promise<{ rps: number; p50: number; p99: number; ops: number }> {
+  const latencies: number[] = [];
+  const deadline = performance.now() + seconds * 1000;
+  let n = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: loops }, async () => {
+      while (performance.now() < deadline && n < ctx.plan.maxRequests) {
+        const i = n++;
+        const t = performance.now();
+        await work(i);
+        latencies.push(performance.now() - t);
+      }
+    }),
+  );
+  const elapsed = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  return {
+    rps: Math.round(latencies.length / elapsed),
+    p50: round(percentile(latencies, 50), 2),
+    p99: round(percentile(latencies, 99), 2),
+    ops: latencies.length,
+  };
+}
+
+export async function createScenarios(ctx: BenchContext): Promise<void> {
+  const { results, plan } = ctx;
+
+  // Bare transactions: what PostgreSQL and the driver allow without HTTP or a framework.
+  await resetWork(ctx.pool);
+  ctx.log('create: bare pg transactions');
+  // Its own pool of the service's size: the bare baseline gets exactly the connections the service has.
+  const barePool = pool(ctx.db.url, POOL_SIZE);
+  const bareCreate = async (i: number) => {
+    const tenant = ctx.tenants[i % ctx.tenants.length]!;
+    const principal = await authenticate(barePool, tenant.apiKey);
+    await createPayoutPlain(barePool, principal, randomUUID(), payoutBody(i));
+  };
+  let bare: Awaited<ReturnType<typeof bareLoop>>;
+  try {
+    await bareLoop(ctx, POOL_SIZE, plan.warmupS, bareCreate);
+    bare = await bareLoop(ctx, POOL_SIZE, plan.bareS, bareCreate);
+  } finally {
+    await barePool.end();
+  }
+  results.add({
+    scenario: 'baseline',
+    metric: `bare create tx/s (pg, ${POOL_SIZE} clients)`,
+    value: bare.rps,
+    unit: 'tx/s',
+  });
+
+  // Koa + pg at 64 connections and at 1.
+  await resetWork(ctx.pool);
+  ctx.log('create: Koa + pg baseline');
+  const baseline = await startChild('baseline', {
+    databaseUrl: ctx.db.url,
+    poolSize: POOL_SIZE,
+  });
+  let koa64: Measured;
+  let koa1: Measured;
+  try {
+    koa64 = await measure(ctx, baseline, 64, plan.createS, createRequests(ctx));
+    koa1 = await measure(ctx, baseline, 1, plan.create1S, createRequests(ctx));
+  } finally {
+    await baseline.stop();
+  }
+  results.add({
+    scenario: 'baseline',
+    metric: 'Koa+pg create req/s (64 conn)',
+    value: koa64.rps,
+    unit: 'req/s',
+  });
+  results.add({ scenario: 'baseline', metric: 'Koa+pg create p99 (64 conn)', value: koa64.p99, unit: 'ms' });
+  results.add({ scenario: 'baseline', metric: 'Koa+pg create p50 (1 conn)', value: koa1.p50, unit: 'ms' });
+
+  // The service, fresh process: its peak RSS is read while the create load runs.
+  await resetWork(ctx.pool);
+  ctx.log('create: service, 64 connections');
+  const service = await startService(ctx);
+  let peakRss = 0;
+  const sampler = setInterval(() => {
+    peakRss = Math.max(peakRss, service.memory().rssMb);
+  }, 200);
+  let create64: Measured;
+  let create1: Measured;
+  let hwm: number;
+  try {
+    create64 = await measure(ctx, service, 64, plan.createS, createRequests(ctx));
+    hwm = service.memory().peakMb;
+    clearInterval(sampler);
+    ctx.log('create: service, 1 connection');
+    create1 = await measure(ctx, service, 1, plan.create1S, createRequests(ctx));
+
+    ctx.log('replay');
+    await replay(ctx, service, create64);
+  } finally {
+    clearInterval(sampler);
+    await service.stop();
+  }
+  results.ratio(
+    {
+      scenario: 'create',
+      metric: 'req/s (64 conn) vs Koa+pg',
+      value: create64.rps,
+      unit: 'req/s',
+      baseline: koa64.rps,
+      target: '≥ 0.9',
+    },
+    { min: 0.9 },
+  );
+  results.ratio({
+    scenario: 'create',
+    metric: 'req/s (64 conn) vs bare pg tx/s',
+    value: create64.rps,
+    unit: 'req/s',
+    baseline: bare.rps,
+  });
+  results.add({ scenario: 'create', metric: 'p50 (64 conn)', value: create64.p50, unit: 'ms' });
+  results.add({
+    scenario: 'create',
+    metric: 'p99 (64 conn)',
+    value: create64.p99,
+    unit: 'ms',
+    target: '≤ 100 ms',
+    pass: create64.p99 <= 100,
+  });
+  results.ratio(
+    {
+      scenario: 'create-1',
+      metric: 'p50 (1 conn) vs Koa+pg',
+      value: create1.p50,
+      unit: 'ms',
+      baseline: koa1.p50,
+      target: '≤ 1.5',
+    },
+    { max: 1.5 },
+  );
+  results.add({
+    scenario: 'create-1',
+    metric: 'req/s (1 conn)',
+    value: create1.rps,
+    unit: 'req/s',
+    baseline: koa1.rps,
+  });
+  cpuRows(ctx, 'create', create64, koa64);
+  results.add({
+    scenario: 'memory',
+    metric: 'peak RSS during create (sampled)',
+    value: peakRss,
+    unit: 'MiB',
+  });
+  results.add({ scenario: 'memory', metric: 'peak RSS since start (VmHWM)', value: hwm, unit: 'MiB' });
+  results.details.create = { bare, koa64, koa1, create64, create1 };
+
+  ctx.log('create: round trips');
+  await traceCreate(ctx);
+}
+
+/** The same keys again: each must come back from the stored response, creating nothing. */
+async function replay(ctx: BenchContext, service: Child, create64: Measured): Promise<void> {
+  const stored: { tenant: BenchContext['tenants'][number]; key: string; body: string }[] = [];
+  for (const [i, tenant] of ctx.tenants.entries()) {
+    const key = randomUUID();
+    const body = payoutBody(1_000_000 + i);
+    await send(service.url, tenant.apiKey, key, body);
+    stored.push({ tenant, key, body });
+  }
+  const probe = stored[0]!;
+  const again = await send(service.url, probe.tenant.apiKey, probe.key, probe.body);
+  ctx.results.check(
+    'replay answers from the stored response',
+    again.headers.get('idempotent-replayed') === 'true' && again.status === 201,
+    `status ${again.status}, Idempotent-Replayed: ${again.headers.get('idempotent-replayed')}`,
+  );
+  const before = await scalar(ctx.pool, 'select count(*) from payouts');
+  let n = 0;
+  const result = await measure(ctx, service, 64, ctx.plan.replayS, () => {
+    const s = stored[n++ % stored.length]!;
+    return {
+      method: 'POST',
+      path: '/v1/payouts',
+      headers: { 'x-api-key': s.tenant.apiKey, 'idempotency-key': s.key },
+      body: s.body,
+    };
+  });
+  const after = await scalar(ctx.pool, 'select count(*) from payouts');
+  ctx.results.check(
+    'replay creates nothing',
+    after === before,
+    `${result.requests} replays; payouts ${before} → ${after}`,
+  );
+  ctx.results.ratio(
+    {
+      scenario: 'replay',
+      metric: 'req/s (64 conn) vs create',
+      value: result.rps,
+      unit: 'req/s',
+      baseline: create64.rps,
+      target: '> 1',
+    },
+    { min: 1.0001 },
+  );
+  ctx.results.add({
+    scenario: 'replay',
+    metric: 'p99 (64 conn)',
+    value: result.p99,
+    unit: 'ms',
+    baseline: create64.p99,
+  });
+  ctx.results.details.replay = result;
+}
+
+function send(url: string, apiKey: string, key: string, body: string): Promise<Response> {
+  return fetch(`${url}/v1/payouts`, {
+    method: 'POST',
+    headers: { 'x-api-key': apiKey, 'idempotency-key': key, 'content-type': 'application/json' },
+    body,
+  }).then(async (res) => {
+    if (!res.ok) throw new Error(`create: ${res.status} ${await res.text()}`);
+    await res.arrayBuffer();
+    return res;
+  });
+}
+
+async function traceCreate(ctx: BenchContext): Promise<void> {
+  const items = ctx.plan.traceItems;
+  const keys: { apiKey: string; key: string; body: string }[] = [];
+  const { creates, replays } = await traceRequests(ctx, {
+    creates: async (url) => {
+      for (let i = 0; i < items; i++) {
+        const tenant = ctx.tenants[i % ctx.tenants.length]!;
+        const entry = { apiKey: tenant.apiKey, key: randomUUID(), body: payoutBody(2_000_000 + i) };
+        await send(url, entry.apiKey, entry.key, entry.body);
+        keys.push(entry);
+      }
+      return items;
+    },
+    replays: async (url) => {
+      for (const k of keys) await send(url, k.apiKey, k.key, k.body);
+      return keys.length;
+    },
+  });
+  const row = (name: string, t: typeof creates) => {
+    ctx.results.add({
+      scenario: 'round trips',
+      metric: `${name}: round trips / request`,
+      value: t.roundTripsPerOp,
+      unit: '',
+    });
+    ctx.results.add({
+      scenario: 'round trips',
+      metric: `${name}: transactions / request`,
+      value: t.transactionsPerOp,
+      unit: '',
+    });
+  };
+  row('create', creates);
+  row('replay', replays);
+  ctx.results.details.traceCreate = { ...creates, trips: creates.trips.slice(0, 40) };
+  ctx.results.details.traceReplay = { ...replays, trips: replays.trips.slice(0, 10) };
+}
+
+/** `GET /v1/payouts?limit=20` over one tenant with `listRows` payouts: first page and deep pages. */
+export async function listScenarios(ctx: BenchContext): Promise<void> {
+  const { plan, results } = ctx;
+  const db = ctx.pool;
+  await resetWork(db);
+  ctx.log(`list: seeding ${plan.listRows.toLocaleString('en-US')} payouts`);
+  await seedPayouts(db, {
+    tenantIds: [ctx.listTenant.id],
+    count: plan.listRows,
+    status: 'CREATED',
+    reference: 'list',
+  });
+
+  // Deep positions between the middle and the end of the list.
+  const positions: { createdAt: Date; id: string }[] = [];
+  for (let k = 0; k < 10; k++) {
+    const offset = Math.floor(plan.listRows * (0.5 + 0.049 * k));
+    const { rows } = await db.query(
+      'select created_at, id from payouts where tenant_id = $1 order by created_at desc, id desc offset $2 limit 1',
+      [ctx.listTenant.id, offset],
+    );
+    const row = rows[0] as { created_at: Date; id: string };
+    positions.push({ createdAt: row.created_at, id: row.id });
+  }
+  const cursorKey = secretsFrom({
+    encryptionKey: Buffer.from(ctx.secrets.encryptionKey, 'base64'),
+    adminToken: ctx.secrets.adminToken,
+    callbackSecret: ctx.secrets.callbackSecret,
+  }).cursorKey;
+  const serviceCursors = positions.map((p) =>
+    encodeURIComponent(encodeCursor(cursorKey, { l: 'payouts', c: p.createdAt.toISOString(), i: p.id })),
+  );
+  const plainCursors = positions.map((p) => plainCursor(p.createdAt, p.id));
+  const apiKey = ctx.listTenant.apiKey;
+  const pages = (cursors: string[] | null) => {
+    let n = 0;
+    return (): LoadRequest => ({
+      method: 'GET',
+      path: cursors ? `/v1/payouts?limit=20&cursor=${cursors[n++ % cursors.length]}` : '/v1/payouts?limit=20',
+      headers: { 'x-api-key': apiKey },
+    });
+  };
+
+  ctx.log('list: bare pg');
+  const barePool = pool(ctx.db.url, POOL_SIZE);
+  let bareFirst: Awaited<ReturnType<typeof bareLoop>>;
+  let bareDeep: Awaited<ReturnType<typeof bareLoop>>;
+  try {
+    const principal = await authenticate(barePool, apiKey);
+    bareFirst = await bareLoop(ctx, POOL_SIZE, plan.bareS, async () => {
+      await authenticate(barePool, apiKey);
+      await listPayoutsPlain(barePool, principal, 20, undefined);
+    });
+    bareDeep = await bareLoop(ctx, POOL_SIZE, plan.bareS, async (i) => {
+      await authenticate(barePool, apiKey);
+      await listPayoutsPlain(barePool, principal, 20, plainCursors[i % plainCursors.length]);
+    });
+  } finally {
+    await barePool.end();
+  }
+
+  ctx.log('list: Koa + pg baseline');
+  const baseline = await startChild('baseline', { databaseUrl: ctx.db.url, poolSize: POOL_SIZE });
+  let koaFirst: Measured;
+  let koaDeep: Measured;
+  try {
+    koaFirst = await measure(ctx, baseline, 64, plan.listS, pages(null));
+    koaDeep = await measure(ctx, baseline, 64, plan.listS, pages(plainCursors));
+  } finally {
+    await baseline.stop();
+  }
+
+  ctx.log('list: service');
+  const service = await startService(ctx);
+  let first: Measured;
+  let deep: Measured;
+  try {
+    first = await measure(ctx, service, 64, plan.listS, pages(null));
+    deep = await measure(ctx, service, 64, plan.listS, pages(serviceCursors));
+    ctx.log('list: cost ladder');
+    await ladder(ctx, service);
+  } finally {
+    await service.stop();
+  }
+  results.add({
+    scenario: 'baseline',
+    metric: 'bare list first page/s (pg)',
+    value: bareFirst.rps,
+    unit: 'req/s',
+  });
+  results.add({
+    scenario: 'baseline',
+    metric: 'bare list deep page/s (pg)',
+    value: bareDeep.rps,
+    unit: 'req/s',
+  });
+  results.ratio(
+    {
+      scenario: 'list',
+      metric: 'first page req/s vs Koa+pg',
+      value: first.rps,
+      unit: 'req/s',
+      baseline: koaFirst.rps,
+      target: '≥ 0.9',
+    },
+    { min: 0.9 },
+  );
+  results.ratio(
+    {
+      scenario: 'list',
+      metric: 'deep page req/s vs Koa+pg',
+      value: deep.rps,
+      unit: 'req/s',
+      baseline: koaDeep.rps,
+      target: '≥ 0.9',
+    },
+    { min: 0.9 },
+  );
+  results.add({
+    scenario: 'list',
+    metric: 'first page p99 (64 conn)',
+    value: first.p99,
+    unit: 'ms',
+    baseline: koaFirst.p99,
+  });
+  results.add({
+    scenario: 'list',
+    metric: 'deep page p99 (64 conn)',
+    value: deep.p99,
+    unit: 'ms',
+    baseline: koaDeep.p99,
+  });
+  cpuRows(ctx, 'list', first, koaFirst);
+  results.details.list = { bareFirst, bareDeep, koaFirst, koaDeep, first, deep };
+
+  ctx.log('list: round trips and query plans');
+  await traceList(ctx, serviceCursors);
+}
+
+/**
+ * The service's CPU per request on a ladder of routes that add one layer at a time: the HTTP
+ * stack alone, then authentication, tRPC and one query, then a page of one payout, then twenty.
+ * The steps say what each layer costs, independently of round trips.
+ */
+async function ladder(ctx: BenchContext, service: Child): Promise<void> {
+  const apiKey = ctx.listTenant.apiKey;
+  const steps: [string, string, boolean][] = [
+    ['GET /health (Koa and middleware, no database)', '/health', false],
+    ['GET /v1/webhooks/config (+ auth, tRPC, 1 query)', '/v1/webhooks/config', true],
+    ['GET /v1/payouts?limit=1 (4 queries, 1 payout)', '/v1/payouts?limit=1', true],
+    ['GET /v1/payouts?limit=20 (4 queries, 20 payouts)', '/v1/payouts?limit=20', true],
+  ];
+  const seconds = Math.max(2, Math.round(ctx.plan.listS / 2));
+  const out: Record<string, Measured> = {};
+  for (const [name, path, authed] of steps) {
+    const run = await measure(ctx, service, 64, seconds, () => ({
+      method: 'GET',
+      path,
+      headers: authed ? { 'x-api-key': apiKey } : ({} as Record<string, string>),
+    }));
+    out[name] = run;
+    ctx.results.add({
+      scenario: 'cost ladder',
+      metric: `${name}: service CPU per request`,
+      value: run.cpu.serverMsPerOp,
+      unit: 'ms',
+    });
+    ctx.results.add({
+      scenario: 'cost ladder',
+      metric: `${name}: req/s (64 conn)`,
+      value: run.rps,
+      unit: 'req/s',
+    });
+  }
+  ctx.results.details.ladder = out;
+}
+
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  'Index Name'?: string;
+  'Scan Direction'?: string;
+  'Rows Removed by Filter'?: number;
+  'Actual Rows'?: number;
+  Plans?: PlanNode[];
+}
+
+function nodes(plan: PlanNode): PlanNode[] {
+  return [plan, ...(plan.Plans ?? []).flatMap(nodes)];
+}
+
+async function traceList(ctx: BenchContext, serviceCursors: string[]): Promise<void> {
+  const items = ctx.plan.traceItems;
+  const paths = ['/v1/payouts?limit=20', `/v1/payouts?limit=20&cursor=${serviceCursors.at(-1)}`];
+  const pages = async (url: string, path: string) => {
+    for (let i = 0; i < items; i++) await api(url, ctx.listTenant, 'GET', path);
+    return items;
+  };
+  const { first, deep } = await traceRequests(ctx, {
+    first: (url) => pages(url, paths[0]!),
+    deep: (url) => pages(url, paths[1]!),
+  });
+  const traces = [first, deep];
+  for (const [i, name] of ['list first page', 'list deep page'].entries()) {
+    const t = traces[i]!;
+    ctx.results.add({
+      scenario: 'round trips',
+      metric: `${name}: round trips / request`,
+      value: t.roundTripsPerOp,
+      unit: '',
+    });
+    // The page query exactly as the ORM sent it (values inlined), explained on the seeded table.
+    const sql = t.trips.find((trip) => /from "payouts"/.test(trip.sql))?.sql;
+    if (!sql) throw new Error(`no payouts query traced for ${name}`);
+    const { rows } = await ctx.pool.query(`explain (analyze, buffers, format json) ${sql}`);
+    const explained = (rows[0] as { 'QUERY PLAN': { Plan: PlanNode; 'Execution Time': number }[] })[
+      'QUERY PLAN'
+    ][0]!;
+    const all = nodes(explained.Plan);
+    const scan = all.find((n) => n['Relation Name'] === 'payouts');
+    const sorted = all.some((n) => /Sort/.test(n['Node Type']));
+    const indexScan = !!scan && /Index/.test(scan['Node Type']);
+    ctx.results.check(
+      `${name}: plan is an index scan with no sort`,
+      indexScan && !sorted,
+      `${scan?.['Node Type']} ${scan?.['Scan Direction'] ?? ''} using ${scan?.['Index Name']}; ` +
+        `rows removed by filter ${scan?.['Rows Removed by Filter'] ?? 0}; ${round(explained['Execution Time'], 2)} ms`,
+    );
+    ctx.results.add({
+      scenario: 'list',
+      metric: `${name}: page query execution`,
+      value: round(explained['Execution Time'], 2),
+      unit: 'ms',
+    });
+    ctx.results.details[`plan ${name}`] = { sql, plan: explained };
+  }
+}

@@ -1,0 +1,290 @@
+import { randomUUID } from 'node:crypto';
+import type pg from 'pg';
+import { type BenchContext, startService, waitFor } from '../lib/context.ts';
+import { cpuSample, cpuUse } from '../lib/cpu.ts';
+import { resetWork, scalar } from '../lib/db.ts';
+import { type LoadResult, runLoad } from '../lib/load.ts';
+import { round } from '../lib/report.ts';
+import {
+  instructionSnapshots,
+  payoutBody,
+  payoutSnapshots,
+  seedDepositAddresses,
+  seedPayouts,
+} from '../lib/seed.ts';
+import { traceWorkers } from '../lib/trace.ts';
+
+/**
+ * Instruction generation: `instructionRows` CREATED payouts, each with its GENERATE_INSTRUCTION
+ * task due, turned into PENDING_PAYMENT by the instructions worker of one instance; against the
+ * same writes done by plain set-based SQL in batches. While the worker drains, a fixed-rate create
+ * load measures the API's p99, compared with the same load on an idle instance.
+ */
+
+const REFERENCE = 'instr';
+/**
+ * The probe: creates at a fixed rate on one connection, well under capacity. One connection, so
+ * that the probe's own requests never queue behind each other (autocannon paces each connection
+ * separately, and several connections at a fixed rate send in bursts): p99 shows interference.
+ */
+const PROBE = { connections: 1, rate: 25 };
+const BATCH = 500;
+
+const done = (pool: pg.Pool) =>
+  scalar(
+    pool,
+    `select count(*) from payouts where merchant_reference like $1 || '-%' and status = 'PENDING_PAYMENT'`,
+    [REFERENCE],
+  );
+
+function probeLoad(ctx: BenchContext, url: string, seconds: number): Promise<LoadResult> {
+  let n = 0;
+  return runLoad({
+    url,
+    connections: PROBE.connections,
+    overallRate: PROBE.rate,
+    durationS: seconds,
+    maxRequests: PROBE.rate * seconds + 10,
+    next: () => {
+      n++;
+      const tenant = ctx.tenants[n % ctx.tenants.length]!;
+      return {
+        method: 'POST',
+        path: '/v1/payouts',
+        headers: { 'x-api-key': tenant.apiKey, 'idempotency-key': randomUUID() },
+        body: payoutBody(n),
+      };
+    },
+  });
+}
+
+export async function instructionScenario(ctx: BenchContext): Promise<void> {
+  const { plan, pool, results } = ctx;
+  const rows = plan.instructionRows;
+  const probeS = plan.quick ? 5 : 15;
+  const tenantIds = ctx.tenants.map((t) => t.id);
+
+  // The API without worker load, for the p99 comparison.
+  await resetWork(pool);
+  ctx.log('instructions: API probe on an idle instance');
+  const idle = await startService(ctx);
+  let idleProbe: LoadResult;
+  try {
+    await probeLoad(ctx, idle.url, plan.warmupS);
+    idleProbe = await probeLoad(ctx, idle.url, probeS);
+  } finally {
+    await idle.stop();
+  }
+
+  await resetWork(pool);
+  ctx.log(`instructions: seeding ${rows.toLocaleString('en-US')} CREATED payouts with their tasks`);
+  await seedPayouts(pool, {
+    tenantIds,
+    count: rows,
+    status: 'CREATED',
+    reference: REFERENCE,
+    withTasks: true,
+  });
+  ctx.log('instructions: worker draining, probe running');
+  const service = await startService(ctx, {
+    jobs: ['instructions'],
+    config: { INSTRUCTION_SWEEP_INTERVAL_MS: 1000 },
+  });
+  let busyProbe: LoadResult;
+  let seconds: number;
+  let finished: boolean;
+  let cpu: ReturnType<typeof cpuUse>;
+  try {
+    const before = cpuSample([service.pid]);
+    const started = performance.now();
+    busyProbe = await probeLoad(ctx, service.url, probeS);
+    finished = await waitFor(async () => (await done(pool)) >= rows, plan.workerCapS, 500);
+    seconds = (performance.now() - started) / 1000;
+    cpu = cpuUse(before, cpuSample([service.pid]), rows);
+  } finally {
+    await service.stop();
+  }
+  const generated = await done(pool);
+  // Not finishing within the cap is a measurement (too slow), not a correctness failure.
+  results.add({
+    scenario: 'instructions',
+    metric: `payouts moved within ${plan.workerCapS} s`,
+    value: generated,
+    unit: `of ${rows}`,
+    pass: finished && generated === rows,
+  });
+  const stray = await scalar(
+    pool,
+    `select count(*) from (select payout_id from payment_instructions group by payout_id having count(*) > 1) x`,
+  );
+  ctx.results.check('instructions: one instruction per payout', stray === 0, `${stray} payouts with two`);
+  const workerRate = Math.round(generated / seconds);
+
+  await resetWork(pool);
+  ctx.log('instructions: plain SQL batches');
+  await seedPayouts(pool, {
+    tenantIds,
+    count: rows,
+    status: 'CREATED',
+    reference: REFERENCE,
+    withTasks: true,
+  });
+  await seedDepositAddresses(pool, tenantIds);
+  const plain = await plainInstructions(pool, rows);
+  const plainDone = await done(pool);
+  ctx.results.check(
+    'instructions: plain SQL moved every payout',
+    plainDone === rows,
+    `${plainDone} of ${rows} in ${plain.seconds} s`,
+  );
+
+  results.ratio(
+    {
+      scenario: 'instructions',
+      metric: 'CREATED → PENDING_PAYMENT per s vs plain SQL',
+      value: workerRate,
+      unit: '/s',
+      baseline: plain.rate,
+      target: '≥ 0.5',
+    },
+    { min: 0.5 },
+  );
+  results.ratio(
+    {
+      scenario: 'instructions',
+      metric: `API p99 under worker load (${PROBE.rate} creates/s)`,
+      value: busyProbe.p99,
+      unit: 'ms',
+      baseline: idleProbe.p99,
+      target: '≤ 1.5',
+    },
+    { max: 1.5 },
+  );
+  results.add({
+    scenario: 'instructions',
+    metric: 'service CPU per payout (worker + probe)',
+    value: cpu.serverMsPerOp,
+    unit: 'ms',
+  });
+  results.add({
+    scenario: 'instructions',
+    metric: 'PostgreSQL CPU per payout',
+    value: cpu.postgresMsPerOp,
+    unit: 'ms',
+  });
+  results.details.instructions = {
+    rows,
+    seconds: round(seconds, 1),
+    workerRate,
+    plain,
+    idleProbe,
+    busyProbe,
+    cpu,
+  };
+
+  // Round trips per generated instruction.
+  await resetWork(pool);
+  const items = plan.traceItems;
+  await seedPayouts(pool, {
+    tenantIds,
+    count: items,
+    status: 'CREATED',
+    reference: REFERENCE,
+    withTasks: true,
+  });
+  const trace = await traceWorkers(ctx, {
+    jobs: ['instructions'],
+    items,
+    config: { INSTRUCTION_SWEEP_INTERVAL_MS: 1000 },
+    done: async () => (await done(pool)) >= items,
+  });
+  results.add({
+    scenario: 'round trips',
+    metric: 'instruction generation: round trips / payout',
+    value: trace.roundTripsPerOp,
+    unit: '',
+  });
+  results.add({
+    scenario: 'round trips',
+    metric: 'instruction generation: transactions / payout',
+    value: trace.transactionsPerOp,
+    unit: '',
+  });
+  results.details.traceInstructions = { ...trace, trips: trace.trips.slice(0, 60) };
+}
+
+/**
+ * The same writes as instruction generation, set-based: claim a batch of tasks, insert their
+ * instructions on each tenant's shared address with a unique amount, move the payouts to
+ * PENDING_PAYMENT with their prices, append the timeline rows and the payout.pending_payment
+ * events. One transaction per batch; the rate is the physical ceiling the worker is compared to.
+ */
+async function plainInstructions(pool: pg.Pool, rows: number): Promise<{ rate: number; seconds: number }> {
+  const now = new Date();
+  const expiresAt = new Date(now.getTime() + 30 * 60_000);
+  const payoutSnapshot = payoutSnapshots(now).PENDING_PAYMENT;
+  const instructionSnapshot = instructionSnapshots(expiresAt).UNPAID;
+  const started = performance.now();
+  let moved = 0;
+  for (let batch = 0; moved < rows && batch < rows; batch++) {
+    const client = await pool.connect();
+    try {
+      await client.query('begin');
+      const claimed = await client.query(
+        `update tasks set done_at = now(), attempts = attempts + 1, updated_at = now()
+          where id in (select id from tasks where kind = 'GENERATE_INSTRUCTION' and done_at is null and due_at <= now()
+                        order by due_at limit $1 for update skip locked)
+          returning subject_id`,
+        [BATCH],
+      );
+      const ids = claimed.rows.map((r: { subject_id: string }) => r.subject_id);
+      if (ids.length === 0) {
+        await client.query('commit');
+        break;
+      }
+      // Price: a fixed mid rate and spread; the amount is made unique per address by a sequence.
+      await client.query(
+        `insert into payment_instructions (id, tenant_id, payout_id, status, snapshot, rail, account_unique, provider_name,
+            network, chain, expected_amount, expected_currency, expires_at, created_at, updated_at)
+         select gen_random_uuid(), p.tenant_id, p.id, 'UNPAID', $2, 'CRYPTO', a.address, 'USDT on TRON', 'TRC20', 'TRON',
+                round(p.destination_amount / 1550 * 1.015 + 1, 2) + ($4::int * $5::int + row_number() over (order by p.id)) / 1000000.0,
+                'USDT', $3, now(), now()
+           from payouts p join deposit_addresses a on a.tenant_id = p.tenant_id and a.network = 'TRON'
+          where p.id = any($1) and p.status = 'CREATED'`,
+        [ids, instructionSnapshot, expiresAt, batch, BATCH],
+      );
+      await client.query(
+        `update payouts p set status = 'PENDING_PAYMENT', snapshot = $2, settlement_amount = i.expected_amount,
+                exchange_rate = 1527.09, mid_market_rate = 1550, platform_fee_amount = 0.5, network_fee_amount = 1,
+                total_fee_amount = 1.5, updated_at = now()
+           from payment_instructions i where i.payout_id = p.id and p.id = any($1)`,
+        [ids, payoutSnapshot],
+      );
+      await client.query(
+        `insert into payout_status_timeline (id, payout_id, from_status, to_status, triggered_by, reason_code, reason_detail, created_at)
+         select gen_random_uuid(), id, 'CREATED', 'PENDING_PAYMENT', 'SYSTEM', 'INSTRUCTION_GENERATED',
+                jsonb_build_object('rate_source', 'plain', 'mid_market_rate', '1550', 'spread_percent', '1.5'), now()
+           from unnest($1::uuid[]) as id`,
+        [ids],
+      );
+      await client.query(
+        `insert into outbox_events (id, tenant_id, payout_id, event_type, payload, created_at)
+         select gen_random_uuid(), p.tenant_id, p.id, 'payout.pending_payment',
+                jsonb_build_object('event_type', 'payout.pending_payment', 'status', p.status,
+                                   'data', to_jsonb(p) - 'snapshot' || jsonb_build_object('payment_instruction', to_jsonb(i) - 'snapshot')),
+                now()
+           from payouts p join payment_instructions i on i.payout_id = p.id where p.id = any($1)`,
+        [ids],
+      );
+      await client.query('commit');
+      moved += ids.length;
+    } catch (err) {
+      await client.query('rollback').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+  const seconds = (performance.now() - started) / 1000;
+  return { rate: Math.round(moved / seconds), seconds: round(seconds, 2) };
+}

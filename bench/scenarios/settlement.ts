@@ -1,0 +1,263 @@
+import type pg from 'pg';
+import type { Child } from '../lib/children.ts';
+import { type BenchContext, startService, waitFor } from '../lib/context.ts';
+import { cpuSample, cpuUse } from '../lib/cpu.ts';
+import { resetWork, scalar } from '../lib/db.ts';
+import { round } from '../lib/report.ts';
+import {
+  instructionSnapshots,
+  payoutSnapshots,
+  seedDepositAddresses,
+  seedPayouts,
+  seedSettlement,
+} from '../lib/seed.ts';
+import { traceWorkers } from '../lib/trace.ts';
+
+/**
+ * Settlement matching: `settlementRows` CONFIRMED inflows, each exactly the expected amount of
+ * one open instruction on its tenant's shared address, matched by the settlement workers of two
+ * instances racing over the same rows; then every payout must have been paid exactly once. Against
+ * the same writes done by plain set-based SQL.
+ */
+
+const REFERENCE = 'settle';
+const BATCH = 500;
+
+const matched = (pool: pg.Pool) => scalar(pool, `select count(*) from inflows where state = 'MATCHED'`);
+
+async function seed(ctx: BenchContext, count: number): Promise<void> {
+  const tenantIds = ctx.tenants.map((t) => t.id);
+  await resetWork(ctx.pool);
+  await seedPayouts(ctx.pool, { tenantIds, count, status: 'PENDING_PAYMENT', reference: REFERENCE });
+  await seedDepositAddresses(ctx.pool, tenantIds);
+  await seedSettlement(ctx.pool, REFERENCE);
+}
+
+export async function settlementScenario(ctx: BenchContext): Promise<void> {
+  const { plan, pool, results } = ctx;
+  const rows = plan.settlementRows;
+  ctx.log(`settlement: seeding ${rows.toLocaleString('en-US')} instructions and CONFIRMED inflows`);
+  await seed(ctx, rows);
+
+  ctx.log('settlement: two instances matching');
+  const config = { WORKER_POLL_INTERVAL_MS: 200 };
+  const instances: Child[] = [];
+  let seconds: number;
+  let finished: boolean;
+  let cpu: ReturnType<typeof cpuUse>;
+  try {
+    instances.push(
+      ...(await Promise.all([
+        startService(ctx, { jobs: ['settlement'], config }),
+        startService(ctx, { jobs: ['settlement'], config }),
+      ])),
+    );
+    // From the moment both instances are up (their workers start matching at once).
+    const started = performance.now();
+    const before = cpuSample(instances.map((i) => i.pid));
+    finished = await waitFor(async () => (await matched(pool)) >= rows, plan.workerCapS, 500);
+    seconds = (performance.now() - started) / 1000;
+    cpu = cpuUse(before, cpuSample(instances.map((i) => i.pid)), rows);
+  } finally {
+    await Promise.all(instances.map((i) => i.stop()));
+  }
+  const count = await matched(pool);
+  // Not finishing within the cap is a measurement (too slow), not a correctness failure.
+  results.add({
+    scenario: 'settlement',
+    metric: `inflows matched within ${plan.workerCapS} s`,
+    value: count,
+    unit: `of ${rows}`,
+    pass: finished && count === rows,
+  });
+  await checkNoDoubleMatch(ctx, count);
+  const workerRate = Math.round(count / seconds);
+
+  ctx.log('settlement: plain SQL batches');
+  await seed(ctx, rows);
+  const plain = await plainSettlement(pool, rows);
+  const plainCount = await matched(pool);
+  ctx.results.check(
+    'settlement: plain SQL matched every inflow',
+    plainCount === rows,
+    `${plainCount} of ${rows} in ${plain.seconds} s`,
+  );
+
+  results.ratio(
+    {
+      scenario: 'settlement',
+      metric: 'inflows matched per s (2 instances) vs plain SQL',
+      value: workerRate,
+      unit: '/s',
+      baseline: plain.rate,
+      target: '≥ 0.6',
+    },
+    { min: 0.6 },
+  );
+  results.add({
+    scenario: 'settlement',
+    metric: 'service CPU per inflow',
+    value: cpu.serverMsPerOp,
+    unit: 'ms',
+  });
+  results.add({
+    scenario: 'settlement',
+    metric: 'PostgreSQL CPU per inflow',
+    value: cpu.postgresMsPerOp,
+    unit: 'ms',
+  });
+  results.details.settlement = {
+    rows,
+    openInstructionsPerAddress: Math.round(rows / ctx.tenants.length),
+    seconds: round(seconds, 1),
+    workerRate,
+    plain,
+    cpu,
+  };
+
+  const items = plan.traceItems;
+  await seed(ctx, items);
+  const trace = await traceWorkers(ctx, {
+    jobs: ['settlement'],
+    items,
+    config,
+    done: async () => (await matched(pool)) >= items,
+  });
+  results.add({
+    scenario: 'round trips',
+    metric: 'settlement: round trips / inflow',
+    value: trace.roundTripsPerOp,
+    unit: '',
+  });
+  results.add({
+    scenario: 'round trips',
+    metric: 'settlement: transactions / inflow',
+    value: trace.transactionsPerOp,
+    unit: '',
+  });
+  results.details.traceSettlement = { ...trace, trips: trace.trips.slice(0, 60) };
+}
+
+/**
+ * Every matched inflow went to exactly one payout, every payout was paid exactly once, by its own
+ * inflow, with exactly one event and one dispatch task: `rows` is how many inflows were matched.
+ */
+async function checkNoDoubleMatch(ctx: BenchContext, rows: number): Promise<void> {
+  const { pool } = ctx;
+  const doubles = await scalar(
+    pool,
+    `select count(*) from (select payout_id from inflows where state = 'MATCHED' group by payout_id having count(*) > 1) d`,
+  );
+  const paidTwice = await scalar(
+    pool,
+    `select count(*) from (select payout_id from payout_status_timeline where to_status = 'PAYMENT_RECEIVED'
+                            group by payout_id having count(*) > 1) d`,
+  );
+  const received = await scalar(pool, `select count(*) from payouts where status = 'PAYMENT_RECEIVED'`);
+  const paid = await scalar(pool, `select count(*) from payment_instructions where status = 'PAID'`);
+  const wrong = await scalar(
+    pool,
+    `select count(*) from inflows f join payment_instructions i on i.id = f.instruction_id
+      where f.state = 'MATCHED' and (f.payout_id <> i.payout_id or f.amount <> i.expected_amount)`,
+  );
+  const events = await scalar(
+    pool,
+    `select count(*) from outbox_events where event_type = 'payout.payment_received'`,
+  );
+  const dispatch = await scalar(pool, `select count(*) from tasks where kind = 'DISPATCH'`);
+  ctx.results.check(
+    'settlement: zero double matches',
+    doubles === 0 &&
+      paidTwice === 0 &&
+      wrong === 0 &&
+      received === rows &&
+      paid === rows &&
+      events === rows &&
+      dispatch === rows,
+    `payouts with two matched inflows ${doubles}, paid twice ${paidTwice}, mismatched ${wrong}; ` +
+      `PAYMENT_RECEIVED ${received}, instructions PAID ${paid}, events ${events}, dispatch tasks ${dispatch} ` +
+      `for ${rows} matched inflows`,
+  );
+}
+
+/**
+ * The same writes as matching, set-based: take a batch of CONFIRMED inflows oldest first, join
+ * each to the open instruction of exactly its amount on its address, and write inflow MATCHED,
+ * instruction PAID, payout PAYMENT_RECEIVED with its total, the timeline row, the event and the
+ * dispatch task. One transaction per batch.
+ */
+async function plainSettlement(pool: pg.Pool, rows: number): Promise<{ rate: number; seconds: number }> {
+  const now = new Date();
+  const payoutSnapshot = payoutSnapshots(now).PAYMENT_RECEIVED;
+  const paidSnapshot = instructionSnapshots(new Date(now.getTime() + 3_600_000)).PAID;
+  const started = performance.now();
+  let done = 0;
+  for (let batch = 0; done < rows && batch < rows; batch++) {
+    const client = await pool.connect();
+    try {
+      await client.query('begin');
+      const { rows: pairs } = await client.query(
+        `with due as (select id, to_account, amount, tenant_id from inflows where state = 'CONFIRMED'
+                       order by created_at, id limit $1 for update skip locked)
+         select due.id as inflow_id, i.id as instruction_id, i.payout_id
+           from due join payment_instructions i
+             on i.account_unique = due.to_account and i.tenant_id = due.tenant_id
+            and i.expected_amount = due.amount and i.status = 'UNPAID'
+            for update of i`,
+        [BATCH],
+      );
+      if (pairs.length === 0) {
+        await client.query('commit');
+        break;
+      }
+      const inflowIds = pairs.map((p: { inflow_id: string }) => p.inflow_id);
+      const instructionIds = pairs.map((p: { instruction_id: string }) => p.instruction_id);
+      const payoutIds = pairs.map((p: { payout_id: string }) => p.payout_id);
+      await client.query(
+        `update inflows f set state = 'MATCHED', is_matched = true, matched_at = now(), payout_id = x.payout_id,
+                instruction_id = x.instruction_id, updated_at = now()
+           from unnest($1::uuid[], $2::uuid[], $3::uuid[]) as x(inflow_id, instruction_id, payout_id)
+          where f.id = x.inflow_id`,
+        [inflowIds, instructionIds, payoutIds],
+      );
+      await client.query(
+        `update payment_instructions set status = 'PAID', snapshot = $2, paid_at = now(), updated_at = now() where id = any($1)`,
+        [instructionIds, paidSnapshot],
+      );
+      await client.query(
+        `update payouts p set status = 'PAYMENT_RECEIVED', snapshot = $2, received_amount = p.settlement_amount,
+                updated_at = now() where id = any($1)`,
+        [payoutIds, payoutSnapshot],
+      );
+      await client.query(
+        `insert into payout_status_timeline (id, payout_id, from_status, to_status, triggered_by, reason_code, reason_detail, created_at)
+         select gen_random_uuid(), p.id, 'PENDING_PAYMENT', 'PAYMENT_RECEIVED', 'SYSTEM', 'PAYMENT_RECEIVED',
+                jsonb_build_object('match_rule', 'EXACT', 'received_total', p.received_amount, 'expected_amount', p.settlement_amount), now()
+           from payouts p where p.id = any($1)`,
+        [payoutIds],
+      );
+      await client.query(
+        `insert into outbox_events (id, tenant_id, payout_id, event_type, payload, created_at)
+         select gen_random_uuid(), p.tenant_id, p.id, 'payout.payment_received',
+                jsonb_build_object('event_type', 'payout.payment_received', 'status', p.status, 'data', to_jsonb(p) - 'snapshot'),
+                now()
+           from payouts p where p.id = any($1)`,
+        [payoutIds],
+      );
+      await client.query(
+        `insert into tasks (id, kind, subject_id, due_at, attempts, created_at, updated_at)
+         select gen_random_uuid(), 'DISPATCH', id, now(), 0, now(), now() from unnest($1::uuid[]) as id`,
+        [payoutIds],
+      );
+      await client.query('commit');
+      done += pairs.length;
+    } catch (err) {
+      await client.query('rollback').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+  const seconds = (performance.now() - started) / 1000;
+  return { rate: Math.round(done / seconds), seconds: round(seconds, 2) };
+}
