@@ -60,7 +60,12 @@ describe('webhook delivery fairness across tenants', () => {
     // The hanging receiver goes away: its two attempts fail, the rest of its backlog is refused.
     await hanging.close();
     const summary = await pass;
-    expect(summary).to.include({ attempted: 8, succeeded: 4, failed: 4 });
+    expect(summary.succeeded).to.equal(4);
+    // The rest of the hanging tenant's backlog goes out in this pass, or (on a loaded machine,
+    // when the pass ends as its last attempts settle) in the next one: either way, once each.
+    const rest = summary.attempted < 8 ? await deliverFor([slow], { WEBHOOK_TIMEOUT_MS: 5_000 }) : null;
+    expect(summary.attempted + (rest?.attempted ?? 0)).to.equal(8);
+    expect(summary.failed + (rest?.failed ?? 0)).to.equal(4);
     const slowLog = await deliveryLog(slow);
     expect(slowLog.map((r) => r.failure_reason).sort()).to.deep.equal([
       'connection refused',
