@@ -558,7 +558,7 @@ async function traceList(ctx: BenchContext, serviceCursors: string[]): Promise<v
       unit: '',
     });
     // The page query exactly as the ORM sent it (values inlined), explained on the seeded table.
-    const sql = t.trips.find((trip) => /from "payouts"/.test(trip.sql))?.sql;
+    const sql = t.trips.find((trip) => /from "?payouts"?[\s]/.test(trip.sql))?.sql;
     if (!sql) throw new Error(`no payouts query traced for ${name}`);
     const { rows } = await ctx.pool.query(`explain (analyze, buffers, format json) ${sql}`);
     const explained = (rows[0] as { 'QUERY PLAN': { Plan: PlanNode; 'Execution Time': number }[] })[
