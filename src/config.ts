@@ -50,7 +50,6 @@ export const configSchema = z.object({
   CONFIRMATIONS_BSC: int(15, 1),
   RATE_LIMIT_PER_SECOND: int(50, 1),
   RATE_LIMIT_BURST: int(100, 1),
-  IDEMPOTENCY_LOCK_MS: int(60_000, 1000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

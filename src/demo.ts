@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Sql } from './db/sql.ts';
 import { authenticateApiKey } from './tenants/auth.ts';
 import { createTenant, issueApiKey } from './tenants/service.ts';
 
@@ -10,12 +11,13 @@ import { createTenant, issueApiKey } from './tenants/service.ts';
  */
 export async function ensureDemoTenant(
   em: EntityManager,
+  sql: Sql,
   dataDir: string,
 ): Promise<{ tenantId: string; apiKey: string }> {
   const file = path.join(dataDir, 'demo-tenant.json');
   if (existsSync(file)) {
     const saved = JSON.parse(readFileSync(file, 'utf8')) as { tenant_id: string; api_key: string };
-    if (await authenticateApiKey(em, saved.api_key))
+    if (await authenticateApiKey(sql, saved.api_key))
       return { tenantId: saved.tenant_id, apiKey: saved.api_key };
   }
   const tenant = await createTenant(em, { name: 'Demo Merchant', approved: true });

@@ -1,6 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from './config.ts';
 import type { Corridors } from './corridors/corridors.ts';
+import type { Sql } from './db/sql.ts';
 import type { RateLimiter } from './http/rate-limit.ts';
 import type { Clock } from './lib/clock.ts';
 import type { Logger } from './lib/log.ts';
@@ -30,6 +31,8 @@ export interface JobKicker {
 export interface Deps {
   config: Config;
   orm: MikroORM;
+  /** Prepared statements of the hot paths, on the ORM's own connection pool. */
+  sql: Sql;
   clock: Clock;
   log: Logger;
   secrets: Secrets;

@@ -73,7 +73,7 @@ try {
   // Stopped before the service closes its pool (closers run in reverse).
   closers.push(workers.stop);
   service.deps.jobs = workers;
-  const demo = await ensureDemoTenant(service.deps.orm.em.fork(), config.DATA_DIR);
+  const demo = await ensureDemoTenant(service.deps.orm.em.fork(), service.deps.sql, config.DATA_DIR);
 
   process.stdout.write(
     [

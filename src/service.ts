@@ -3,6 +3,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from './config.ts';
 import { Corridors } from './corridors/corridors.ts';
 import { migrate, openOrm } from './db/orm.ts';
+import { openSql } from './db/sql.ts';
 import type { Deps, Secrets } from './deps.ts';
 import { createApp } from './http/app.ts';
 import { RateLimiter } from './http/rate-limit.ts';
@@ -62,6 +63,7 @@ export async function createDeps(options: DepsOptions): Promise<Deps> {
   return {
     config,
     orm,
+    sql: await openSql(orm),
     clock,
     log,
     secrets: options.secrets,

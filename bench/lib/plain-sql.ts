@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { v7 } from 'uuid';
 
@@ -49,9 +49,9 @@ interface PayoutInput {
 }
 
 /**
- * Create-payout in one transaction: claim the idempotency key (a replay answers the stored
+ * Create-payout in one transaction: look up the idempotency key (a replay answers the stored
  * response), check the refund destination, insert the payout, its timeline row, its
- * payout.created event and its instruction task, and complete the key with the response.
+ * payout.created event and its instruction task, and store the key with the response.
  */
 export async function createPayoutPlain(
   db: pg.Pool,
@@ -66,29 +66,14 @@ export async function createPayoutPlain(
   const client = await db.connect();
   try {
     await client.query('begin');
-    const claimed = await client.query(
-      `insert into idempotency_keys (id, tenant_id, key, fingerprint, state, claim_token, locked_until, created_at, updated_at)
-       values ($1, $2, $3, $4, 'IN_PROGRESS', $5, $6, $7, $7)
-       on conflict (tenant_id, key) do nothing returning id`,
-      [
-        v7(),
-        principal.tenantId,
-        idempotencyKey,
-        fingerprint,
-        randomUUID(),
-        new Date(now.getTime() + 60_000),
-        now,
-      ],
+    const { rows: stored } = await client.query(
+      'select response_status, response_body from idempotency_keys where tenant_id = $1 and key = $2',
+      [principal.tenantId, idempotencyKey],
     );
-    const keyId = (claimed.rows[0] as { id: string } | undefined)?.id;
-    if (!keyId) {
-      const { rows } = await client.query(
-        'select response_status, response_body from idempotency_keys where tenant_id = $1 and key = $2',
-        [principal.tenantId, idempotencyKey],
-      );
+    const replay = stored[0] as { response_status: number; response_body: string } | undefined;
+    if (replay) {
       await client.query('commit');
-      const stored = rows[0] as { response_status: number; response_body: string };
-      return { status: stored.response_status, body: stored.response_body };
+      return { status: replay.response_status, body: replay.response_body };
     }
     const destination = await client.query(
       `select id from refund_destinations where tenant_id = $1 and currency = 'USDT' and is_active limit 1`,
@@ -184,9 +169,9 @@ export async function createPayoutPlain(
     );
     const body = JSON.stringify(resource);
     await client.query(
-      `update idempotency_keys set state = 'COMPLETE', response_status = 201, response_body = $1,
-              claim_token = null, locked_until = null, updated_at = $2 where id = $3`,
-      [body, now, keyId],
+      `insert into idempotency_keys (id, tenant_id, key, fingerprint, response_status, response_body, created_at, updated_at)
+       values ($1, $2, $3, $4, 201, $5, $6, $6)`,
+      [v7(), principal.tenantId, idempotencyKey, fingerprint, body, now],
     );
     await client.query('commit');
     return { status: 201, body };

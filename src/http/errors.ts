@@ -28,10 +28,6 @@ export const ERROR_CATALOGUE = {
   INFLOW_NOT_FOUND: { status: 404, message: 'The inflow does not exist.' },
   REFUND_NOT_FOUND: { status: 404, message: 'The refund does not exist.' },
   METHOD_NOT_ALLOWED: { status: 405, message: 'The endpoint does not accept this method.' },
-  IDEMPOTENCY_REQUEST_IN_PROGRESS: {
-    status: 409,
-    message: 'A request with this Idempotency-Key is still being processed; retry shortly.',
-  },
   QUOTE_EXPIRED: { status: 409, message: 'The quote has expired; request a new one.' },
   QUOTE_NOT_ACCEPTABLE: { status: 409, message: 'The quote can no longer be accepted.' },
   PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is larger than 1 MiB.' },

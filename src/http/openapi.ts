@@ -39,7 +39,7 @@ const STATUS_TEXT: Record<number, string> = {
   401: 'Missing, unknown or revoked API key',
   403: 'Missing scope, or tenant not approved',
   404: 'Not found',
-  409: 'Conflict (idempotent request in progress, quote state)',
+  409: 'Conflict (quote state)',
   413: 'Body larger than 1 MiB',
   415: 'Body is not application/json',
   422: 'Semantically invalid request',

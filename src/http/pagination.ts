@@ -106,12 +106,23 @@ export async function paginate<T extends Keyed>(
     limit: args.limit + 1,
     populate: (args.populate ?? []) as never,
   });
+  return pageFrom(rows, { ...args, createdAtOf: (row) => row.createdAt });
+}
+
+/**
+ * The page of `rows` read with `limit + 1` (the extra row only says that more exist) and its
+ * meta, with the cursor of its last row.
+ */
+export function pageFrom<T extends { id: string }>(
+  rows: T[],
+  args: { list: string; limit: number; cursorKey: Buffer; createdAtOf: (row: T) => Date },
+): { items: T[]; meta: z.infer<typeof pageMeta> } {
   const hasMore = rows.length > args.limit;
   const items = hasMore ? rows.slice(0, args.limit) : rows;
   const last = items.at(-1);
   const nextCursor =
     hasMore && last
-      ? encodeCursor(args.cursorKey, { l: args.list, c: last.createdAt.toISOString(), i: last.id })
+      ? encodeCursor(args.cursorKey, { l: args.list, c: args.createdAtOf(last).toISOString(), i: last.id })
       : null;
   return { items, meta: { next_cursor: nextCursor, has_more: hasMore, limit: args.limit } };
 }

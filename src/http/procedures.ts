@@ -1,11 +1,28 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { TRPCError } from '@trpc/server';
 import { middlewareMarker } from '@trpc/server/unstable-core-do-not-import';
-import { claim, complete, release, requestFingerprint } from '#src/idempotency/idempotency.ts';
+import { emSql } from '#src/db/sql.ts';
+import {
+  findStoredResponse,
+  type IdempotentWrite,
+  KeyTaken,
+  replayOf,
+  requestFingerprint,
+  sealResponse,
+  storeResponse,
+} from '#src/idempotency/idempotency.ts';
 import { wakeFollowUps } from '#src/jobs/wake.ts';
 import { isUuidV4 } from '#src/lib/ids.ts';
-import { authenticateApiKey, isAdminAuthorized, type Principal } from '#src/tenants/auth.ts';
+import {
+  authenticateApiKey,
+  isAdminAuthorized,
+  type Principal,
+  type StoredResponse,
+} from '#src/tenants/auth.ts';
 import { AppError } from './errors.ts';
-import { middleware, publicProcedure } from './trpc.ts';
+import { middleware, publicProcedure, type ResponseHolder } from './trpc.ts';
+
+export type { ResponseHolder } from './trpc.ts';
 
 /**
  * Procedures come in two kinds: merchant procedures (X-API-Key, a scope from `meta.scope`, rate
@@ -14,16 +31,22 @@ import { middleware, publicProcedure } from './trpc.ts';
  * procedures, stores the response in that same transaction.
  */
 
-/** Where the REST adapter learns that a response is a byte-for-byte replay. */
-export interface ResponseHolder {
-  replay?: { status: number; body: string };
-}
-
 export type Commit = <T>(work: (em: EntityManager) => Promise<T>) => Promise<T>;
 
+/** The request's Idempotency-Key when it is well-formed, lower-cased; otherwise null (refused later). */
+function idempotencyKeyOf(headers: Record<string, string | undefined>): string | null {
+  const key = headers['idempotency-key'];
+  return key && isUuidV4(key) ? key.toLowerCase() : null;
+}
+
 const authenticate = middleware(async ({ ctx, meta, next }) => {
-  const principal = await authenticateApiKey(ctx.em, ctx.headers['x-api-key']);
-  if (!principal) throw new AppError('UNAUTHENTICATED');
+  const found = await authenticateApiKey(
+    ctx.deps.sql,
+    ctx.headers['x-api-key'],
+    meta?.idempotent ? idempotencyKeyOf(ctx.headers) : null,
+  );
+  if (!found) throw new AppError('UNAUTHENTICATED');
+  const { principal, stored } = found;
   const scope = meta?.scope;
   if (!scope) throw new Error('merchant procedure without meta.scope');
   if (!principal.scopes.has(scope)) {
@@ -36,7 +59,7 @@ const authenticate = middleware(async ({ ctx, meta, next }) => {
   if (wait > 0) {
     throw new AppError('RATE_LIMITED', { headers: { 'Retry-After': String(Math.ceil(wait / 1000)) } });
   }
-  return next({ ctx: { principal: principal as Principal } });
+  return next({ ctx: { principal: principal as Principal, stored } });
 });
 
 const plainCommit =
@@ -45,57 +68,66 @@ const plainCommit =
     em.transactional((tx) => work(tx));
 
 const idempotency = middleware(async ({ ctx, meta, path, getRawInput, next }) => {
-  const principal = (ctx as typeof ctx & { principal: Principal }).principal;
-  if (!meta?.idempotent) return next({ ctx: { commit: plainCommit(ctx.em) } });
+  const { principal, stored } = ctx as typeof ctx & { principal: Principal; stored: StoredResponse | null };
+  if (!meta?.idempotent) return next({ ctx: { commit: plainCommit(ctx.em), idempotent: null } });
 
-  const key = ctx.headers['idempotency-key'];
-  if (!key)
+  const header = ctx.headers['idempotency-key'];
+  if (!header)
     throw new AppError('IDEMPOTENCY_KEY_REQUIRED', {
       details: [{ field: 'Idempotency-Key', issue: 'is required' }],
     });
-  if (!isUuidV4(key))
+  const key = idempotencyKeyOf(ctx.headers);
+  if (!key)
     throw new AppError('IDEMPOTENCY_KEY_INVALID', {
       details: [{ field: 'Idempotency-Key', issue: 'must be a UUID v4' }],
     });
 
-  const now = () => ctx.deps.clock.now();
-  const fingerprint = requestFingerprint(path, await getRawInput());
   const responseKey = ctx.deps.secrets.idempotencyKey;
-  const claimed = await claim(ctx.em, {
-    tenantId: principal.tenant.id,
-    key: key.toLowerCase(),
-    fingerprint,
-    now: now(),
-    lockMs: ctx.deps.config.IDEMPOTENCY_LOCK_MS,
-    responseKey,
-  });
-  if (claimed.kind === 'replay') {
-    const holder = (ctx as typeof ctx & { response?: ResponseHolder }).response;
-    if (holder) holder.replay = { status: claimed.status, body: claimed.body };
+  const fingerprint = requestFingerprint(path, await getRawInput());
+  const holder: ResponseHolder | undefined = ctx.response;
+  const replay = (found: StoredResponse) => {
+    const response = replayOf(found, fingerprint, responseKey);
+    if (holder) holder.replay = response;
     // Short-circuit the chain with the stored response. tRPC has no public way for a middleware
     // to answer without calling next(); this is the shape next() itself returns.
     return {
       ok: true as const,
-      data: JSON.parse(claimed.body) as unknown,
+      data: JSON.parse(response.body) as unknown,
       marker: middlewareMarker,
     } as never;
-  }
+  };
+  if (stored) return replay(stored);
 
-  const status = meta.successStatus ?? 200;
+  const write: IdempotentWrite = {
+    tenantId: principal.tenant.id,
+    key,
+    fingerprint,
+    status: meta.successStatus ?? 200,
+    seal: (body) => sealResponse(responseKey, body),
+  };
   // Stored as the client will see it: through the procedure's output schema, which strips
   // anything a handler returned beyond the contract, so a replay can never show more.
   const output = ctx.outputSchemaOf?.(path);
   const commit: Commit = (work) =>
     ctx.em.transactional(async (tx) => {
       const result = await work(tx);
-      const rendered = output ? output.parse(result) : result;
-      await complete(tx, { ...claimed, status, body: JSON.stringify(rendered), now: now(), responseKey });
+      const body = JSON.stringify(output ? output.parse(result) : result);
+      await storeResponse(emSql(tx), write, { body, now: ctx.deps.clock.now() });
+      if (holder) holder.rendered = body;
       return result;
     });
-  const result = await next({ ctx: { commit } });
-  if (!result.ok) await release(ctx.em, claimed);
+  const result = await next({ ctx: { commit, idempotent: write } });
+  // Another request with this key committed while this one worked: answer with its response.
+  if (!result.ok && causeOf(result.error) instanceof KeyTaken) {
+    const first = await findStoredResponse(ctx.deps.sql, { tenantId: write.tenantId, key });
+    if (first) return replay(first);
+  }
   return result;
 });
+
+function causeOf(error: unknown): unknown {
+  return error instanceof TRPCError ? (error.cause ?? error) : error;
+}
 
 /** Procedures of the merchant REST API. */
 export const merchantProcedure = publicProcedure.use(authenticate).use(idempotency);

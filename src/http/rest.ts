@@ -72,7 +72,7 @@ export function restRouter(deps: Deps, appRouter: AnyRouter): Router {
           });
         base[name] = value;
       }
-      const caller = createCaller({ ...requestContext(deps, ctx, schemas), response } as RequestContext);
+      const caller = createCaller({ ...requestContext(deps, ctx, schemas), response });
       const procedure = route.procedurePath
         .split('.')
         .reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], caller) as (
@@ -92,7 +92,8 @@ export function restRouter(deps: Deps, appRouter: AnyRouter): Router {
         return;
       }
       ctx.status = route.meta.successStatus ?? 200;
-      ctx.body = JSON.stringify(result);
+      // A write sends the very bytes it stored under its Idempotency-Key, so a replay is identical.
+      ctx.body = response.rendered ?? JSON.stringify(result);
     });
   }
   return router;

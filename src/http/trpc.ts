@@ -19,6 +19,15 @@ export interface RequestContext {
   ip: string;
   /** The output schema of a procedure by path (idempotency stores responses as the client sees them). */
   outputSchemaOf?: (path: string) => z.ZodType | undefined;
+  /** Set by the REST adapter: how a procedure tells it what exactly to send. */
+  response?: ResponseHolder;
+}
+
+/** Where the REST adapter learns what to send: a byte-for-byte replay, or the body already rendered. */
+export interface ResponseHolder {
+  replay?: { status: number; body: string };
+  /** The response body exactly as stored under the Idempotency-Key. */
+  rendered?: string;
 }
 
 export interface ProcedureMeta extends OpenApiMeta {

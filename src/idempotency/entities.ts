@@ -2,8 +2,8 @@ import { defineEntity, type InferEntity, p } from '@mikro-orm/postgresql';
 import { idColumn, timestamps } from '#src/db/columns.ts';
 
 /**
- * One row per (tenant, Idempotency-Key). IN_PROGRESS while a request holds the claim; COMPLETE,
- * with the exact response, in the same transaction as the write it answers.
+ * One row per (tenant, Idempotency-Key), written with the exact response by the transaction of
+ * the write it answers: a key exists if and only if its write committed.
  */
 export const IdempotencyRecord = defineEntity({
   name: 'IdempotencyRecord',
@@ -15,12 +15,9 @@ export const IdempotencyRecord = defineEntity({
     key: p.uuid(),
     /** SHA-256 of method, route and canonical request body. */
     fingerprint: p.string().length(64),
-    state: p.enum(['IN_PROGRESS', 'COMPLETE'] as const),
-    /** Random per claim, so that only the request holding the claim can complete it. */
-    claimToken: p.uuid().nullable(),
-    lockedUntil: p.datetime().nullable(),
-    responseStatus: p.integer().nullable(),
-    responseBody: p.text().nullable(),
+    responseStatus: p.integer(),
+    /** The response body, sealed with AES-256-GCM. */
+    responseBody: p.text(),
     ...timestamps(),
   },
 });

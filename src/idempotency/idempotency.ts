@@ -1,30 +1,26 @@
-import { randomUUID } from 'node:crypto';
-import type { EntityManager } from '@mikro-orm/postgresql';
+import { type Sql, statement } from '#src/db/sql.ts';
 import { AppError } from '#src/http/errors.ts';
 import { decryptSecret, encryptSecret, sha256Hex } from '#src/lib/crypto.ts';
 import { newId } from '#src/lib/ids.ts';
+import type { StoredResponse } from '#src/tenants/auth.ts';
 
 /**
- * Idempotency for every write, in three steps:
+ * Idempotency for every write. A key is written once, with the exact response, by the very
+ * transaction that makes the write: the key exists if and only if the write committed.
  *
- * 1. `claim` (its own short transaction, committed at once): insert the key as IN_PROGRESS, or
- *    find it. A completed key with the same fingerprint replays the stored response; with a
- *    different fingerprint it is refused (422); a live claim by another request is a 409.
- * 2. The handler does its work; outbound calls happen here, outside any transaction.
- * 3. `complete` runs inside the handler's write transaction and stores the exact response, so the
- *    key becomes COMPLETE if and only if the write commits. If the handler fails, `release`
- *    deletes the claim: nothing was written, so the key stays free.
- *
- * A claim whose holder died (its `locked_until` passed) may be taken over: the write and the
- * completion are atomic, so a dead holder cannot have written anything.
+ * 1. Authentication reads the response already stored under the key (same round trip). If there
+ *    is one, the request is answered with it (same fingerprint) or refused (422), and nothing runs.
+ * 2. Otherwise the handler does its work: outbound calls first (read-only ones: directory, DNS,
+ *    rates, name enquiry), then its write transaction, which ends by inserting the key with the
+ *    response (`storeResponse`, or the handler's own statement on the hot path).
+ * 3. A request with the same key that committed first makes that insert conflict: the write rolls
+ *    back and the request is answered with the stored response instead ({@link KeyTaken}). Two
+ *    concurrent requests with one key thus make one write, and both get its response; a request
+ *    that fails stores nothing, so its key stays free for the retry.
  *
  * Stored responses are sealed with AES-256-GCM (`responseKey`): they hold account numbers and,
  * for webhook configuration, signing secrets shown once, which must not sit in clear at rest.
  */
-
-export type ClaimResult =
-  | { kind: 'claimed'; recordId: string; claimToken: string }
-  | { kind: 'replay'; status: number; body: string };
 
 /** Stable JSON: object keys sorted at every depth, so that key order never changes a fingerprint. */
 export function canonicalJson(value: unknown): string {
@@ -41,96 +37,92 @@ export function requestFingerprint(operation: string, input: unknown): string {
   return sha256Hex(`${operation}\n${canonicalJson(input)}`);
 }
 
-interface Row {
-  id: string;
+/** What a write stores with its response, and how a handler that writes the key itself gets it. */
+export interface IdempotentWrite {
+  tenantId: string;
+  /** The Idempotency-Key, lower-cased. */
+  key: string;
   fingerprint: string;
-  state: 'IN_PROGRESS' | 'COMPLETE';
-  locked_until: Date | string | null;
-  response_status: number | null;
-  response_body: string | null;
-}
-
-export async function claim(
-  em: EntityManager,
-  args: {
-    tenantId: string;
-    key: string;
-    fingerprint: string;
-    now: Date;
-    lockMs: number;
-    responseKey: Buffer;
-  },
-): Promise<ClaimResult> {
-  const claimToken = randomUUID();
-  const lockedUntil = new Date(args.now.getTime() + args.lockMs);
-  const inserted = await em.execute<{ id: string }[]>(
-    `insert into idempotency_keys (id, tenant_id, key, fingerprint, state, claim_token, locked_until, created_at, updated_at)
-     values (?, ?, ?, ?, 'IN_PROGRESS', ?, ?, ?, ?)
-     on conflict (tenant_id, key) do nothing
-     returning id`,
-    [newId(), args.tenantId, args.key, args.fingerprint, claimToken, lockedUntil, args.now, args.now],
-  );
-  if (inserted[0]) return { kind: 'claimed', recordId: inserted[0].id, claimToken };
-
-  const [existing] = await em.execute<Row[]>(
-    `select id, fingerprint, state, locked_until, response_status, response_body
-       from idempotency_keys where tenant_id = ? and key = ?`,
-    [args.tenantId, args.key],
-  );
-  // Released between our insert and our read: the key is free again, so try once more.
-  if (!existing) return claim(em, args);
-  if (existing.state === 'COMPLETE') {
-    if (existing.fingerprint !== args.fingerprint) throw new AppError('IDEMPOTENCY_KEY_REUSED');
-    const body = existing.response_body ? decryptSecret(args.responseKey, existing.response_body) : '';
-    return { kind: 'replay', status: existing.response_status ?? 200, body };
-  }
-  // Raw queries may hand timestamps back as strings, depending on the driver behind the socket.
-  if (existing.locked_until && new Date(existing.locked_until) > args.now) {
-    throw new AppError('IDEMPOTENCY_REQUEST_IN_PROGRESS', { headers: { 'Retry-After': '1' } });
-  }
-  const taken = await em.execute<{ id: string }[]>(
-    `update idempotency_keys
-        set fingerprint = ?, claim_token = ?, locked_until = ?, updated_at = ?
-      where id = ? and state = 'IN_PROGRESS' and locked_until = ?
-      returning id`,
-    [args.fingerprint, claimToken, lockedUntil, args.now, existing.id, existing.locked_until],
-  );
-  if (!taken[0]) throw new AppError('IDEMPOTENCY_REQUEST_IN_PROGRESS', { headers: { 'Retry-After': '1' } });
-  return { kind: 'claimed', recordId: existing.id, claimToken };
+  /** HTTP status of the response. */
+  status: number;
+  /** The response body as stored: sealed. */
+  seal(body: string): string;
 }
 
 /**
- * Marks the claim COMPLETE with the response, inside the caller's write transaction. Fails the
- * transaction if the claim was lost (taken over after expiry), so a write never commits twice.
+ * Thrown inside a write transaction whose key turned out to be taken by a request that committed
+ * first: the transaction rolls back and the middleware answers with the stored response.
  */
-export async function complete(
-  em: EntityManager,
-  args: {
-    recordId: string;
-    claimToken: string;
-    status: number;
-    body: string;
-    now: Date;
-    responseKey: Buffer;
-  },
-): Promise<void> {
-  const updated = await em.execute<{ id: string }[]>(
-    `update idempotency_keys
-        set state = 'COMPLETE', response_status = ?, response_body = ?, claim_token = null, locked_until = null, updated_at = ?
-      where id = ? and claim_token = ? and state = 'IN_PROGRESS'
-      returning id`,
-    [args.status, encryptSecret(args.responseKey, args.body), args.now, args.recordId, args.claimToken],
-  );
-  if (!updated[0]) throw new AppError('IDEMPOTENCY_REQUEST_IN_PROGRESS', { headers: { 'Retry-After': '1' } });
+export class KeyTaken extends Error {
+  override name = 'KeyTaken';
+  constructor() {
+    super('the Idempotency-Key was used by a request that committed first');
+  }
 }
 
-/** Frees a claim whose request failed; nothing was written under it. */
-export async function release(
-  em: EntityManager,
-  args: { recordId: string; claimToken: string },
+/**
+ * The response to answer a repeated request with: the stored status and bytes when the request is
+ * the same as the first, else 422 IDEMPOTENCY_KEY_REUSED.
+ */
+export function replayOf(
+  stored: StoredResponse,
+  fingerprint: string,
+  responseKey: Buffer,
+): { status: number; body: string } {
+  if (stored.fingerprint !== fingerprint) throw new AppError('IDEMPOTENCY_KEY_REUSED');
+  return { status: stored.status, body: decryptSecret(responseKey, stored.sealedBody) };
+}
+
+/** Seals a response body for storage. */
+export function sealResponse(responseKey: Buffer, body: string): string {
+  return encryptSecret(responseKey, body);
+}
+
+const insertKey = statement(
+  'idempotency_insert',
+  `insert into idempotency_keys (id, tenant_id, key, fingerprint, response_status, response_body, created_at, updated_at)
+   values ($1, $2, $3, $4, $5, $6, $7, $7)
+   on conflict (tenant_id, key) do nothing
+   returning id`,
+);
+
+/**
+ * Stores the response of `write` inside the caller's write transaction. Throws {@link KeyTaken}
+ * when another request stored one first (after waiting for it to commit or roll back, which the
+ * unique index does), so that the caller's transaction rolls back.
+ */
+export async function storeResponse(
+  tx: Sql,
+  write: IdempotentWrite,
+  args: { body: string; now: Date },
 ): Promise<void> {
-  await em.execute(
-    `delete from idempotency_keys where id = ? and claim_token = ? and state = 'IN_PROGRESS'`,
-    [args.recordId, args.claimToken],
+  const inserted = await tx.rows(insertKey, [
+    newId(),
+    write.tenantId,
+    write.key,
+    write.fingerprint,
+    write.status,
+    write.seal(args.body),
+    args.now,
+  ]);
+  if (inserted.length === 0) throw new KeyTaken();
+}
+
+const findKey = statement(
+  'idempotency_find',
+  `select fingerprint, response_status, response_body from idempotency_keys where tenant_id = $1 and key = $2`,
+);
+
+/** The response stored under a key, or null when none is. */
+export async function findStoredResponse(
+  sql: Sql,
+  args: { tenantId: string; key: string },
+): Promise<StoredResponse | null> {
+  const [row] = await sql.rows<{ fingerprint: string; response_status: number; response_body: string }>(
+    findKey,
+    [args.tenantId, args.key],
   );
+  return row
+    ? { fingerprint: row.fingerprint, status: row.response_status, sealedBody: row.response_body }
+    : null;
 }

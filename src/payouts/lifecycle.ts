@@ -1,11 +1,16 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { type PayoutEvent, payoutMachine, type TriggeredBy } from '#machines/payout.machine.ts';
+import { emSql, type Sql, statement } from '#src/db/sql.ts';
 import { applyEvent, initialState, type MachineAction, type Transition } from '#src/engine/engine.ts';
 import { OutboxEvent } from '#src/events/entities.ts';
+import { AppError } from '#src/http/errors.ts';
+import { type IdempotentWrite, KeyTaken } from '#src/idempotency/idempotency.ts';
 import type { TaskKind } from '#src/jobs/entities.ts';
 import { scheduleTask } from '#src/jobs/tasks.ts';
+import { newId } from '#src/lib/ids.ts';
+import type { Decimal } from '#src/lib/money.ts';
 import { Payout, type PayoutStatus, StatusLog } from './entities.ts';
-import { payoutResources } from './resource.ts';
+import { type PayoutResource, type PayoutView, readPayouts, toPayoutResource } from './resource.ts';
 
 /**
  * Where a payout changes status: every change goes through `payoutMachine` via the engine, and
@@ -14,9 +19,6 @@ import { payoutResources } from './resource.ts';
  */
 
 export type { TriggeredBy } from '#machines/payout.machine.ts';
-
-/** The columns of a payout row as `em.create` takes them. */
-export type PayoutData = { [K in keyof Payout]?: unknown };
 
 /** Extra facts a caller wants on the timeline row of the transition it causes. */
 export interface TransitionNote {
@@ -34,39 +36,75 @@ interface Effects {
   note?: TransitionNote;
 }
 
-/** Writes what a payout transition's actions ask for: timeline row, outbox events, tasks. */
-async function recordEffects(em: EntityManager, effects: Effects): Promise<void> {
-  const { payout, now } = effects;
-  const emitted: string[] = [];
-  for (const action of effects.actions) {
+/** What the actions of one payout transition ask for, as data. */
+export interface PayoutEffects {
+  /** The reason code of the transition's timeline row; null when the transition writes none. */
+  timeline: string | null;
+  /** Webhook events, in order. */
+  events: string[];
+  tasks: TaskKind[];
+}
+
+/** Reads a payout transition's actions (the machine's `timeline`, `emit` and `schedule`). */
+export function effectsOf(actions: readonly MachineAction[]): PayoutEffects {
+  const effects: PayoutEffects = { timeline: null, events: [], tasks: [] };
+  for (const action of actions) {
     const params = (action.params ?? {}) as Record<string, unknown>;
     switch (action.type) {
       case 'timeline':
-        em.create(StatusLog, {
-          payout,
-          fromStatus: effects.from,
-          toStatus: effects.to,
-          triggeredBy: effects.triggeredBy,
-          reasonCode: String(params.reasonCode),
-          reasonDetail:
-            effects.note?.reasonDetail ??
-            (params.reasonDetail as Record<string, unknown> | undefined) ??
-            null,
-          metadata: effects.note?.metadata ?? null,
-          createdAt: now,
-        });
+        effects.timeline = String(params.reasonCode);
         break;
       case 'emit':
-        emitted.push(String(params.event));
+        effects.events.push(String(params.event));
         break;
       case 'schedule':
-        await scheduleTask(em, { kind: params.task as TaskKind, subjectId: payout.id, dueAt: now, now });
+        effects.tasks.push(params.task as TaskKind);
         break;
       default:
         throw new Error(`payout machine asked for unknown action ${action.type}`);
     }
   }
-  if (emitted.length > 0) await emitPayoutEvents(em, payout, emitted, now);
+  return effects;
+}
+
+/** Writes what a payout transition's actions ask for: timeline row, outbox events, tasks. */
+async function recordEffects(em: EntityManager, effects: Effects): Promise<void> {
+  const { payout, now } = effects;
+  const wanted = effectsOf(effects.actions);
+  if (wanted.timeline !== null) {
+    em.create(StatusLog, {
+      payout,
+      fromStatus: effects.from,
+      toStatus: effects.to,
+      triggeredBy: effects.triggeredBy,
+      reasonCode: wanted.timeline,
+      reasonDetail: effects.note?.reasonDetail ?? null,
+      metadata: effects.note?.metadata ?? null,
+      createdAt: now,
+    });
+  }
+  for (const kind of wanted.tasks) await scheduleTask(em, { kind, subjectId: payout.id, dueAt: now, now });
+  if (wanted.events.length > 0) await emitPayoutEvents(em, payout, wanted.events, now);
+}
+
+/**
+ * The body of a payout event: `{ event_id, event_type, created_at, status, data }`, where `data`
+ * is the payout resource (already rendered as `resourceJson`) with `object: "payout"`.
+ */
+export function payoutEventPayload(args: {
+  eventId: string;
+  eventType: string;
+  createdAt: Date;
+  status: string;
+  resourceJson: string;
+}): string {
+  const head = JSON.stringify({
+    event_id: args.eventId,
+    event_type: args.eventType,
+    created_at: args.createdAt.toISOString(),
+    status: args.status,
+  });
+  return `${head.slice(0, -1)},"data":{"object":"payout",${args.resourceJson.slice(1)}}`;
 }
 
 /**
@@ -80,7 +118,9 @@ export async function emitPayoutEvents(
   now: Date,
 ): Promise<void> {
   await em.flush();
-  const [resource] = await payoutResources(em, [payout]);
+  const [view] = await readPayouts(emSql(em), [payout.id]);
+  if (!view) throw new Error(`payout ${payout.id} vanished inside its own transaction`);
+  const resourceJson = JSON.stringify(toPayoutResource(view));
   for (const eventType of eventTypes) {
     const event = em.create(OutboxEvent, {
       tenant: payout.tenant,
@@ -89,39 +129,203 @@ export async function emitPayoutEvents(
       payload: {},
       createdAt: now,
     });
-    event.payload = {
-      event_id: event.id,
-      event_type: eventType,
-      created_at: now.toISOString(),
-      status: payout.status,
-      data: JSON.parse(JSON.stringify({ object: 'payout', ...resource })),
-    };
+    event.payload = JSON.parse(
+      payoutEventPayload({
+        eventId: event.id,
+        eventType,
+        createdAt: now,
+        status: payout.status,
+        resourceJson,
+      }),
+    ) as Record<string, unknown>;
   }
 }
 
-/** Persists a new payout in CREATED with its first timeline row, payout.created, and the instruction task. */
-export async function createPayoutRow(
-  em: EntityManager,
-  data: Omit<PayoutData, 'status' | 'snapshot'>,
-  now: Date,
-  note?: TransitionNote,
-): Promise<Payout> {
-  const initial = initialState(payoutMachine, {});
-  const payout = em.create(Payout, {
-    ...data,
-    status: initial.status as PayoutStatus,
-    snapshot: initial.snapshot,
-  } as never) as Payout;
-  await recordEffects(em, {
-    payout,
-    from: null,
-    to: payout.status,
-    triggeredBy: 'SYSTEM',
-    actions: initial.actions,
+/** The start of every payout's life, from the machine (pure and input-free, so computed once). */
+const START = initialState(payoutMachine, {});
+const START_EFFECTS = effectsOf(START.actions);
+
+/** A new payout's own columns; the machine decides its status, and the amounts are zero until instruction generation. */
+export interface NewPayout {
+  id: string;
+  tenantId: string;
+  merchantReference: string | null;
+  notificationUrl: string | null;
+  destinationType: PayoutView['destination_type'];
+  destinationCountry: string;
+  destinationCurrency: string;
+  destinationAmount: Decimal;
+  destinationAccountUnique: string;
+  destinationProviderName: string;
+  destinationProviderCode: string | null;
+  destinationAccountName: string | null;
+  settlementCurrency: 'USDT' | 'NGN';
+  settlementNetwork: 'TRON' | 'BSC' | null;
+  quoteId: string | null;
+}
+
+/**
+ * One statement writes a new payout: the refund-destination check, the payout row, its first
+ * timeline row, its outbox events and its tasks, and (with a key) the idempotency record with the
+ * response. Every insert hangs off the rows before it, so the statement writes all or nothing: no
+ * destination, or a key that another request took, writes nothing. A single statement is one
+ * round trip and its own transaction; inside a caller's transaction it runs without the key.
+ */
+function insertPayoutText(withKey: boolean): string {
+  return `
+  with destination as (
+    select exists (select 1 from refund_destinations
+                    where tenant_id = $2 and currency = $14 and is_active) as ok
+  ),${
+    withKey
+      ? `
+  stored as (
+    insert into idempotency_keys (id, tenant_id, key, fingerprint, response_status, response_body, created_at, updated_at)
+    select $28, $2, $29, $30, $31, $32, $18, $18 from destination where ok
+    on conflict (tenant_id, key) do nothing
+    returning id
+  ),`
+      : ''
+  }
+  payout as (
+    insert into payouts (id, tenant_id, status, snapshot, merchant_reference, notification_url, destination_type,
+        destination_country, destination_currency, destination_amount, destination_account_unique,
+        destination_provider_name, destination_provider_code, destination_account_name, settlement_currency,
+        settlement_network, settlement_amount, exchange_rate, mid_market_rate, platform_fee_amount,
+        network_fee_amount, total_fee_amount, quote_id, received_amount, is_refunded, refund_reference,
+        instruction_attempts, created_at, updated_at)
+    select $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $16, $14, $15, 0, 0, 0, 0, 0, 0, $17, 0, false, null,
+           0, $18, $18
+      from ${withKey ? 'stored' : 'destination where ok'}
+    returning id
+  ),
+  timeline as (
+    insert into payout_status_timeline (id, payout_id, from_status, to_status, triggered_by, reason_code,
+        reason_detail, metadata, created_at)
+    select $19, id, null, $3, 'SYSTEM', $20, $21, $22, $18 from payout
+  ),
+  events as (
+    insert into outbox_events (id, tenant_id, payout_id, event_type, payload, published_at, created_at)
+    select e.id, $2, payout.id, e.type, e.payload, null, $18
+      from payout, unnest($23::uuid[], $24::text[], $25::jsonb[]) as e(id, type, payload)
+  ),
+  tasks as (
+    insert into tasks (id, kind, subject_id, due_at, attempts, generation, created_at, updated_at)
+    select t.id, t.kind, payout.id, $18, 0, 0, $18, $18
+      from payout, unnest($26::uuid[], $27::text[]) as t(id, kind)
+  )
+  select (select ok from destination) as has_destination, exists (select 1 from payout) as created`;
+}
+
+const insertPayoutWithKey = statement('payout_insert_with_key', insertPayoutText(true));
+const insertPayout = statement('payout_insert', insertPayoutText(false));
+
+/**
+ * Persists a new payout in the machine's first state (CREATED) with its timeline row,
+ * payout.created and its instruction task, in one statement. With `idempotent`, the statement
+ * also stores the response under the key and is its own transaction; without, it runs in the
+ * caller's. Throws REFUND_DESTINATION_REQUIRED when the tenant has no active destination for the
+ * settlement currency, and KeyTaken when another request stored the key first. Returns the
+ * resource and its JSON, built from what was written rather than read back.
+ */
+export async function insertNewPayout(
+  sql: Sql,
+  payout: NewPayout,
+  args: { now: Date; note?: TransitionNote; idempotent?: IdempotentWrite | null },
+): Promise<{ resource: PayoutResource; json: string }> {
+  const { now } = args;
+  const status = START.status as PayoutStatus;
+  const reasonCode = START_EFFECTS.timeline;
+  if (reasonCode === null) throw new Error('the payout machine starts without a timeline row');
+  const view: PayoutView = {
+    id: payout.id,
+    tenant_id: payout.tenantId,
+    status,
+    merchant_reference: payout.merchantReference,
+    notification_url: payout.notificationUrl,
+    destination_type: payout.destinationType,
+    destination_country: payout.destinationCountry,
+    destination_currency: payout.destinationCurrency,
+    destination_amount: payout.destinationAmount,
+    destination_account_unique: payout.destinationAccountUnique,
+    destination_provider_name: payout.destinationProviderName,
+    destination_provider_code: payout.destinationProviderCode,
+    destination_account_name: payout.destinationAccountName,
+    settlement_currency: payout.settlementCurrency,
+    settlement_amount: 0,
+    exchange_rate: 0,
+    platform_fee_amount: 0,
+    network_fee_amount: 0,
+    total_fee_amount: 0,
+    is_refunded: false,
+    refund_reference: null,
+    created_at: now,
+    updated_at: now,
+    instruction: null,
+    timeline: [
+      {
+        from_status: null,
+        to_status: status,
+        triggered_by: 'SYSTEM',
+        reason_code: reasonCode,
+        reason_detail: args.note?.reasonDetail ?? null,
+        metadata: args.note?.metadata ?? null,
+        created_at: now,
+      },
+    ],
+  };
+  const resource = toPayoutResource(view);
+  const json = JSON.stringify(resource);
+  const eventIds = START_EFFECTS.events.map(() => newId());
+  const values: unknown[] = [
+    payout.id,
+    payout.tenantId,
+    status,
+    START.snapshot,
+    payout.merchantReference,
+    payout.notificationUrl,
+    payout.destinationType,
+    payout.destinationCountry,
+    payout.destinationCurrency,
+    payout.destinationAmount.toFixed(),
+    payout.destinationAccountUnique,
+    payout.destinationProviderName,
+    payout.destinationProviderCode,
+    payout.settlementCurrency,
+    payout.settlementNetwork,
+    payout.destinationAccountName,
+    payout.quoteId,
     now,
-    note,
-  });
-  return payout;
+    newId(),
+    reasonCode,
+    args.note?.reasonDetail ?? null,
+    args.note?.metadata ?? null,
+    eventIds,
+    START_EFFECTS.events,
+    START_EFFECTS.events.map((eventType, i) =>
+      payoutEventPayload({ eventId: eventIds[i]!, eventType, createdAt: now, status, resourceJson: json }),
+    ),
+    START_EFFECTS.tasks.map(() => newId()),
+    START_EFFECTS.tasks,
+  ];
+  const write = args.idempotent;
+  if (write) values.push(newId(), write.key, write.fingerprint, write.status, write.seal(json));
+  const [row] = await sql.rows<{ has_destination: boolean; created: boolean }>(
+    write ? insertPayoutWithKey : insertPayout,
+    values,
+  );
+  if (!row?.has_destination) {
+    throw new AppError('REFUND_DESTINATION_REQUIRED', {
+      details: [
+        {
+          field: 'settlement_currency',
+          issue: `no refund destination is registered for ${payout.settlementCurrency}`,
+        },
+      ],
+    });
+  }
+  if (!row.created) throw new KeyTaken();
+  return { resource, json };
 }
 
 /**

@@ -1,8 +1,9 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
+import type BigNumber from 'bignumber.js';
 import { z } from 'zod';
+import { type Sql, statement, toDate } from '#src/db/sql.ts';
 import { iso, moneyJson, moneyOut, timestampOut } from '#src/http/schemas.ts';
-import { PaymentInstruction } from '#src/instructions/entities.ts';
-import { PAYOUT_STATUSES, type Payout, StatusLog } from './entities.ts';
+import type { PaymentInstruction } from '#src/instructions/entities.ts';
+import { PAYOUT_STATUSES, type PayoutStatus } from './entities.ts';
 
 /** The Payout resource of the contract, the same in responses and in webhook payloads. */
 
@@ -65,8 +66,96 @@ export const payoutOut = z.object({
   updated_at: timestampOut,
 });
 export type PayoutResource = z.input<typeof payoutOut>;
+export type StatusLogResource = z.input<typeof statusLogOut>;
 
-export function toInstructionSummary(i: PaymentInstruction): z.input<typeof instructionSummaryOut> {
+type Money = BigNumber.Value;
+/** A timestamp as read (PostgreSQL's text) or made in memory. */
+type Timestamp = string | Date;
+
+/**
+ * A payout as its resource shows it: the columns (snake_case, as read), its current instruction
+ * and its timeline, oldest first. Read with {@link readPayouts}; built in memory when a
+ * transaction has just written it, so that a response or an event payload never reads back what
+ * it wrote.
+ */
+export interface PayoutView {
+  id: string;
+  tenant_id: string;
+  status: PayoutStatus;
+  merchant_reference: string | null;
+  notification_url: string | null;
+  destination_type: 'MOBILE_MONEY' | 'BANK_ACCOUNT' | 'CRYPTO_WALLET';
+  destination_country: string;
+  destination_currency: string;
+  destination_amount: Money;
+  destination_account_unique: string;
+  destination_provider_name: string;
+  destination_provider_code: string | null;
+  destination_account_name: string | null;
+  settlement_currency: string;
+  settlement_amount: Money;
+  exchange_rate: Money;
+  platform_fee_amount: Money;
+  network_fee_amount: Money;
+  total_fee_amount: Money;
+  is_refunded: boolean;
+  refund_reference: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  instruction: InstructionView | null;
+  timeline: StatusLogView[];
+}
+
+export interface InstructionView {
+  id: string;
+  rail: 'CRYPTO' | 'BANK_TRANSFER';
+  account_unique: string;
+  provider_name: string;
+  network: string | null;
+  expected_amount: Money;
+  expected_currency: string;
+  status: 'UNPAID' | 'PAID' | 'EXPIRED';
+  expires_at: Timestamp;
+  paid_at: Timestamp | null;
+  created_at: Timestamp;
+}
+
+export interface StatusLogView {
+  from_status: PayoutStatus | null;
+  to_status: PayoutStatus;
+  triggered_by: 'SYSTEM' | 'API' | 'PROCESSOR_WEBHOOK' | 'ADMIN';
+  reason_code: string;
+  reason_detail: Record<string, unknown> | null;
+  metadata: Record<string, unknown> | null;
+  created_at: Timestamp;
+}
+
+/** ISO-8601 UTC of a timestamp as read or made. */
+export function isoOf(value: Timestamp): string {
+  return typeof value === 'string' ? toDate(value).toISOString() : value.toISOString();
+}
+
+function isoOrNull(value: Timestamp | null): string | null {
+  return value === null ? null : isoOf(value);
+}
+
+export function toInstructionSummary(i: InstructionView): z.input<typeof instructionSummaryOut> {
+  return {
+    id: i.id,
+    rail: i.rail,
+    account_unique: i.account_unique,
+    provider_name: i.provider_name,
+    network: i.network,
+    expected_amount: moneyJson(i.expected_amount),
+    expected_currency: i.expected_currency,
+    payment_status: i.status,
+    expires_at: isoOf(i.expires_at),
+    paid_at: isoOrNull(i.paid_at),
+  };
+}
+
+/** The standalone PaymentInstruction resource. */
+export function toInstruction(i: PaymentInstruction, payoutId: string): z.input<typeof instructionOut> {
   return {
     id: i.id,
     rail: i.rail,
@@ -78,82 +167,114 @@ export function toInstructionSummary(i: PaymentInstruction): z.input<typeof inst
     payment_status: i.status,
     expires_at: iso(i.expiresAt),
     paid_at: iso(i.paidAt ?? null),
+    payout_id: payoutId,
+    created_at: iso(i.createdAt),
   };
 }
 
-export function toInstruction(i: PaymentInstruction, payoutId: string): z.input<typeof instructionOut> {
-  return { ...toInstructionSummary(i), payout_id: payoutId, created_at: iso(i.createdAt) };
-}
-
-function toStatusLog(log: StatusLog): z.input<typeof statusLogOut> {
+export function toStatusLog(log: StatusLogView): StatusLogResource {
   return {
-    from_status: log.fromStatus ?? null,
-    to_status: log.toStatus,
-    triggered_by: log.triggeredBy,
-    reason_code: log.reasonCode,
-    reason_detail: log.reasonDetail ?? null,
-    metadata: log.metadata ?? null,
-    created_at: iso(log.createdAt),
+    from_status: log.from_status,
+    to_status: log.to_status,
+    triggered_by: log.triggered_by,
+    reason_code: log.reason_code,
+    reason_detail: log.reason_detail,
+    metadata: log.metadata,
+    created_at: isoOf(log.created_at),
   };
 }
 
-export function toPayoutResource(
-  payout: Payout,
-  instruction: PaymentInstruction | null,
-  timeline: StatusLog[],
-): PayoutResource {
-  const settlement = payout.settlementCurrency;
+export function toPayoutResource(p: PayoutView): PayoutResource {
+  const settlement = p.settlement_currency;
   return {
-    id: payout.id,
-    tenant_id: payout.tenant.id,
-    status: payout.status,
-    merchant_reference: payout.merchantReference ?? null,
-    notification_url: payout.notificationUrl ?? null,
-    destination_type: payout.destinationType,
-    destination_country: payout.destinationCountry,
-    destination_currency: payout.destinationCurrency,
-    destination_amount: moneyJson(payout.destinationAmount),
-    destination_account_unique: payout.destinationAccountUnique,
-    destination_provider_name: payout.destinationProviderName,
-    destination_provider_code: payout.destinationProviderCode ?? null,
-    destination_account_name: payout.destinationAccountName ?? null,
+    id: p.id,
+    tenant_id: p.tenant_id,
+    status: p.status,
+    merchant_reference: p.merchant_reference,
+    notification_url: p.notification_url,
+    destination_type: p.destination_type,
+    destination_country: p.destination_country,
+    destination_currency: p.destination_currency,
+    destination_amount: moneyJson(p.destination_amount),
+    destination_account_unique: p.destination_account_unique,
+    destination_provider_name: p.destination_provider_name,
+    destination_provider_code: p.destination_provider_code,
+    destination_account_name: p.destination_account_name,
     settlement_currency: settlement,
-    settlement_amount: moneyJson(payout.settlementAmount),
-    exchange_rate: moneyJson(payout.exchangeRate),
-    platform_fee_amount: moneyJson(payout.platformFeeAmount),
+    settlement_amount: moneyJson(p.settlement_amount),
+    exchange_rate: moneyJson(p.exchange_rate),
+    platform_fee_amount: moneyJson(p.platform_fee_amount),
     platform_fee_currency: settlement,
-    network_fee_amount: moneyJson(payout.networkFeeAmount),
+    network_fee_amount: moneyJson(p.network_fee_amount),
     network_fee_currency: settlement,
-    total_fee_amount: moneyJson(payout.totalFeeAmount),
+    total_fee_amount: moneyJson(p.total_fee_amount),
     total_fee_currency: settlement,
-    is_refunded: payout.isRefunded,
-    refund_reference: payout.refundReference ?? null,
-    payment_instruction: instruction ? toInstructionSummary(instruction) : null,
-    status_timeline: timeline.map(toStatusLog),
-    created_at: iso(payout.createdAt),
-    updated_at: iso(payout.updatedAt),
+    is_refunded: p.is_refunded,
+    refund_reference: p.refund_reference,
+    payment_instruction: p.instruction ? toInstructionSummary(p.instruction) : null,
+    status_timeline: p.timeline.map(toStatusLog),
+    created_at: isoOf(p.created_at),
+    updated_at: isoOf(p.updated_at),
   };
 }
 
-/**
- * Resources for many payouts with two extra queries in all (instructions, timelines), never one
- * per payout.
- */
-export async function payoutResources(em: EntityManager, payouts: Payout[]): Promise<PayoutResource[]> {
-  if (payouts.length === 0) return [];
-  const ids = payouts.map((p) => p.id);
-  const instructions = await em.find(PaymentInstruction, { payout: { $in: ids } });
-  const logs = await em.find(
-    StatusLog,
-    { payout: { $in: ids } },
-    { orderBy: { createdAt: 'asc', id: 'asc' } },
-  );
-  const instructionOf = new Map(instructions.map((i) => [i.payout.id, i]));
-  const logsOf = new Map<string, StatusLog[]>();
-  for (const log of logs) {
-    const list = logsOf.get(log.payout.id) ?? [];
-    list.push(log);
-    logsOf.set(log.payout.id, list);
-  }
-  return payouts.map((p) => toPayoutResource(p, instructionOf.get(p.id) ?? null, logsOf.get(p.id) ?? []));
+// One statement reads payouts whole: the instruction and the timeline come aggregated with each
+// row (money as text inside JSON, never as a JSON number that would be parsed into a float).
+const SELECT_VIEW = `
+  select p.id, p.tenant_id, p.status, p.merchant_reference, p.notification_url, p.destination_type,
+         p.destination_country, p.destination_currency, p.destination_amount, p.destination_account_unique,
+         p.destination_provider_name, p.destination_provider_code, p.destination_account_name,
+         p.settlement_currency, p.settlement_amount, p.exchange_rate, p.platform_fee_amount,
+         p.network_fee_amount, p.total_fee_amount, p.is_refunded, p.refund_reference, p.created_at, p.updated_at,
+         (select json_build_object('id', i.id, 'rail', i.rail, 'account_unique', i.account_unique,
+                   'provider_name', i.provider_name, 'network', i.network, 'expected_amount', i.expected_amount::text,
+                   'expected_currency', i.expected_currency, 'status', i.status, 'expires_at', i.expires_at,
+                   'paid_at', i.paid_at, 'created_at', i.created_at)
+            from payment_instructions i where i.payout_id = p.id) as instruction,
+         coalesce((select json_agg(json_build_object('from_status', t.from_status, 'to_status', t.to_status,
+                   'triggered_by', t.triggered_by, 'reason_code', t.reason_code, 'reason_detail', t.reason_detail,
+                   'metadata', t.metadata, 'created_at', t.created_at) order by t.created_at, t.id)
+            from payout_status_timeline t where t.payout_id = p.id), '[]') as timeline
+    from payouts p`;
+
+const byIds = statement('payouts_by_ids', `${SELECT_VIEW} where p.id = any($1::uuid[]) order by p.id`);
+const byIdsLocked = statement(
+  'payouts_by_ids_locked',
+  `${SELECT_VIEW} where p.id = any($1::uuid[]) order by p.id for update of p`,
+);
+const oneOfTenant = statement('payout_of_tenant', `${SELECT_VIEW} where p.id = $1 and p.tenant_id = $2`);
+const firstPage = statement(
+  'payouts_first_page',
+  `${SELECT_VIEW} where p.tenant_id = $1 order by p.created_at desc, p.id desc limit $2`,
+);
+// The row comparison is what lets the index on (tenant_id, created_at, id) start at the cursor.
+const nextPage = statement(
+  'payouts_next_page',
+  `${SELECT_VIEW} where p.tenant_id = $1 and (p.created_at, p.id) < ($2::timestamptz, $3::uuid)
+    order by p.created_at desc, p.id desc limit $4`,
+);
+
+/** Payouts with their instruction and timeline by id, in id order; `lock` takes their rows FOR UPDATE. */
+export function readPayouts(
+  sql: Sql,
+  ids: readonly string[],
+  options: { lock?: boolean } = {},
+): Promise<PayoutView[]> {
+  return sql.rows<PayoutView>(options.lock ? byIdsLocked : byIds, [ids]);
+}
+
+/** One payout of one tenant, or null (another tenant's payout does not exist for this one). */
+export async function readTenantPayout(sql: Sql, tenantId: string, id: string): Promise<PayoutView | null> {
+  const [row] = await sql.rows<PayoutView>(oneOfTenant, [id, tenantId]);
+  return row ?? null;
+}
+
+/** Up to `limit` payouts of a tenant, newest first, after the position `after` when given. */
+export function readPayoutPage(
+  sql: Sql,
+  args: { tenantId: string; limit: number; after: { createdAt: Date; id: string } | null },
+): Promise<PayoutView[]> {
+  return args.after
+    ? sql.rows<PayoutView>(nextPage, [args.tenantId, args.after.createdAt, args.after.id, args.limit])
+    : sql.rows<PayoutView>(firstPage, [args.tenantId, args.limit]);
 }

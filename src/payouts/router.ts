@@ -1,17 +1,26 @@
 import { z } from 'zod';
 import { findForTenant } from '#src/db/lookup.ts';
+import { toDate } from '#src/db/sql.ts';
 import { Outflow } from '#src/dispatch/entities.ts';
 import { outflowOut, toOutflowResource } from '#src/dispatch/resource.ts';
 import { AppError } from '#src/http/errors.ts';
-import { pageOf, pageQuery, paginate } from '#src/http/pagination.ts';
+import { decodeCursor, pageFrom, pageOf, pageQuery } from '#src/http/pagination.ts';
 import { merchantProcedure } from '#src/http/procedures.ts';
 import { idParam } from '#src/http/schemas.ts';
 import { router } from '#src/http/trpc.ts';
 import { PaymentInstruction } from '#src/instructions/entities.ts';
+import { isUuid } from '#src/lib/ids.ts';
 import { Refund } from '#src/refunds/entities.ts';
 import { refundOut, toRefundResource } from '#src/refunds/resource.ts';
 import { Payout } from './entities.ts';
-import { instructionOut, payoutOut, payoutResources, toInstruction } from './resource.ts';
+import {
+  instructionOut,
+  payoutOut,
+  readPayoutPage,
+  readTenantPayout,
+  toInstruction,
+  toPayoutResource,
+} from './resource.ts';
 import { createPayout, createPayoutIn } from './service.ts';
 
 const byPayoutId = z.strictObject({ payout_id: idParam });
@@ -36,12 +45,14 @@ export const payoutsRouter = router({
     .input(createPayoutIn)
     .output(payoutOut)
     .mutation(async ({ ctx, input }) => {
-      const resource = await createPayout(ctx.deps, {
+      const { resource, rendered } = await createPayout(ctx.deps, {
         tenant: ctx.principal.tenant,
         input,
         requestId: ctx.requestId,
         commit: ctx.commit,
+        idempotent: ctx.idempotent,
       });
+      if (rendered && ctx.response) ctx.response.rendered = rendered;
       // Committed: start instruction generation (and deliver payout.created) now, not at the next sweep.
       ctx.deps.jobs?.kick('instructions');
       ctx.deps.jobs?.kick('webhooks');
@@ -61,14 +72,19 @@ export const payoutsRouter = router({
     .input(pageQuery.strict())
     .output(pageOf(payoutOut))
     .query(async ({ ctx, input }) => {
-      const page = await paginate(ctx.em, Payout, {
-        where: { tenant: ctx.principal.tenant.id },
+      const cursorKey = ctx.deps.secrets.cursorKey;
+      const rows = await readPayoutPage(ctx.deps.sql, {
+        tenantId: ctx.principal.tenant.id,
+        limit: input.limit + 1,
+        after: input.cursor ? decodeCursor(cursorKey, input.cursor, 'payouts') : null,
+      });
+      const page = pageFrom(rows, {
         list: 'payouts',
         limit: input.limit,
-        cursor: input.cursor,
-        cursorKey: ctx.deps.secrets.cursorKey,
+        cursorKey,
+        createdAtOf: (row) => toDate(row.created_at),
       });
-      return { data: await payoutResources(ctx.em, page.items), meta: page.meta };
+      return { data: page.items.map(toPayoutResource), meta: page.meta };
     }),
 
   get: merchantProcedure
@@ -84,13 +100,11 @@ export const payoutsRouter = router({
     .input(z.strictObject({ id: idParam }))
     .output(payoutOut)
     .query(async ({ ctx, input }) => {
-      const payout = await findForTenant(ctx.em, Payout, {
-        id: input.id,
-        tenantId: ctx.principal.tenant.id,
-        notFound: 'PAYOUT_NOT_FOUND',
-      });
-      const [resource] = await payoutResources(ctx.em, [payout]);
-      return resource as NonNullable<typeof resource>;
+      const payout = isUuid(input.id)
+        ? await readTenantPayout(ctx.deps.sql, ctx.principal.tenant.id, input.id)
+        : null;
+      if (!payout) throw new AppError('PAYOUT_NOT_FOUND');
+      return toPayoutResource(payout);
     }),
 
   paymentInstruction: merchantProcedure

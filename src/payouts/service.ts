@@ -3,17 +3,19 @@ import { z } from 'zod';
 import { countryCode, currencyCode } from '#src/banks/schemas.ts';
 import { requireInstitution } from '#src/banks/service.ts';
 import { NETWORKS, type Network, type SettlementCurrency } from '#src/corridors/corridors.ts';
+import { emSql } from '#src/db/sql.ts';
 import type { Deps } from '#src/deps.ts';
 import { AppError, type ErrorDetail } from '#src/http/errors.ts';
 import { amountIn, decimalsIssue } from '#src/http/schemas.ts';
-import { currencyDecimals, isCurrency, toDecimal } from '#src/lib/money.ts';
+import type { IdempotentWrite } from '#src/idempotency/idempotency.ts';
+import { newId } from '#src/lib/ids.ts';
+import { currencyDecimals, isCurrency } from '#src/lib/money.ts';
 import { useQuote } from '#src/quotes/service.ts';
 import { cryptoAddressIssue } from '#src/refund-destinations/schemas.ts';
-import { activeRefundDestination } from '#src/refund-destinations/service.ts';
-import type { Tenant } from '#src/tenants/entities.ts';
+import type { TenantInfo } from '#src/tenants/auth.ts';
 import { checkWebhookUrl, systemResolver } from '#src/webhooks/url-policy.ts';
-import { createPayoutRow } from './lifecycle.ts';
-import { type PayoutResource, payoutResources } from './resource.ts';
+import { insertNewPayout, type NewPayout } from './lifecycle.ts';
+import type { PayoutResource } from './resource.ts';
 
 export const createPayoutIn = z.strictObject({
   destination_type: z.enum(['MOBILE_MONEY', 'BANK_ACCOUNT', 'CRYPTO_WALLET']),
@@ -73,19 +75,23 @@ function crossFieldIssues(input: CreatePayoutInput): ErrorDetail[] {
 
 /**
  * Creates a payout (POST /v1/payouts). Everything that asks someone else (the institution
- * directory, DNS for notification_url) happens first; then one transaction checks the refund
- * destination, uses the quote if one was given, and inserts the payout in CREATED with its
- * timeline row, its payout.created event and its instruction-generation task.
+ * directory, DNS for notification_url) happens first; then one statement checks the refund
+ * destination and inserts the payout in CREATED with its timeline row, its payout.created event,
+ * its instruction-generation task and the idempotent response. With a quote, that statement runs
+ * in a transaction that also uses the quote. Returns the resource and, when the statement stored
+ * the response itself, its exact bytes.
  */
 export async function createPayout(
   deps: Deps,
   args: {
-    tenant: Tenant;
+    tenant: TenantInfo;
     input: CreatePayoutInput;
     requestId: string;
     commit: <T>(work: (em: EntityManager) => Promise<T>) => Promise<T>;
+    /** The Idempotency-Key's record, which the one-statement create stores itself. */
+    idempotent: IdempotentWrite | null;
   },
-): Promise<PayoutResource> {
+): Promise<{ resource: PayoutResource; rendered: string | null }> {
   const { tenant, input } = args;
   if (!tenant.payoutsApproved) throw new AppError('TENANT_NOT_APPROVED');
   const issues = crossFieldIssues(input);
@@ -139,49 +145,34 @@ export async function createPayout(
   const network: Network | null =
     settlement === 'USDT' ? (input.settlement_network ?? deps.corridors.defaultNetwork()) : null;
   const now = deps.clock.now();
-  const zero = toDecimal(0);
+  const payout: NewPayout = {
+    id: newId(),
+    tenantId: tenant.id,
+    merchantReference: input.merchant_reference ?? null,
+    notificationUrl,
+    destinationType: input.destination_type,
+    destinationCountry: input.destination_country,
+    destinationCurrency: input.destination_currency,
+    destinationAmount: input.destination_amount,
+    destinationAccountUnique: input.destination_account_unique,
+    destinationProviderName: providerName,
+    destinationProviderCode:
+      input.destination_type === 'CRYPTO_WALLET' ? null : (input.destination_provider_code ?? null),
+    destinationAccountName: input.destination_account_name ?? null,
+    settlementCurrency: settlement,
+    settlementNetwork: network,
+    quoteId: input.quote_id ?? null,
+  };
+  const note = { metadata: { request_id: args.requestId } };
 
-  return args.commit(async (em) => {
-    const destination = await activeRefundDestination(em, tenant.id, settlement);
-    if (!destination) {
-      throw new AppError('REFUND_DESTINATION_REQUIRED', {
-        details: [
-          { field: 'settlement_currency', issue: `no refund destination is registered for ${settlement}` },
-        ],
-      });
-    }
-    const payout = await createPayoutRow(
-      em,
-      {
-        tenant,
-        merchantReference: input.merchant_reference ?? null,
-        notificationUrl,
-        destinationType: input.destination_type,
-        destinationCountry: input.destination_country,
-        destinationCurrency: input.destination_currency,
-        destinationAmount: input.destination_amount,
-        destinationAccountUnique: input.destination_account_unique,
-        destinationProviderName: providerName,
-        destinationProviderCode:
-          input.destination_type === 'CRYPTO_WALLET' ? null : (input.destination_provider_code ?? null),
-        destinationAccountName: input.destination_account_name ?? null,
-        settlementCurrency: settlement,
-        settlementNetwork: network,
-        settlementAmount: zero,
-        exchangeRate: zero,
-        midMarketRate: zero,
-        platformFeeAmount: zero,
-        networkFeeAmount: zero,
-        totalFeeAmount: zero,
-        receivedAmount: zero,
-        quoteId: null,
-        isRefunded: false,
-        refundReference: null,
-        instructionAttempts: 0,
-      },
-      now,
-      { metadata: { request_id: args.requestId } },
-    );
+  // The common case is one statement: payout, timeline, event, task and the idempotent response.
+  if (input.quote_id === undefined && args.idempotent) {
+    const created = await insertNewPayout(deps.sql, payout, { now, note, idempotent: args.idempotent });
+    return { resource: created.resource, rendered: created.json };
+  }
+  // With a quote, the quote is used (its row locked, its machine moved to USED) in the same transaction.
+  const resource = await args.commit(async (em) => {
+    const created = await insertNewPayout(emSql(em), payout, { now, note });
     if (input.quote_id !== undefined) {
       await useQuote(em, {
         tenantId: tenant.id,
@@ -192,10 +183,8 @@ export async function createPayout(
         destinationCurrency: input.destination_currency,
         destinationAmount: input.destination_amount,
       });
-      payout.quoteId = input.quote_id;
     }
-    await em.flush();
-    const [resource] = await payoutResources(em, [payout]);
-    return resource as PayoutResource;
+    return created.resource;
   });
+  return { resource, rendered: null };
 }

@@ -1,12 +1,26 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
+import { type Sql, statement } from '#src/db/sql.ts';
 import { constantTimeEqual, randomToken, sha256Hex } from '#src/lib/crypto.ts';
-import { ApiKey, type Tenant } from './entities.ts';
+
+/** The tenant behind a request, as authentication reads it. */
+export interface TenantInfo {
+  id: string;
+  name: string;
+  payoutsApproved: boolean;
+}
 
 /** What an authenticated merchant request carries. */
 export interface Principal {
-  tenant: Tenant;
+  tenant: TenantInfo;
   keyId: string;
   scopes: ReadonlySet<string>;
+}
+
+/** A response stored under an Idempotency-Key: what a repeated request is answered with. */
+export interface StoredResponse {
+  fingerprint: string;
+  status: number;
+  /** The body, sealed (AES-256-GCM with the idempotency key). */
+  sealedBody: string;
 }
 
 const KEY_PREFIX = 'sk_';
@@ -20,20 +34,56 @@ export function generateApiKey(): { plaintext: string; prefix: string; hash: str
   return { plaintext, prefix: plaintext.slice(0, VISIBLE_PREFIX), hash: sha256Hex(plaintext) };
 }
 
-/** The principal behind an X-API-Key value, or null for a missing, unknown or revoked key. */
+// One round trip per request: the key, its tenant and, for a write, the response already stored
+// under the request's Idempotency-Key (a replay then costs nothing more).
+const authenticateStatement = statement(
+  'authenticate',
+  `select k.id as key_id, k.scopes, t.id as tenant_id, t.name as tenant_name, t.payouts_approved,
+          i.fingerprint, i.response_status, i.response_body
+     from api_keys k
+     join tenants t on t.id = k.tenant_id
+     left join idempotency_keys i on i.tenant_id = k.tenant_id and i.key = $2::uuid
+    where k.hash = $1 and k.revoked_at is null`,
+);
+
+interface AuthenticateRow {
+  key_id: string;
+  scopes: string[];
+  tenant_id: string;
+  tenant_name: string;
+  payouts_approved: boolean;
+  fingerprint: string | null;
+  response_status: number | null;
+  response_body: string | null;
+}
+
+/**
+ * The principal behind an X-API-Key value, or null for a missing, unknown or revoked key; with
+ * `idempotencyKey` (a well-formed UUID), also the response stored under it for this tenant.
+ */
 export async function authenticateApiKey(
-  em: EntityManager,
+  sql: Sql,
   presented: string | undefined,
-): Promise<Principal | null> {
+  idempotencyKey: string | null = null,
+): Promise<{ principal: Principal; stored: StoredResponse | null } | null> {
   if (typeof presented !== 'string' || presented.length > 128 || !presented.startsWith(KEY_PREFIX))
     return null;
-  const key = await em.findOne(
-    ApiKey,
-    { hash: sha256Hex(presented), revokedAt: null },
-    { populate: ['tenant'] },
-  );
-  if (!key) return null;
-  return { tenant: key.tenant, keyId: key.id, scopes: new Set(key.scopes) };
+  const [row] = await sql.rows<AuthenticateRow>(authenticateStatement, [
+    sha256Hex(presented),
+    idempotencyKey,
+  ]);
+  if (!row) return null;
+  return {
+    principal: {
+      tenant: { id: row.tenant_id, name: row.tenant_name, payoutsApproved: row.payouts_approved },
+      keyId: row.key_id,
+      scopes: new Set(row.scopes),
+    },
+    stored:
+      row.fingerprint !== null && row.response_status !== null && row.response_body !== null
+        ? { fingerprint: row.fingerprint, status: row.response_status, sealedBody: row.response_body }
+        : null,
+  };
 }
 
 /** Checks an `Authorization: Bearer` header against the admin token in constant time. */

@@ -1,21 +1,31 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { canonicalJson, claim, complete, release, requestFingerprint } from '#src/idempotency/idempotency.ts';
-import { createMerchant, rejection } from '../client.ts';
+import { emSql } from '#src/db/sql.ts';
+import {
+  canonicalJson,
+  findStoredResponse,
+  type IdempotentWrite,
+  KeyTaken,
+  replayOf,
+  requestFingerprint,
+  sealResponse,
+  storeResponse,
+} from '#src/idempotency/idempotency.ts';
+import { createMerchant } from '../client.ts';
 import { harness } from '../harness.ts';
 
 describe('idempotency keys', () => {
-  const em = () => harness().service.deps.orm.em.fork();
+  const sql = () => harness().service.deps.sql;
   let tenantId: string;
   const now = new Date('2026-01-01T00:00:00Z');
   const responseKey = Buffer.alloc(32, 3);
-  const base = () => ({
+  const write = (overrides: Partial<IdempotentWrite> = {}): IdempotentWrite => ({
     tenantId,
     key: randomUUID(),
     fingerprint: requestFingerprint('op', { a: 1 }),
-    now,
-    lockMs: 60_000,
-    responseKey,
+    status: 201,
+    seal: (body) => sealResponse(responseKey, body),
+    ...overrides,
   });
 
   before(async () => {
@@ -30,77 +40,66 @@ describe('idempotency keys', () => {
     expect(requestFingerprint('op', { a: 1 })).to.not.equal(requestFingerprint('other', { a: 1 }));
   });
 
-  it('refuses a second claim while the first is in progress (409)', async () => {
-    const args = base();
-    expect((await claim(em(), args)).kind).to.equal('claimed');
-    const error = await rejection(claim(em(), args));
-    expect(error.code).to.equal('IDEMPOTENCY_REQUEST_IN_PROGRESS');
+  it('stores a response sealed and replays the same status and bytes', async () => {
+    const w = write();
+    await sql().transaction((tx) => storeResponse(tx, w, { body: '{"id":"x","amount":1.10}', now }));
+    const stored = await findStoredResponse(sql(), w);
+    expect(stored?.sealedBody, 'stored sealed, never in clear').to.not.include('amount');
+    expect(replayOf(stored!, w.fingerprint, responseKey)).to.deep.equal({
+      status: 201,
+      body: '{"id":"x","amount":1.10}',
+    });
   });
 
-  it('replays a completed key with the stored status and bytes', async () => {
-    const args = base();
-    const first = await claim(em(), args);
-    if (first.kind !== 'claimed') throw new Error('expected a claim');
-    await em().transactional((tx) =>
-      complete(tx, { ...first, status: 201, body: '{"id":"x","amount":1.10}', now, responseKey }),
-    );
-    const again = await claim(em(), args);
-    expect(again).to.deep.equal({ kind: 'replay', status: 201, body: '{"id":"x","amount":1.10}' });
-    const [row] = await em().execute<{ response_body: string }[]>(
-      'select response_body from idempotency_keys where key = ?',
-      [args.key],
-    );
-    expect(row?.response_body, 'stored sealed, never in clear').to.not.include('amount');
+  it('refuses a stored key for a different request (422)', async () => {
+    const w = write();
+    await sql().transaction((tx) => storeResponse(tx, w, { body: '{}', now }));
+    const stored = await findStoredResponse(sql(), w);
+    expect(() => replayOf(stored!, requestFingerprint('op', { a: 2 }), responseKey))
+      .to.throw()
+      .with.property('code', 'IDEMPOTENCY_KEY_REUSED');
   });
 
-  it('refuses the same key with a different request (422)', async () => {
-    const args = base();
-    const first = await claim(em(), args);
-    if (first.kind !== 'claimed') throw new Error('expected a claim');
-    await em().transactional((tx) => complete(tx, { ...first, status: 200, body: '{}', now, responseKey }));
-    const error = await rejection(claim(em(), { ...args, fingerprint: requestFingerprint('op', { a: 2 }) }));
-    expect(error.code).to.equal('IDEMPOTENCY_KEY_REUSED');
+  it('lets the second writer of one key fail with KeyTaken, rolling its own write back', async () => {
+    const w = write();
+    await sql().transaction((tx) => storeResponse(tx, w, { body: '{"first":true}', now }));
+    const em = harness().service.deps.orm.em.fork();
+    const marker = randomUUID();
+    const error = await em
+      .transactional(async (tx) => {
+        await tx.execute(
+          'insert into tenants (id, name, payouts_approved, created_at, updated_at) values (?, ?, false, ?, ?)',
+          [marker, 'written by the loser', now, now],
+        );
+        await storeResponse(emSql(tx), w, { body: '{"second":true}', now });
+      })
+      .then(
+        () => null,
+        (err: unknown) => err,
+      );
+    expect(error).to.be.instanceOf(KeyTaken);
+    const [left] = await em.execute('select count(*)::int as n from tenants where id = ?', [marker]);
+    expect(left).to.deep.equal({ n: 0 });
+    const stored = await findStoredResponse(sql(), w);
+    expect(replayOf(stored!, w.fingerprint, responseKey).body).to.equal('{"first":true}');
   });
 
   it('keeps a key in the same tenant only: another tenant may use the same value', async () => {
-    const args = base();
-    await claim(em(), args);
+    const w = write();
+    await sql().transaction((tx) => storeResponse(tx, w, { body: '{}', now }));
     const other = (await createMerchant()).tenantId;
-    expect((await claim(em(), { ...args, tenantId: other })).kind).to.equal('claimed');
+    await sql().transaction((tx) => storeResponse(tx, { ...w, tenantId: other }, { body: '{}', now }));
+    expect(await findStoredResponse(sql(), { tenantId: other, key: w.key })).to.not.equal(null);
   });
 
-  it('frees a released key, so a failed request can be retried', async () => {
-    const args = base();
-    const first = await claim(em(), args);
-    if (first.kind !== 'claimed') throw new Error('expected a claim');
-    await release(em(), first);
-    expect((await claim(em(), args)).kind).to.equal('claimed');
-  });
-
-  it('lets a claim whose holder died be taken over, and the dead holder can no longer complete', async () => {
-    const args = base();
-    const dead = await claim(em(), args);
-    if (dead.kind !== 'claimed') throw new Error('expected a claim');
-    const later = new Date(now.getTime() + 60_001);
-    const taker = await claim(em(), { ...args, now: later });
-    expect(taker.kind).to.equal('claimed');
-    const error = await rejection(
-      em().transactional((tx) => complete(tx, { ...dead, status: 200, body: '{}', now: later, responseKey })),
-    );
-    expect(error.code).to.equal('IDEMPOTENCY_REQUEST_IN_PROGRESS');
-  });
-
-  it('does not complete the key when the write transaction rolls back', async () => {
-    const args = base();
-    const first = await claim(em(), args);
-    if (first.kind !== 'claimed') throw new Error('expected a claim');
-    await em()
-      .transactional(async (tx) => {
-        await complete(tx, { ...first, status: 200, body: '{}', now, responseKey });
-        throw new Error('write failed after completing');
+  it('stores nothing when the write transaction rolls back, so the key stays free', async () => {
+    const w = write();
+    await sql()
+      .transaction(async (tx) => {
+        await storeResponse(tx, w, { body: '{}', now });
+        throw new Error('write failed after storing');
       })
       .catch(() => undefined);
-    const error = await rejection(claim(em(), args));
-    expect(error.code).to.equal('IDEMPOTENCY_REQUEST_IN_PROGRESS');
+    expect(await findStoredResponse(sql(), w)).to.equal(null);
   });
 });

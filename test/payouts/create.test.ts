@@ -244,6 +244,24 @@ describe('POST /v1/payouts', () => {
       ).to.have.length(1);
     });
 
+    it('answers concurrent requests with one key from one write: one payout, the same bytes for all', async () => {
+      const key = crypto.randomUUID();
+      const body = bankPayout({ merchant_reference: `race-${key}` });
+      const answers = await Promise.all(
+        Array.from({ length: 6 }, () =>
+          call('POST', '/v1/payouts', { key: merchant.key, body, idempotencyKey: key }),
+        ),
+      );
+      for (const answer of answers) {
+        expect(answer.status, answer.text).to.equal(201);
+        expect(answer.text).to.equal(answers[0]!.text);
+      }
+      const list = await call('GET', '/v1/payouts?limit=100', { key: merchant.key });
+      expect(
+        list.body.data.filter((p: { merchant_reference: string }) => p.merchant_reference === `race-${key}`),
+      ).to.have.length(1);
+    });
+
     it('refuses the same key for a different payout (422) and creates nothing', async () => {
       const key = crypto.randomUUID();
       await call('POST', '/v1/payouts', { key: merchant.key, body: bankPayout(), idempotencyKey: key });

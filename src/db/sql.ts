@@ -1,0 +1,165 @@
+import { randomBytes } from 'node:crypto';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import type pg from 'pg';
+
+/**
+ * Plain SQL for the hot paths (create and read payouts, the workers' batches), on the ORM's own
+ * connection pool. The ORM formats every query client-side with its values inlined, which costs
+ * CPU per statement and rules out prepared statements; here each statement is prepared once per
+ * connection and sent with bound parameters. Entities, migrations and the cold paths stay with
+ * the ORM; the two meet in one transaction through {@link emSql} when a hot statement must
+ * commit with ORM work.
+ *
+ * Write statements with `$n` parameters and without `?` (the ORM reads `?` as a placeholder when
+ * a statement runs through {@link emSql}).
+ */
+
+/** A statement of the hot paths: SQL text with `$n` parameters, prepared under `name`. */
+export interface Statement {
+  readonly name: string;
+  readonly text: string;
+}
+
+const names = new Set<string>();
+
+/** Declares a statement once, at module load; names are unique across the service. */
+export function statement(name: string, text: string): Statement {
+  if (names.has(name)) throw new Error(`two statements are named ${name}`);
+  if (text.includes('?')) throw new Error(`statement ${name} contains '?', which the ORM would bind`);
+  names.add(name);
+  return { name, text };
+}
+
+/** Runs statements; a transaction's `Sql` runs them in that transaction. */
+export interface Sql {
+  rows<R>(statement: Statement, values?: readonly unknown[]): Promise<R[]>;
+  /** Runs `work` in one transaction: committed when it resolves, rolled back when it throws. */
+  transaction<T>(work: (tx: Sql) => Promise<T>): Promise<T>;
+}
+
+// A statement is prepared on each connection that runs it, under a name unique to that connection
+// in every process and thread: the embedded database serves all connections, the worker threads'
+// and other instances' included, from one session, where plain names would collide.
+const connectionIds = new WeakMap<pg.ClientBase, string>();
+const instance = randomBytes(4).toString('hex');
+let nextConnection = 0;
+
+function run<R>(client: pg.ClientBase, s: Statement, values: readonly unknown[]): Promise<R[]> {
+  let id = connectionIds.get(client);
+  if (id === undefined) {
+    id = `${instance}_${++nextConnection}`;
+    connectionIds.set(client, id);
+  }
+  return client
+    .query({ name: `${s.name}_${id}`, text: s.text, values: values as unknown[] })
+    .then((result) => result.rows as R[]);
+}
+
+function clientSql(client: pg.ClientBase): Sql {
+  return {
+    rows: (s, values = []) => run(client, s, values),
+    transaction: (work) => work(clientSql(client)),
+  };
+}
+
+/** Statements on a pool: each on a free connection, a transaction on one connection of its own. */
+export function poolSql(pool: pg.Pool): Sql {
+  return {
+    async rows<R>(s: Statement, values: readonly unknown[] = []): Promise<R[]> {
+      const client = await pool.connect();
+      try {
+        return await run<R>(client, s, values);
+      } finally {
+        client.release();
+      }
+    },
+    async transaction<T>(work: (tx: Sql) => Promise<T>): Promise<T> {
+      const client = await pool.connect();
+      let broken: Error | undefined;
+      try {
+        await client.query('begin');
+        const result = await work(clientSql(client));
+        await client.query('commit');
+        return result;
+      } catch (err) {
+        try {
+          await client.query('rollback');
+        } catch (rollbackError) {
+          // The connection is unusable: drop it from the pool rather than hand it out again.
+          broken = rollbackError as Error;
+        }
+        throw err;
+      } finally {
+        client.release(broken);
+      }
+    },
+  };
+}
+
+const questionMarkText = new WeakMap<Statement, { text: string; order: number[] }>();
+
+/**
+ * Statements through an EntityManager, inside its transaction when it is in one: how a hot
+ * statement commits together with ORM work. Values are serialised as `pg` would bind them (arrays
+ * as array literals, objects as JSON) and inlined by the ORM.
+ */
+export function emSql(em: EntityManager): Sql {
+  return {
+    rows<R>(s: Statement, values: readonly unknown[] = []): Promise<R[]> {
+      let converted = questionMarkText.get(s);
+      if (!converted) {
+        const order: number[] = [];
+        const text = s.text.replace(/\$(\d+)/g, (_, n: string) => {
+          order.push(Number(n) - 1);
+          return '?';
+        });
+        converted = { text, order };
+        questionMarkText.set(s, converted);
+      }
+      const params = converted.order.map((i) => bindValue(values[i]));
+      return em.execute<R[]>(converted.text, params);
+    },
+    transaction: (work) => em.transactional((tx) => work(emSql(tx))),
+  };
+}
+
+/** A value as `pg` would bind it: arrays as array literals, objects as JSON, dates in ISO-8601. */
+function bindValue(value: unknown): unknown {
+  if (value === null || value === undefined) return null;
+  if (value instanceof Date) return value.toISOString();
+  if (Array.isArray(value)) {
+    const items = value.map((item) =>
+      item === null || item === undefined
+        ? 'NULL'
+        : `"${String(bindValue(item)).replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`,
+    );
+    return `{${items.join(',')}}`;
+  }
+  if (typeof value === 'object') return JSON.stringify(value);
+  return value;
+}
+
+/**
+ * The service's `Sql`: prepared statements on the ORM's own pool (they share its connections and
+ * their budget). The embedded database (PGlite) serves every connection from one session and
+ * interleaves their protocol messages one by one outside a transaction, so an extended-protocol
+ * exchange (parse, bind, execute) of one connection can run on another's statement or portal
+ * there; on it, statements go through the ORM instead, as single simple-protocol messages.
+ */
+export async function openSql(orm: MikroORM): Promise<Sql> {
+  const [row] = await orm.em.fork().execute<{ version: string }[]>('select version()');
+  if (row?.version.includes('PGlite')) return emSql(orm.em.fork());
+  return poolSql(await orm.em.getConnection().getNativeClient());
+}
+
+/**
+ * A timestamp as the pool returns it (the ORM's type parsers keep PostgreSQL's text, such as
+ * `2026-11-24 09:00:00.123+00`), as a Date.
+ */
+export function toDate(value: string | Date): Date {
+  if (value instanceof Date) return value;
+  // ISO-8601 wants the offset as +HH:MM; PostgreSQL writes a whole-hour offset as +HH.
+  const date = new Date(/[+-]\d\d$/.test(value) ? `${value}:00` : value);
+  if (Number.isNaN(date.getTime())) throw new Error(`not a timestamp: ${value}`);
+  return date;
+}
