@@ -114,6 +114,41 @@ export function restore<TMachine extends AnyStateMachine>(
   return snapshot;
 }
 
+/** What one event does to a row's machine, computed without touching the row. */
+export interface Step {
+  from: string;
+  to: string;
+  changed: boolean;
+  taken: boolean;
+  /** The snapshot to persist (the row's own when the event was ignored). */
+  snapshot: Record<string, unknown>;
+  actions: MachineAction[];
+}
+
+/**
+ * Applies `event` to a row's persisted snapshot in memory: the pure core of {@link applyEvent},
+ * for callers that read and write many rows at once (they lock and save the rows themselves).
+ */
+export function step<TMachine extends AnyStateMachine>(
+  machine: TMachine,
+  row: MachineRow,
+  event: EventFromLogic<TMachine>,
+): Step {
+  const snapshot = restore(machine, row);
+  const [next, actions] = transition(machine, snapshot, event);
+  const to = statusOf((next as AnyMachineSnapshot).value);
+  // XState hands back the very same snapshot when no transition was enabled.
+  const taken = next !== snapshot;
+  return {
+    from: row.status,
+    to,
+    changed: row.status !== to,
+    taken,
+    snapshot: taken ? persist(machine, next) : row.snapshot,
+    actions: actionsOf(actions),
+  };
+}
+
 /**
  * Applies `event` to the row `id` of `entity` inside the caller's transaction: locks the row
  * (SELECT ... FOR UPDATE), restores the snapshot, transitions, and when a transition is taken
@@ -135,25 +170,20 @@ export async function applyEvent<TMachine extends AnyStateMachine, TRow extends 
   })) as TRow | null;
   if (!row) throw new Error(`${String(args.entity)} ${args.id} does not exist`);
 
-  const snapshot = restore(machine, row);
-  const [next, actions] = transition(machine, snapshot, event);
-  const from = row.status;
-  const to = statusOf((next as AnyMachineSnapshot).value);
-  // XState hands back the very same snapshot when no transition was enabled.
-  const taken = next !== snapshot;
+  const done = step(machine, row, event);
   const result: Transition<TRow, EventFromLogic<TMachine>> = {
     row,
     event,
-    from,
-    to,
-    changed: from !== to,
-    taken,
-    actions: actionsOf(actions),
+    from: done.from,
+    to: done.to,
+    changed: done.changed,
+    taken: done.taken,
+    actions: done.actions,
   };
-  if (!taken) return result;
+  if (!done.taken) return result;
 
-  row.snapshot = persist(machine, next);
-  row.status = to;
+  row.snapshot = done.snapshot;
+  row.status = done.to;
   if (args.onTransition) await args.onTransition(em, result);
   return result;
 }

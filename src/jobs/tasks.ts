@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { type Sql, statement } from '#src/db/sql.ts';
 import { newId } from '#src/lib/ids.ts';
 import type { TaskKind } from './entities.ts';
 
@@ -20,6 +21,33 @@ export async function scheduleTask(
      do update set generation = tasks.generation + 1, updated_at = excluded.updated_at`,
     [newId(), args.kind, args.subjectId, args.dueAt, args.now, args.now],
   );
+}
+
+const scheduleMany = statement(
+  'tasks_schedule',
+  `insert into tasks (id, kind, subject_id, due_at, attempts, generation, created_at, updated_at)
+   select t.id, t.kind, t.subject_id, $4, 0, 0, $5, $5
+     from unnest($1::uuid[], $2::text[], $3::uuid[]) as t(id, kind, subject_id)
+   on conflict (kind, subject_id) where done_at is null
+   do update set generation = tasks.generation + 1, updated_at = excluded.updated_at`,
+);
+
+/** {@link scheduleTask} for many (kind, subject) pairs in one statement. */
+export async function scheduleTasks(
+  sql: Sql,
+  items: readonly { kind: TaskKind; subjectId: string }[],
+  args: { dueAt: Date; now: Date },
+): Promise<void> {
+  // One row per pair: a statement may not bump the same open task twice.
+  const unique = [...new Map(items.map((i) => [`${i.kind}:${i.subjectId}`, i])).values()];
+  if (unique.length === 0) return;
+  await sql.rows(scheduleMany, [
+    unique.map(() => newId()),
+    unique.map((i) => i.kind),
+    unique.map((i) => i.subjectId),
+    args.dueAt,
+    args.now,
+  ]);
 }
 
 export interface ClaimedTask {
@@ -77,6 +105,26 @@ export async function completeTask(
       where id = ?`,
     [task.generation, now, task.generation, now, now, task.id],
   );
+}
+
+const completeMany = statement(
+  'tasks_complete',
+  `update tasks t
+      set done_at = case when t.generation = c.generation then $3::timestamptz end,
+          due_at = case when t.generation = c.generation then t.due_at else $3::timestamptz end,
+          updated_at = $3
+     from unnest($1::uuid[], $2::int[]) as c(id, generation)
+    where t.id = c.id`,
+);
+
+/** {@link completeTask} for many claimed tasks in one statement. */
+export async function completeTasks(
+  sql: Sql,
+  tasks: readonly Pick<ClaimedTask, 'id' | 'generation'>[],
+  now: Date,
+): Promise<void> {
+  if (tasks.length === 0) return;
+  await sql.rows(completeMany, [tasks.map((t) => t.id), tasks.map((t) => t.generation), now]);
 }
 
 /** Puts a claimed task back for a later attempt, keeping what went wrong (due at once if it was scheduled again meanwhile). */

@@ -1,16 +1,23 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { type PayoutEvent, payoutMachine, type TriggeredBy } from '#machines/payout.machine.ts';
 import { emSql, type Sql, statement } from '#src/db/sql.ts';
-import { applyEvent, initialState, type MachineAction, type Transition } from '#src/engine/engine.ts';
+import { applyEvent, initialState, type MachineAction, step, type Transition } from '#src/engine/engine.ts';
 import { OutboxEvent } from '#src/events/entities.ts';
 import { AppError } from '#src/http/errors.ts';
 import { type IdempotentWrite, KeyTaken } from '#src/idempotency/idempotency.ts';
 import type { TaskKind } from '#src/jobs/entities.ts';
-import { scheduleTask } from '#src/jobs/tasks.ts';
+import { scheduleTask, scheduleTasks } from '#src/jobs/tasks.ts';
 import { newId } from '#src/lib/ids.ts';
 import type { Decimal } from '#src/lib/money.ts';
 import { Payout, type PayoutStatus, StatusLog } from './entities.ts';
-import { type PayoutResource, type PayoutView, readPayouts, toPayoutResource } from './resource.ts';
+import {
+  type InstructionView,
+  type LockedPayout,
+  type PayoutResource,
+  type PayoutView,
+  readPayouts,
+  toPayoutResource,
+} from './resource.ts';
 
 /**
  * Where a payout changes status: every change goes through `payoutMachine` via the engine, and
@@ -354,4 +361,188 @@ export async function applyPayoutEvent(
         note,
       }),
   }) as Promise<Transition<Payout, PayoutEvent>>;
+}
+
+/** Amounts a transition sets together with the status (the locked price, the received total). */
+export interface PayoutChanges {
+  settlementAmount?: Decimal;
+  exchangeRate?: Decimal;
+  midMarketRate?: Decimal;
+  platformFeeAmount?: Decimal;
+  networkFeeAmount?: Decimal;
+  totalFeeAmount?: Decimal;
+  receivedAmount?: Decimal;
+}
+
+/** One event for one payout of a batch. */
+export interface PayoutStep {
+  /** The payout as {@link lockPayouts} read it in the caller's transaction. */
+  payout: LockedPayout;
+  event: PayoutEvent;
+  note?: TransitionNote;
+  /** Columns written with the transition (only when the machine takes the event). */
+  set?: PayoutChanges;
+  /** The payout's instruction as this transaction leaves it, when it writes one: payloads show it. */
+  instruction?: InstructionView;
+}
+
+/** What one step did. */
+export interface StepOutcome {
+  payoutId: string;
+  from: PayoutStatus;
+  to: PayoutStatus;
+  changed: boolean;
+  /** The machine took the event; an ignored event wrote nothing. */
+  taken: boolean;
+}
+
+const updatePayouts = statement(
+  'payouts_apply_steps',
+  `update payouts p
+      set status = u.status, snapshot = u.snapshot,
+          settlement_amount = coalesce(u.settlement_amount, p.settlement_amount),
+          exchange_rate = coalesce(u.exchange_rate, p.exchange_rate),
+          mid_market_rate = coalesce(u.mid_market_rate, p.mid_market_rate),
+          platform_fee_amount = coalesce(u.platform_fee_amount, p.platform_fee_amount),
+          network_fee_amount = coalesce(u.network_fee_amount, p.network_fee_amount),
+          total_fee_amount = coalesce(u.total_fee_amount, p.total_fee_amount),
+          received_amount = coalesce(u.received_amount, p.received_amount),
+          updated_at = u.updated_at
+     from unnest($1::uuid[], $2::text[], $3::jsonb[], $4::numeric[], $5::numeric[], $6::numeric[], $7::numeric[],
+                 $8::numeric[], $9::numeric[], $10::numeric[], $11::timestamptz[])
+          as u(id, status, snapshot, settlement_amount, exchange_rate, mid_market_rate, platform_fee_amount,
+               network_fee_amount, total_fee_amount, received_amount, updated_at)
+    where p.id = u.id`,
+);
+
+const insertTimeline = statement(
+  'payout_timeline_insert_many',
+  `insert into payout_status_timeline (id, payout_id, from_status, to_status, triggered_by, reason_code,
+       reason_detail, metadata, created_at)
+   select * from unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::jsonb[],
+                        $8::jsonb[], $9::timestamptz[])`,
+);
+
+const insertEvents = statement(
+  'outbox_insert_many',
+  `insert into outbox_events (id, tenant_id, payout_id, event_type, payload, published_at, created_at)
+   select e.id, e.tenant_id, e.payout_id, e.event_type, e.payload, null, e.created_at
+     from unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::jsonb[], $6::timestamptz[])
+          as e(id, tenant_id, payout_id, event_type, payload, created_at)`,
+);
+
+const decimalOrNull = (d: Decimal | undefined) => (d === undefined ? null : d.toFixed());
+
+/** Appends one row to column arrays (the shape `unnest` takes). */
+function pushRow(columns: unknown[][], row: readonly unknown[]): void {
+  for (let i = 0; i < row.length; i++) columns[i]!.push(row[i]);
+}
+
+/**
+ * Applies one event to each payout of a batch inside the caller's transaction, where the caller
+ * read them with {@link lockPayouts}: the batch form of {@link applyPayoutEvent}, with the same
+ * machine and the same effects (status and snapshot, timeline row, outbox events carrying the
+ * payout as the transaction leaves it, tasks), written in four statements whatever the batch size.
+ * A payout appears at most once per batch. Returns what each step did, in order.
+ */
+export async function applyPayoutSteps(tx: Sql, steps: readonly PayoutStep[]): Promise<StepOutcome[]> {
+  const outcomes: StepOutcome[] = [];
+  const seen = new Set<string>();
+  const updates: { step: PayoutStep; status: string; snapshot: Record<string, unknown> }[] = [];
+  const timeline: unknown[][] = [[], [], [], [], [], [], [], [], []];
+  const events: unknown[][] = [[], [], [], [], [], []];
+  const tasks: { kind: TaskKind; subjectId: string }[] = [];
+  for (const item of steps) {
+    const { payout, event } = item;
+    if (seen.has(payout.id)) throw new Error(`payout ${payout.id} appears twice in one batch`);
+    seen.add(payout.id);
+    const done = step(payoutMachine, payout, event);
+    outcomes.push({
+      payoutId: payout.id,
+      from: done.from as PayoutStatus,
+      to: done.to as PayoutStatus,
+      changed: done.changed,
+      taken: done.taken,
+    });
+    if (!done.taken) continue;
+
+    const now = event.now;
+    const effects = effectsOf(done.actions);
+    const set = item.set ?? {};
+    const view: PayoutView = {
+      ...payout,
+      status: done.to as PayoutStatus,
+      settlement_amount: set.settlementAmount ?? payout.settlement_amount,
+      exchange_rate: set.exchangeRate ?? payout.exchange_rate,
+      platform_fee_amount: set.platformFeeAmount ?? payout.platform_fee_amount,
+      network_fee_amount: set.networkFeeAmount ?? payout.network_fee_amount,
+      total_fee_amount: set.totalFeeAmount ?? payout.total_fee_amount,
+      instruction: item.instruction ?? payout.instruction,
+      updated_at: now,
+      timeline: [...payout.timeline],
+    };
+    if (effects.timeline !== null) {
+      const row = {
+        from_status: done.from as PayoutStatus,
+        to_status: done.to as PayoutStatus,
+        triggered_by: event.triggeredBy,
+        reason_code: effects.timeline,
+        reason_detail: item.note?.reasonDetail ?? null,
+        metadata: item.note?.metadata ?? null,
+        created_at: now,
+      };
+      view.timeline.push(row);
+      pushRow(timeline, [
+        newId(),
+        payout.id,
+        row.from_status,
+        row.to_status,
+        row.triggered_by,
+        row.reason_code,
+        row.reason_detail,
+        row.metadata,
+        now,
+      ]);
+    }
+    if (effects.events.length > 0) {
+      const resourceJson = JSON.stringify(toPayoutResource(view));
+      for (const eventType of effects.events) {
+        const eventId = newId();
+        const payload = payoutEventPayload({
+          eventId,
+          eventType,
+          createdAt: now,
+          status: view.status,
+          resourceJson,
+        });
+        pushRow(events, [eventId, payout.tenant_id, payout.id, eventType, payload, now]);
+      }
+    }
+    for (const kind of effects.tasks) tasks.push({ kind, subjectId: payout.id });
+    updates.push({ step: item, status: done.to, snapshot: done.snapshot });
+  }
+  if (updates.length === 0) return outcomes;
+
+  const column = (pick: (set: PayoutChanges) => Decimal | undefined) =>
+    updates.map((u) => decimalOrNull(pick(u.step.set ?? {})));
+  await tx.rows(updatePayouts, [
+    updates.map((u) => u.step.payout.id),
+    updates.map((u) => u.status),
+    updates.map((u) => u.snapshot),
+    column((s) => s.settlementAmount),
+    column((s) => s.exchangeRate),
+    column((s) => s.midMarketRate),
+    column((s) => s.platformFeeAmount),
+    column((s) => s.networkFeeAmount),
+    column((s) => s.totalFeeAmount),
+    column((s) => s.receivedAmount),
+    updates.map((u) => u.step.event.now),
+  ]);
+  if (timeline[0]!.length > 0) await tx.rows(insertTimeline, timeline);
+  if (events[0]!.length > 0) await tx.rows(insertEvents, events);
+  if (tasks.length > 0) {
+    const now = updates[0]!.step.event.now;
+    await scheduleTasks(tx, tasks, { dueAt: now, now });
+  }
+  return outcomes;
 }

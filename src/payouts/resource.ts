@@ -220,8 +220,8 @@ export function toPayoutResource(p: PayoutView): PayoutResource {
 
 // One statement reads payouts whole: the instruction and the timeline come aggregated with each
 // row (money as text inside JSON, never as a JSON number that would be parsed into a float).
-const SELECT_VIEW = `
-  select p.id, p.tenant_id, p.status, p.merchant_reference, p.notification_url, p.destination_type,
+const selectView = (extra = '') => `
+  select ${extra}p.id, p.tenant_id, p.status, p.merchant_reference, p.notification_url, p.destination_type,
          p.destination_country, p.destination_currency, p.destination_amount, p.destination_account_unique,
          p.destination_provider_name, p.destination_provider_code, p.destination_account_name,
          p.settlement_currency, p.settlement_amount, p.exchange_rate, p.platform_fee_amount,
@@ -236,11 +236,12 @@ const SELECT_VIEW = `
                    'metadata', t.metadata, 'created_at', t.created_at) order by t.created_at, t.id)
             from payout_status_timeline t where t.payout_id = p.id), '[]') as timeline
     from payouts p`;
+const SELECT_VIEW = selectView();
 
 const byIds = statement('payouts_by_ids', `${SELECT_VIEW} where p.id = any($1::uuid[]) order by p.id`);
 const byIdsLocked = statement(
   'payouts_by_ids_locked',
-  `${SELECT_VIEW} where p.id = any($1::uuid[]) order by p.id for update of p`,
+  `${selectView('p.snapshot, ')} where p.id = any($1::uuid[]) order by p.id for update of p`,
 );
 const oneOfTenant = statement('payout_of_tenant', `${SELECT_VIEW} where p.id = $1 and p.tenant_id = $2`);
 const firstPage = statement(
@@ -254,13 +255,22 @@ const nextPage = statement(
     order by p.created_at desc, p.id desc limit $4`,
 );
 
-/** Payouts with their instruction and timeline by id, in id order; `lock` takes their rows FOR UPDATE. */
-export function readPayouts(
-  sql: Sql,
-  ids: readonly string[],
-  options: { lock?: boolean } = {},
-): Promise<PayoutView[]> {
-  return sql.rows<PayoutView>(options.lock ? byIdsLocked : byIds, [ids]);
+/** Payouts with their instruction and timeline by id, in id order. */
+export function readPayouts(sql: Sql, ids: readonly string[]): Promise<PayoutView[]> {
+  return sql.rows<PayoutView>(byIds, [ids]);
+}
+
+/** A payout read to change its status: its view and its machine's persisted snapshot. */
+export interface LockedPayout extends PayoutView {
+  snapshot: Record<string, unknown>;
+}
+
+/**
+ * Payouts by id with their rows locked FOR UPDATE until the caller's transaction ends, in id order
+ * (the one lock order for payouts, so that two batches never wait on each other in a cycle).
+ */
+export function lockPayouts(tx: Sql, ids: readonly string[]): Promise<LockedPayout[]> {
+  return tx.rows<LockedPayout>(byIdsLocked, [[...new Set(ids)].sort()]);
 }
 
 /** One payout of one tenant, or null (another tenant's payout does not exist for this one). */
