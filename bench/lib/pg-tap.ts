@@ -51,6 +51,8 @@ export async function startPgTap(targetUrl: string): Promise<PgTap> {
 
     let buffer = Buffer.alloc(0);
     let started = false;
+    // Named statements are parsed once per connection and then only bound: remember their SQL.
+    const prepared = new Map<string, string>();
     let pendingSql = '';
     let pendingParams: (string | null)[] = [];
     client.on('data', (chunk: Buffer) => {
@@ -77,7 +79,11 @@ export async function startPgTap(targetUrl: string): Promise<PgTap> {
         } else if (type === 'P') {
           const name = cString(body, 0);
           pendingSql = cString(body, name.next).value;
+          if (name.value) prepared.set(name.value, pendingSql);
         } else if (type === 'B') {
+          const portal = cString(body, 0);
+          const statementName = cString(body, portal.next).value;
+          if (statementName) pendingSql = prepared.get(statementName) ?? pendingSql;
           pendingParams = bindParams(body);
         } else if (type === 'S') {
           trips.push({ connection: id, sql: pendingSql || '(prepared statement)', params: pendingParams });

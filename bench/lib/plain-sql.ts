@@ -203,7 +203,8 @@ export async function listPayoutsPlain(
   if (cursor) {
     const [createdAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [string, string];
     params.push(createdAt, id);
-    after = ' and (created_at < $2 or (created_at = $2 and id < $3))';
+    // The service's keyset predicate: a row comparison, which the index can start at.
+    after = ' and (created_at, id) < ($2::timestamptz, $3::uuid)';
   }
   params.push(limit + 1);
   const page = await db.query(

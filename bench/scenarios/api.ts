@@ -494,9 +494,9 @@ async function ladder(ctx: BenchContext, service: Child): Promise<void> {
   const apiKey = ctx.listTenant.apiKey;
   const steps: [string, string, boolean][] = [
     ['GET /health (Koa and middleware, no database)', '/health', false],
-    ['GET /v1/webhooks/config (+ auth, tRPC, 1 query)', '/v1/webhooks/config', true],
-    ['GET /v1/payouts?limit=1 (4 queries, 1 payout)', '/v1/payouts?limit=1', true],
-    ['GET /v1/payouts?limit=20 (4 queries, 20 payouts)', '/v1/payouts?limit=20', true],
+    ['GET /v1/webhooks/config (+ auth, tRPC, an ORM query)', '/v1/webhooks/config', true],
+    ['GET /v1/payouts?limit=1 (+ the page query, 1 payout)', '/v1/payouts?limit=1', true],
+    ['GET /v1/payouts?limit=20 (the same, 20 payouts)', '/v1/payouts?limit=20', true],
   ];
   const seconds = Math.max(2, Math.round(ctx.plan.listS / 2));
   const out: Record<string, Measured> = {};
@@ -557,29 +557,55 @@ async function traceList(ctx: BenchContext, serviceCursors: string[]): Promise<v
       value: t.roundTripsPerOp,
       unit: '',
     });
-    // The page query exactly as the ORM sent it (values inlined), explained on the seeded table.
-    const sql = t.trips.find((trip) => /from "?payouts"?[\s]/.test(trip.sql))?.sql;
-    if (!sql) throw new Error(`no payouts query traced for ${name}`);
-    const { rows } = await ctx.pool.query(`explain (analyze, buffers, format json) ${sql}`);
-    const explained = (rows[0] as { 'QUERY PLAN': { Plan: PlanNode; 'Execution Time': number }[] })[
-      'QUERY PLAN'
-    ][0]!;
-    const all = nodes(explained.Plan);
-    const scan = all.find((n) => n['Relation Name'] === 'payouts');
-    const sorted = all.some((n) => /Sort/.test(n['Node Type']));
-    const indexScan = !!scan && /Index/.test(scan['Node Type']);
-    ctx.results.check(
-      `${name}: plan is an index scan with no sort`,
-      indexScan && !sorted,
-      `${scan?.['Node Type']} ${scan?.['Scan Direction'] ?? ''} using ${scan?.['Index Name']}; ` +
-        `rows removed by filter ${scan?.['Rows Removed by Filter'] ?? 0}; ${round(explained['Execution Time'], 2)} ms`,
-    );
+    // The page query exactly as the service sent it, with the parameters it bound, explained on
+    // the seeded table twice: with those values (a custom plan) and as a prepared statement's
+    // generic plan, which PostgreSQL may settle on after a few executions.
+    const trip = t.trips.find((each) => /from "?payouts"? p?\s/.test(each.sql));
+    if (!trip) throw new Error(`no payouts query traced for ${name}`);
+    const client = await ctx.pool.connect();
+    let plans: { kind: string; explained: { Plan: PlanNode; 'Execution Time': number } }[];
+    try {
+      const explain = async (text: string, params: unknown[]) => {
+        const { rows } = await client.query(text, params);
+        return (rows[0] as { 'QUERY PLAN': { Plan: PlanNode; 'Execution Time': number }[] })['QUERY PLAN'][0]!;
+      };
+      const custom = await explain(`explain (analyze, buffers, format json) ${trip.sql}`, trip.params);
+      await client.query('set plan_cache_mode = force_generic_plan');
+      await client.query(`prepare bench_page as ${trip.sql}`);
+      // EXECUTE takes its arguments as literals (a Bind's parameters do not reach them).
+      const args = trip.params.map((p) => (p === null ? 'null' : client.escapeLiteral(p))).join(', ');
+      const generic = await explain(
+        `explain (analyze, buffers, format json) execute bench_page${args ? `(${args})` : ''}`,
+        [],
+      );
+      plans = [
+        { kind: 'custom plan', explained: custom },
+        { kind: 'generic plan', explained: generic },
+      ];
+    } finally {
+      await client.query('deallocate all').catch(() => undefined);
+      await client.query('reset plan_cache_mode').catch(() => undefined);
+      client.release();
+    }
+    for (const { kind, explained } of plans) {
+      const all = nodes(explained.Plan);
+      const scan = all.find((n) => n['Relation Name'] === 'payouts');
+      const sorted = all.some((n) => /Sort/.test(n['Node Type']));
+      const indexScan = !!scan && /Index/.test(scan['Node Type']);
+      ctx.results.check(
+        `${name}: ${kind} is an index scan with no sort`,
+        indexScan && !sorted,
+        `${scan?.['Node Type']} ${scan?.['Scan Direction'] ?? ''} using ${scan?.['Index Name']}; ` +
+          `rows removed by filter ${scan?.['Rows Removed by Filter'] ?? 0}; ${round(explained['Execution Time'], 2)} ms`,
+      );
+    }
+    const explained = plans[1]!.explained;
     ctx.results.add({
       scenario: 'list',
       metric: `${name}: page query execution`,
       value: round(explained['Execution Time'], 2),
       unit: 'ms',
     });
-    ctx.results.details[`plan ${name}`] = { sql, plan: explained };
+    ctx.results.details[`plan ${name}`] = { sql: trip.sql, params: trip.params, plans };
   }
 }
