@@ -567,7 +567,9 @@ async function traceList(ctx: BenchContext, serviceCursors: string[]): Promise<v
     try {
       const explain = async (text: string, params: unknown[]) => {
         const { rows } = await client.query(text, params);
-        return (rows[0] as { 'QUERY PLAN': { Plan: PlanNode; 'Execution Time': number }[] })['QUERY PLAN'][0]!;
+        return (rows[0] as { 'QUERY PLAN': { Plan: PlanNode; 'Execution Time': number }[] })[
+          'QUERY PLAN'
+        ][0]!;
       };
       const custom = await explain(`explain (analyze, buffers, format json) ${trip.sql}`, trip.params);
       await client.query('set plan_cache_mode = force_generic_plan');

@@ -3,6 +3,8 @@ import {
   createDecipheriv,
   createHash,
   createHmac,
+  createSecretKey,
+  type KeyObject,
   randomBytes,
   timingSafeEqual,
 } from 'node:crypto';
@@ -33,13 +35,24 @@ export function randomToken(bytes: number): string {
 
 const GCM_IV_BYTES = 12;
 
+// A key object per key: building one from raw bytes on every call costs more than the cipher.
+const keyObjects = new WeakMap<Buffer, KeyObject>();
+function keyObject(key: Buffer): KeyObject {
+  let object = keyObjects.get(key);
+  if (!object) {
+    object = createSecretKey(key);
+    keyObjects.set(key, object);
+  }
+  return object;
+}
+
 /**
  * Encrypts with AES-256-GCM. The result `v1.<iv>.<tag>.<ciphertext>` (base64url parts) carries
  * its own version so that the format can change without a migration of old rows.
  */
 export function encryptSecret(key: Buffer, plaintext: string): string {
   const iv = randomBytes(GCM_IV_BYTES);
-  const cipher = createCipheriv('aes-256-gcm', key, iv);
+  const cipher = createCipheriv('aes-256-gcm', keyObject(key), iv);
   const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
   return ['v1', iv, cipher.getAuthTag(), ciphertext]
     .map((p) => (typeof p === 'string' ? p : p.toString('base64url')))
@@ -50,7 +63,7 @@ export function decryptSecret(key: Buffer, sealed: string): string {
   const [version, iv, tag, ciphertext] = sealed.split('.');
   if (version !== 'v1' || !iv || !tag || ciphertext === undefined)
     throw new Error('unrecognised sealed secret');
-  const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
+  const decipher = createDecipheriv('aes-256-gcm', keyObject(key), Buffer.from(iv, 'base64url'));
   decipher.setAuthTag(Buffer.from(tag, 'base64url'));
   return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString(
     'utf8',
