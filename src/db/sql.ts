@@ -152,6 +152,20 @@ export async function openSql(orm: MikroORM): Promise<Sql> {
   return poolSql(await orm.em.getConnection().getNativeClient());
 }
 
+const UTC_TIMESTAMP = /^(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d:\d\d)(?:\.(\d{1,6}))?(?:\+00(?::00)?|Z)$/;
+
+/**
+ * ISO-8601 in UTC with milliseconds (as `Date.prototype.toISOString` writes it) of a timestamp as
+ * the pool returns it, without building a Date when it is already in UTC (the usual case).
+ */
+export function isoTimestamp(value: string | Date): string {
+  if (typeof value !== 'string') return value.toISOString();
+  const match = UTC_TIMESTAMP.exec(value);
+  if (!match) return toDate(value).toISOString();
+  const millis = (match[3] ?? '').padEnd(3, '0').slice(0, 3);
+  return `${match[1]}T${match[2]}.${millis}Z`;
+}
+
 /**
  * A timestamp as the pool returns it (the ORM's type parsers keep PostgreSQL's text, such as
  * `2026-11-24 09:00:00.123+00`), as a Date.

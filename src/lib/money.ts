@@ -68,8 +68,13 @@ export function toDecimal(value: BigNumber.Value): Decimal {
  * float conversion happens between the database and the wire.
  */
 export function moneyJson(amount: BigNumber.Value): RawJSON {
+  // Digits read from a numeric column are usually already in this form: no need to parse them.
+  if (typeof amount === 'string' && CANONICAL_DECIMAL.test(amount)) return JSON.rawJSON(amount);
   return JSON.rawJSON(toDecimal(amount).toFixed());
 }
+
+/** A decimal as `toFixed()` writes it: no sign, no leading zeros, no trailing fractional zeros. */
+const CANONICAL_DECIMAL = /^(?:0|[1-9]\d*)(?:\.\d*[1-9])?$/;
 
 /** A value produced by `JSON.rawJSON`: serialized verbatim by `JSON.stringify`. */
 export type RawJSON = { readonly rawJSON: string };

@@ -1,6 +1,6 @@
 import type BigNumber from 'bignumber.js';
 import { z } from 'zod';
-import { type Sql, statement, toDate } from '#src/db/sql.ts';
+import { isoTimestamp, type Sql, statement } from '#src/db/sql.ts';
 import { iso, moneyJson, moneyOut, timestampOut } from '#src/http/schemas.ts';
 import type { PaymentInstruction } from '#src/instructions/entities.ts';
 import { PAYOUT_STATUSES, type PayoutStatus } from './entities.ts';
@@ -132,7 +132,7 @@ export interface StatusLogView {
 
 /** ISO-8601 UTC of a timestamp as read or made. */
 export function isoOf(value: Timestamp): string {
-  return typeof value === 'string' ? toDate(value).toISOString() : value.toISOString();
+  return isoTimestamp(value);
 }
 
 function isoOrNull(value: Timestamp | null): string | null {
