@@ -90,10 +90,10 @@ export async function paginate<T extends Keyed>(
   if (args.cursor) {
     const after = decodeCursor(args.cursorKey, args.cursor, args.list);
     // A row comparison, not the equivalent OR: the index on (…, created_at, id) starts at it.
-    const position = raw((alias: string) => `(${alias}.created_at, ${alias}.id) < (?, ?)`, [
-      after.createdAt,
-      after.id,
-    ]);
+    const position = raw(
+      (alias: string) => `(${alias}.created_at, ${alias}.id) < (?, ?)`,
+      [after.createdAt, after.id],
+    );
     where = { $and: [args.where, { [position]: [] }] } as FilterQuery<T>;
   }
   const rows = await em.find(entity, where, {
