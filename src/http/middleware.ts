@@ -7,6 +7,8 @@ import { toAppError } from './trpc.ts';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
+const EMPTY = Buffer.alloc(0);
+
 declare module 'koa' {
   interface Request {
     /** The request body exactly as received; signature checks and JSON parsing both read it. */
@@ -65,7 +67,8 @@ export function rawBody(limit = MAX_BODY_BYTES) {
   return async (ctx: Context, next: Next) => {
     const declared = Number(ctx.get('content-length') || 0);
     if (declared > limit) throw new AppError('PAYLOAD_TOO_LARGE');
-    const body = await readBounded(ctx.req, limit);
+    // Without Content-Length or Transfer-Encoding a request has no body (RFC 9112 §6.3): most GETs.
+    const body = declared === 0 && !ctx.get('transfer-encoding') ? EMPTY : await readBounded(ctx.req, limit);
     if (!body) throw new AppError('PAYLOAD_TOO_LARGE');
     ctx.request.rawBody = body;
     if (ctx.request.rawBody.length > 0 && !ctx.is('application/json'))

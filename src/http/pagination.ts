@@ -1,7 +1,6 @@
-import { createHmac } from 'node:crypto';
 import { type EntityManager, type EntityName, type FilterQuery, raw } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import { constantTimeEqual } from '#src/lib/crypto.ts';
+import { constantTimeEqual, hmacSha256 } from '#src/lib/crypto.ts';
 import { isUuid } from '#src/lib/ids.ts';
 import { AppError } from './errors.ts';
 
@@ -37,7 +36,7 @@ interface Position {
 }
 
 function mac(key: Buffer, payload: string): string {
-  return createHmac('sha256', key).update(payload).digest('base64url').slice(0, 32);
+  return hmacSha256(key, payload).digest('base64url').slice(0, 32);
 }
 
 export function encodeCursor(key: Buffer, position: Position): string {

@@ -14,7 +14,12 @@ export function sha256Hex(data: string | Buffer): string {
 }
 
 export function hmacSha256Hex(key: string | Buffer, data: string | Buffer): string {
-  return createHmac('sha256', key).update(data).digest('hex');
+  return hmacSha256(key, data).digest('hex');
+}
+
+/** An HMAC-SHA256 over `data` to digest in the encoding the caller needs. */
+export function hmacSha256(key: string | Buffer, data: string | Buffer) {
+  return createHmac('sha256', keyObject(key)).update(data);
 }
 
 /** Constant-time comparison of two strings; unequal lengths are unequal without leaking where. */
@@ -35,13 +40,26 @@ export function randomToken(bytes: number): string {
 
 const GCM_IV_BYTES = 12;
 
-// A key object per key: building one from raw bytes on every call costs more than the cipher.
-const keyObjects = new WeakMap<Buffer, KeyObject>();
-function keyObject(key: Buffer): KeyObject {
-  let object = keyObjects.get(key);
+// A key object per key: building one from raw bytes on every call costs more than the HMAC or the
+// cipher itself. Buffers are remembered while they live; strings (webhook signing secrets) in a
+// bounded map, emptied when full.
+const bufferKeys = new WeakMap<Buffer, KeyObject>();
+const stringKeys = new Map<string, KeyObject>();
+const MAX_STRING_KEYS = 1000;
+function keyObject(key: Buffer | string): KeyObject {
+  if (typeof key === 'string') {
+    let object = stringKeys.get(key);
+    if (!object) {
+      if (stringKeys.size >= MAX_STRING_KEYS) stringKeys.clear();
+      object = createSecretKey(Buffer.from(key, 'utf8'));
+      stringKeys.set(key, object);
+    }
+    return object;
+  }
+  let object = bufferKeys.get(key);
   if (!object) {
     object = createSecretKey(key);
-    keyObjects.set(key, object);
+    bufferKeys.set(key, object);
   }
   return object;
 }
