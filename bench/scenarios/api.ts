@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { encodeCursor } from '#src/http/pagination.ts';
 import { secretsFrom } from '#src/secrets.ts';
+import type { BaselineChildOptions } from '../children/baseline.ts';
 import { type Child, startChild } from '../lib/children.ts';
 import { type BenchContext, startService } from '../lib/context.ts';
 import { type CpuUse, cpuSample, cpuUse } from '../lib/cpu.ts';
@@ -8,16 +9,37 @@ import { pool, resetWork, scalar } from '../lib/db.ts';
 import { type LoadRequest, type LoadResult, percentile, runLoad } from '../lib/load.ts';
 import { authenticate, createPayoutPlain, listPayoutsPlain, plainCursor } from '../lib/plain-sql.ts';
 import { round } from '../lib/report.ts';
+import { sameSql } from '../lib/same-sql.ts';
 import { api, payoutBody, seedPayouts } from '../lib/seed.ts';
 import { traceRequests } from '../lib/trace.ts';
 
 /**
  * The request paths: create (64 connections and 1), replay, and list (first and deep pages), each
- * against its baselines measured in the same run: the bare transaction through `pg` at the
- * service's pool size, and the Koa + `pg` server at the same connection count.
+ * against its baselines measured in the same run: the bare transactions through `pg` at the
+ * service's pool size, and the Koa + `pg` server at the same connection count. Each baseline runs
+ * in two forms: `plain`, the SQL as the issue describes it, written statement by statement; and
+ * `same-sql`, the service's own statements without its framework. The targets are judged against
+ * the stronger of the two, `same-sql`: the physical limit of what the service's SQL allows here.
  */
 
 const POOL_SIZE = 8;
+
+type Variant = BaselineChildOptions['variant'];
+
+/** Runs `runs` against a fresh Koa + pg baseline server of `variant`, then stops it. */
+async function withBaseline<T>(
+  ctx: BenchContext,
+  variant: Variant,
+  runs: (server: Child) => Promise<T>,
+): Promise<T> {
+  const options: BaselineChildOptions = { databaseUrl: ctx.db.url, poolSize: POOL_SIZE, variant };
+  const server = await startChild('baseline', options);
+  try {
+    return await runs(server);
+  } finally {
+    await server.stop();
+  }
+}
 
 function createRequests(ctx: BenchContext): () => LoadRequest {
   let n = 0;
@@ -116,48 +138,71 @@ export async function createScenarios(ctx: BenchContext): Promise<void> {
   ctx.log('create: bare pg transactions');
   // Its own pool of the service's size: the bare baseline gets exactly the connections the service has.
   const barePool = pool(ctx.db.url, POOL_SIZE);
+  const same = sameSql(barePool);
   const bareCreate = async (i: number) => {
     const tenant = ctx.tenants[i % ctx.tenants.length]!;
     const principal = await authenticate(barePool, tenant.apiKey);
     await createPayoutPlain(barePool, principal, randomUUID(), payoutBody(i));
   };
+  const bareSameCreate = (i: number) =>
+    same.create(ctx.tenants[i % ctx.tenants.length]!.apiKey, randomUUID(), payoutBody(i));
   let bare: Awaited<ReturnType<typeof bareLoop>>;
+  let bareSame: Awaited<ReturnType<typeof bareLoop>>;
   try {
     await bareLoop(ctx, POOL_SIZE, plan.warmupS, bareCreate);
     bare = await bareLoop(ctx, POOL_SIZE, plan.bareS, bareCreate);
+    await bareLoop(ctx, POOL_SIZE, plan.warmupS, bareSameCreate);
+    bareSame = await bareLoop(ctx, POOL_SIZE, plan.bareS, bareSameCreate);
   } finally {
     await barePool.end();
   }
   results.add({
     scenario: 'baseline',
-    metric: `bare create tx/s (pg, ${POOL_SIZE} clients)`,
+    metric: `bare create tx/s (pg, ${POOL_SIZE} clients, plain)`,
     value: bare.rps,
     unit: 'tx/s',
   });
-
-  // Koa + pg at 64 connections and at 1.
-  await resetWork(ctx.pool);
-  ctx.log('create: Koa + pg baseline');
-  const baseline = await startChild('baseline', {
-    databaseUrl: ctx.db.url,
-    poolSize: POOL_SIZE,
-  });
-  let koa64: Measured;
-  let koa1: Measured;
-  try {
-    koa64 = await measure(ctx, baseline, 64, plan.createS, createRequests(ctx));
-    koa1 = await measure(ctx, baseline, 1, plan.create1S, createRequests(ctx));
-  } finally {
-    await baseline.stop();
-  }
   results.add({
     scenario: 'baseline',
-    metric: 'Koa+pg create req/s (64 conn)',
-    value: koa64.rps,
-    unit: 'req/s',
+    metric: `bare create tx/s (pg, ${POOL_SIZE} clients, same SQL)`,
+    value: bareSame.rps,
+    unit: 'tx/s',
   });
-  results.add({ scenario: 'baseline', metric: 'Koa+pg create p99 (64 conn)', value: koa64.p99, unit: 'ms' });
-  results.add({ scenario: 'baseline', metric: 'Koa+pg create p50 (1 conn)', value: koa1.p50, unit: 'ms' });
+
+  // Koa + pg at 64 connections and at 1, in both forms.
+  const koaRuns = (variant: Variant) => async (server: Child) => {
+    await resetWork(ctx.pool);
+    ctx.log(`create: Koa + pg baseline (${variant})`);
+    return {
+      at64: await measure(ctx, server, 64, plan.createS, createRequests(ctx)),
+      at1: await measure(ctx, server, 1, plan.create1S, createRequests(ctx)),
+    };
+  };
+  const plainKoa = await withBaseline(ctx, 'plain', koaRuns('plain'));
+  const { at64: koa64, at1: koa1 } = await withBaseline(ctx, 'same-sql', koaRuns('same-sql'));
+  for (const [label, koa] of [
+    ['plain', plainKoa],
+    ['same SQL', { at64: koa64, at1: koa1 }],
+  ] as const) {
+    results.add({
+      scenario: 'baseline',
+      metric: `Koa+pg create req/s (64 conn, ${label})`,
+      value: koa.at64.rps,
+      unit: 'req/s',
+    });
+    results.add({
+      scenario: 'baseline',
+      metric: `Koa+pg create p99 (64 conn, ${label})`,
+      value: koa.at64.p99,
+      unit: 'ms',
+    });
+    results.add({
+      scenario: 'baseline',
+      metric: `Koa+pg create p50 (1 conn, ${label})`,
+      value: koa.at1.p50,
+      unit: 'ms',
+    });
+  }
 
   // The service, fresh process: its peak RSS is read while the create load runs.
   await resetWork(ctx.pool);
@@ -186,7 +231,7 @@ export async function createScenarios(ctx: BenchContext): Promise<void> {
   results.ratio(
     {
       scenario: 'create',
-      metric: 'req/s (64 conn) vs Koa+pg',
+      metric: 'req/s (64 conn) vs Koa+pg (same SQL)',
       value: create64.rps,
       unit: 'req/s',
       baseline: koa64.rps,
@@ -196,10 +241,17 @@ export async function createScenarios(ctx: BenchContext): Promise<void> {
   );
   results.ratio({
     scenario: 'create',
-    metric: 'req/s (64 conn) vs bare pg tx/s',
+    metric: 'req/s (64 conn) vs Koa+pg (plain)',
     value: create64.rps,
     unit: 'req/s',
-    baseline: bare.rps,
+    baseline: plainKoa.at64.rps,
+  });
+  results.ratio({
+    scenario: 'create',
+    metric: 'req/s (64 conn) vs bare pg tx/s (same SQL)',
+    value: create64.rps,
+    unit: 'req/s',
+    baseline: bareSame.rps,
   });
   results.add({ scenario: 'create', metric: 'p50 (64 conn)', value: create64.p50, unit: 'ms' });
   results.add({
@@ -213,7 +265,7 @@ export async function createScenarios(ctx: BenchContext): Promise<void> {
   results.ratio(
     {
       scenario: 'create-1',
-      metric: 'p50 (1 conn) vs Koa+pg',
+      metric: 'p50 (1 conn) vs Koa+pg (same SQL)',
       value: create1.p50,
       unit: 'ms',
       baseline: koa1.p50,
@@ -236,7 +288,7 @@ export async function createScenarios(ctx: BenchContext): Promise<void> {
     unit: 'MiB',
   });
   results.add({ scenario: 'memory', metric: 'peak RSS since start (VmHWM)', value: hwm, unit: 'MiB' });
-  results.details.create = { bare, koa64, koa1, create64, create1 };
+  results.details.create = { bare, bareSame, plainKoa, koa64, koa1, create64, create1 };
 
   ctx.log('create: round trips');
   await traceCreate(ctx);
@@ -391,8 +443,11 @@ export async function listScenarios(ctx: BenchContext): Promise<void> {
 
   ctx.log('list: bare pg');
   const barePool = pool(ctx.db.url, POOL_SIZE);
+  const same = sameSql(barePool);
   let bareFirst: Awaited<ReturnType<typeof bareLoop>>;
   let bareDeep: Awaited<ReturnType<typeof bareLoop>>;
+  let bareSameFirst: Awaited<ReturnType<typeof bareLoop>>;
+  let bareSameDeep: Awaited<ReturnType<typeof bareLoop>>;
   try {
     const principal = await authenticate(barePool, apiKey);
     bareFirst = await bareLoop(ctx, POOL_SIZE, plan.bareS, async () => {
@@ -403,20 +458,23 @@ export async function listScenarios(ctx: BenchContext): Promise<void> {
       await authenticate(barePool, apiKey);
       await listPayoutsPlain(barePool, principal, 20, plainCursors[i % plainCursors.length]);
     });
+    bareSameFirst = await bareLoop(ctx, POOL_SIZE, plan.bareS, () => same.list(apiKey, 20, undefined));
+    bareSameDeep = await bareLoop(ctx, POOL_SIZE, plan.bareS, (i) =>
+      same.list(apiKey, 20, plainCursors[i % plainCursors.length]),
+    );
   } finally {
     await barePool.end();
   }
 
-  ctx.log('list: Koa + pg baseline');
-  const baseline = await startChild('baseline', { databaseUrl: ctx.db.url, poolSize: POOL_SIZE });
-  let koaFirst: Measured;
-  let koaDeep: Measured;
-  try {
-    koaFirst = await measure(ctx, baseline, 64, plan.listS, pages(null));
-    koaDeep = await measure(ctx, baseline, 64, plan.listS, pages(plainCursors));
-  } finally {
-    await baseline.stop();
-  }
+  const koaRuns = (variant: Variant) => async (server: Child) => {
+    ctx.log(`list: Koa + pg baseline (${variant})`);
+    return {
+      first: await measure(ctx, server, 64, plan.listS, pages(null)),
+      deep: await measure(ctx, server, 64, plan.listS, pages(plainCursors)),
+    };
+  };
+  const plainKoa = await withBaseline(ctx, 'plain', koaRuns('plain'));
+  const { first: koaFirst, deep: koaDeep } = await withBaseline(ctx, 'same-sql', koaRuns('same-sql'));
 
   ctx.log('list: service');
   const service = await startService(ctx);
@@ -430,22 +488,20 @@ export async function listScenarios(ctx: BenchContext): Promise<void> {
   } finally {
     await service.stop();
   }
-  results.add({
-    scenario: 'baseline',
-    metric: 'bare list first page/s (pg)',
-    value: bareFirst.rps,
-    unit: 'req/s',
-  });
-  results.add({
-    scenario: 'baseline',
-    metric: 'bare list deep page/s (pg)',
-    value: bareDeep.rps,
-    unit: 'req/s',
-  });
+  const baselineRows: [string, number][] = [
+    ['bare list first page/s (pg, plain)', bareFirst.rps],
+    ['bare list deep page/s (pg, plain)', bareDeep.rps],
+    ['bare list first page/s (pg, same SQL)', bareSameFirst.rps],
+    ['bare list deep page/s (pg, same SQL)', bareSameDeep.rps],
+    ['Koa+pg list first page/s (64 conn, plain)', plainKoa.first.rps],
+    ['Koa+pg list deep page/s (64 conn, plain)', plainKoa.deep.rps],
+  ];
+  for (const [metric, value] of baselineRows)
+    results.add({ scenario: 'baseline', metric, value, unit: 'req/s' });
   results.ratio(
     {
       scenario: 'list',
-      metric: 'first page req/s vs Koa+pg',
+      metric: 'first page req/s vs Koa+pg (same SQL)',
       value: first.rps,
       unit: 'req/s',
       baseline: koaFirst.rps,
@@ -456,7 +512,7 @@ export async function listScenarios(ctx: BenchContext): Promise<void> {
   results.ratio(
     {
       scenario: 'list',
-      metric: 'deep page req/s vs Koa+pg',
+      metric: 'deep page req/s vs Koa+pg (same SQL)',
       value: deep.rps,
       unit: 'req/s',
       baseline: koaDeep.rps,
@@ -479,7 +535,17 @@ export async function listScenarios(ctx: BenchContext): Promise<void> {
     baseline: koaDeep.p99,
   });
   cpuRows(ctx, 'list', first, koaFirst);
-  results.details.list = { bareFirst, bareDeep, koaFirst, koaDeep, first, deep };
+  results.details.list = {
+    bareFirst,
+    bareDeep,
+    bareSameFirst,
+    bareSameDeep,
+    plainKoa,
+    koaFirst,
+    koaDeep,
+    first,
+    deep,
+  };
 
   ctx.log('list: round trips and query plans');
   await traceList(ctx, serviceCursors);
