@@ -76,14 +76,19 @@ const lockDepositAddresses = statement(
   'select id from deposit_addresses where address = any($1::text[]) order by address for update',
 );
 
-// Each new amount's window is searched through the partial unique index of open amounts.
+// Each new amount's window is one range scan of the partial unique index of open amounts. The
+// OFFSET 0 keeps the planner from flattening the lateral subquery into a join, which it would
+// otherwise hash over every open instruction when its row estimates are stale (a large batch of
+// fresh rows): 30 ms a batch at 20,000 open instructions, against 2 ms for the range scans.
 const takenAmounts = statement(
   'instructions_taken_amounts',
-  `select distinct i.account_unique, i.expected_amount::text as expected_amount
+  `select w.account as account_unique, i.expected_amount::text as expected_amount
      from unnest($1::text[], $2::numeric[], $3::numeric[]) as w(account, low, high)
-     join payment_instructions i
-       on i.account_unique = w.account and i.status = 'UNPAID'
-      and i.expected_amount >= w.low and i.expected_amount < w.high`,
+     cross join lateral (
+       select o.expected_amount from payment_instructions o
+        where o.account_unique = w.account and o.status = 'UNPAID'
+          and o.expected_amount >= w.low and o.expected_amount < w.high
+       offset 0) as i`,
 );
 
 const insertInstructions = statement(

@@ -224,14 +224,17 @@ describe('instruction generation in batches', () => {
     ).to.equal(ids.length);
   });
 
-  it('expires a batch of lapsed instructions, each payout with its own timeline row and event', async () => {
+  it('expires lapsed instructions in a batch when the time is up, each payout with its own timeline row and event', async () => {
     const ids = [
       await create(merchant, bankPayout()),
       await create(merchant, bankPayout({ settlement_currency: 'NGN' })),
       await create(merchant, bankPayout({ settlement_network: 'BSC' })),
     ];
     await runInstructionsOnce(deps());
-    harness().clock.advance(deps().config.PAYMENT_INSTRUCTION_TTL_MS);
+    harness().clock.advance(deps().config.PAYMENT_INSTRUCTION_TTL_MS - 1000);
+    await runInstructionsOnce(deps());
+    for (const id of ids) expect((await payout(merchant, id)).status).to.equal('PENDING_PAYMENT');
+    harness().clock.advance(1000);
     await runInstructionsOnce(deps());
     for (const id of ids) {
       const p = await payout(merchant, id);
