@@ -183,6 +183,28 @@ describe('instruction generation in batches', () => {
     expect((await instructionTask(flaky)).doneAt).to.not.equal(null);
   });
 
+  it('moves a new instruction past the amounts already open on its address, in a later batch too', async () => {
+    const other = await payoutReadyMerchant();
+    const first = await create(other, bankPayout({ destination_amount: 43210 }));
+    await runInstructionsOnce(deps());
+    const later = [
+      await create(other, bankPayout({ destination_amount: 43210 })),
+      await create(other, bankPayout({ destination_amount: 43210 })),
+    ];
+    await runInstructionsOnce(deps());
+    const open = await payout(other, first);
+    const amounts = [open.payment_instruction.expected_amount];
+    for (const id of later) {
+      const p = await payout(other, id);
+      expect(p.status).to.equal('PENDING_PAYMENT');
+      expect(p.payment_instruction.account_unique).to.equal(open.payment_instruction.account_unique);
+      expect(p.status_timeline[1].reason_detail.uniqueness_offset).to.be.a('string');
+      amounts.push(p.payment_instruction.expected_amount);
+    }
+    expect(new Set(amounts).size).to.equal(3);
+    expect(Math.max(...amounts) - Math.min(...amounts)).to.be.lessThan(0.0001);
+  });
+
   it('gives each payout one instruction and distinct amounts when two instances race on the same batch', async () => {
     const other = await payoutReadyMerchant();
     const ids: string[] = [];
