@@ -1,23 +1,25 @@
-import { type EntityManager, LockMode } from '@mikro-orm/postgresql';
 import { paymentInstructionMachine } from '#machines/payment-instruction.machine.ts';
 import type { Network, SettlementCurrency } from '#src/corridors/corridors.ts';
 import { type Price, price } from '#src/corridors/pricing.ts';
+import { type Sql, statement } from '#src/db/sql.ts';
 import type { Deps } from '#src/deps.ts';
-import { applyEvent, initialState } from '#src/engine/engine.ts';
+import { initialState, step } from '#src/engine/engine.ts';
+import { type ClaimedTask, completeTasks, retryTask, taskBackoffMs } from '#src/jobs/tasks.ts';
 import { newId } from '#src/lib/ids.ts';
 import { currencyDecimals, type Decimal, toDecimal } from '#src/lib/money.ts';
-import { Payout } from '#src/payouts/entities.ts';
-import { applyPayoutEvent } from '#src/payouts/lifecycle.ts';
+import { applyPayoutSteps, type PayoutStep } from '#src/payouts/lifecycle.ts';
+import type { InstructionView } from '#src/payouts/resource.ts';
+import { lockPayouts } from '#src/payouts/resource.ts';
 import { ProviderUnavailableError } from '#src/providers/providers.ts';
 import { Quote } from '#src/quotes/entities.ts';
 import { frozenPrice } from '#src/quotes/service.ts';
-import { DepositAddress, PaymentInstruction } from './entities.ts';
 
 /**
- * Instruction generation: lock the rate, compute what the merchant owes, obtain where they pay
- * (the tenant's shared address on the network, or a virtual account of its own), and move the
- * payout to PENDING_PAYMENT. Provider calls happen before the transaction; the transaction
- * re-checks that the payout is still CREATED, so two workers racing produce one instruction.
+ * Instruction generation, a batch of claimed tasks at a time: lock the rate, compute what the
+ * merchant owes, obtain where they pay (the tenant's shared address on the network, or a virtual
+ * account of its own), and move the payouts to PENDING_PAYMENT. Every provider call happens
+ * before the transaction; the one transaction of the batch re-checks under the payouts' row
+ * locks that each is still CREATED, so two workers racing produce one instruction per payout.
  */
 
 /** A failure that retrying will not cure: the payout fails with INSTRUCTION_GENERATION_FAILED. */
@@ -25,32 +27,90 @@ export class PermanentGenerationError extends Error {
   override name = 'PermanentGenerationError';
 }
 
+/** Transient failures tolerated before a payout's instruction generation fails for good. */
+export const MAX_GENERATION_ATTEMPTS = 8;
+
 /** Most distinct amounts tried for one shared address before giving up on this run. */
 const MAX_OFFSET_STEPS = 10_000;
 
-async function priceFor(deps: Deps, em: EntityManager, payout: Payout): Promise<Price & { source: string }> {
-  if (payout.quoteId) {
-    const quote = await em.findOne(Quote, payout.quoteId);
-    if (!quote) throw new PermanentGenerationError(`quote ${payout.quoteId} vanished`);
-    const frozen = frozenPrice(quote);
-    return { ...frozen, source: frozen.provider };
-  }
-  const settlement = payout.settlementCurrency as SettlementCurrency;
-  const corridor = deps.corridors.find(payout.destinationCountry, payout.destinationCurrency);
-  const pricing = corridor && deps.corridors.pricing(corridor, settlement);
-  if (!pricing) throw new PermanentGenerationError('the corridor is no longer offered');
-  const mid = await deps.providers.rates.midMarket(settlement, payout.destinationCurrency);
-  return {
-    ...price({
-      destinationAmount: payout.destinationAmount,
-      settlementCurrency: settlement,
-      midMarketRate: mid.rate,
-      pricing,
-      networkFee: deps.corridors.networkFee(settlement, (payout.settlementNetwork ?? null) as Network | null),
-    }),
-    source: mid.source,
-  };
+/** Virtual accounts opened at once: one provider call per NGN payout, bounded so a batch cannot flood the bank. */
+const VIRTUAL_ACCOUNT_CONCURRENCY = 8;
+
+/** A payout as generation reads it: what prices it and where it is paid. */
+interface PayoutToPrice {
+  id: string;
+  tenant_id: string;
+  tenant_name: string;
+  settlement_currency: string;
+  settlement_network: Network | null;
+  destination_country: string;
+  destination_currency: string;
+  destination_amount: string;
+  quote_id: string | null;
 }
+
+const readCreatedPayouts = statement(
+  'instructions_created_payouts',
+  `select p.id, p.tenant_id, t.name as tenant_name, p.settlement_currency, p.settlement_network,
+          p.destination_country, p.destination_currency, p.destination_amount::text as destination_amount, p.quote_id
+     from payouts p join tenants t on t.id = p.tenant_id
+    where p.id = any($1::uuid[]) and p.status = 'CREATED'`,
+);
+
+const readDepositAddresses = statement(
+  'instructions_deposit_addresses',
+  'select tenant_id, network, address from deposit_addresses where tenant_id = any($1::uuid[])',
+);
+
+const insertDepositAddresses = statement(
+  'instructions_deposit_addresses_insert',
+  `insert into deposit_addresses (id, tenant_id, network, address, created_at, updated_at)
+   select a.id, a.tenant_id, a.network, a.address, $5, $5
+     from unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[]) as a(id, tenant_id, network, address)
+   on conflict do nothing`,
+);
+
+const lockDepositAddresses = statement(
+  'instructions_deposit_addresses_lock',
+  'select id from deposit_addresses where address = any($1::text[]) order by address for update',
+);
+
+// The open amounts in each window: one range scan of the partial unique index of open amounts per
+// window (OFFSET 0 keeps the planner from flattening the lateral subquery into one join over
+// every open instruction).
+const takenAmounts = statement(
+  'instructions_taken_amounts',
+  `select w.account as account_unique, i.expected_amount::text as expected_amount
+     from unnest($1::text[], $2::numeric[], $3::numeric[]) as w(account, low, high)
+     cross join lateral (
+       select o.expected_amount from payment_instructions o
+        where o.account_unique = w.account and o.status = 'UNPAID'
+          and o.expected_amount >= w.low and o.expected_amount < w.high
+       offset 0) as i`,
+);
+
+// The partial unique index of open amounts is the arbiter: a row whose amount an open instruction
+// on its address already expects is left out, and missing from what the statement returns.
+const insertInstructions = statement(
+  'instructions_insert_many',
+  `insert into payment_instructions (id, tenant_id, payout_id, status, snapshot, rail, account_unique, provider_name,
+       network, chain, expected_amount, expected_currency, expires_at, paid_at, created_at, updated_at)
+   select i.id, i.tenant_id, i.payout_id, $11, $12::jsonb, i.rail, i.account_unique, i.provider_name, i.network,
+          i.chain, i.expected_amount, i.expected_currency, $13, null, $14, $14
+     from unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+                 $9::numeric[], $10::text[])
+          as i(id, tenant_id, payout_id, rail, account_unique, provider_name, network, chain, expected_amount,
+               expected_currency)
+   on conflict (account_unique, expected_amount) where status = 'UNPAID' do nothing
+   returning payout_id`,
+);
+
+/** Where a new instruction starts: the payment-instruction machine's first state (its input only sets the deadline). */
+const INITIAL_INSTRUCTION_STATUS = initialState(paymentInstructionMachine, {
+  expiresAt: new Date(0).toISOString(),
+}).status as InstructionView['status'];
+
+type Priced = Price & { source: string };
 
 interface ReceivingAccount {
   accountUnique: string;
@@ -60,159 +120,546 @@ interface ReceivingAccount {
   shared: boolean;
 }
 
-async function receivingAccount(
-  deps: Deps,
-  em: EntityManager,
-  payout: Payout,
-  expiresAt: Date,
-): Promise<ReceivingAccount> {
-  if (payout.settlementCurrency === 'USDT') {
-    const network = (payout.settlementNetwork ?? deps.corridors.defaultNetwork()) as Network;
-    let address = (await em.findOne(DepositAddress, { tenant: payout.tenant.id, network }))?.address;
-    if (!address) {
-      // Idempotent per label at the chain gateway: a racing worker gets the same address.
-      address = (await deps.rails.chains.createAddress(network, payout.tenant.id)).address;
-      await em.execute(
-        `insert into deposit_addresses (id, tenant_id, network, address, created_at, updated_at)
-         values (?, ?, ?, ?, ?, ?) on conflict do nothing`,
-        [newId(), payout.tenant.id, network, address, deps.clock.now(), deps.clock.now()],
-      );
-    }
-    return {
-      accountUnique: address,
-      providerName: `USDT on ${network}`,
-      network: deps.corridors.networkLabel(network),
-      chain: network,
-      shared: true,
-    };
+/** What became of one claimed task before the transaction. */
+type Prepared =
+  | { task: ClaimedTask; kind: 'ready'; payout: PayoutToPrice; priced: Priced; account: ReceivingAccount }
+  | { task: ClaimedTask; kind: 'fail'; reason: string }
+  | { task: ClaimedTask; kind: 'retry'; error: string }
+  /** Nothing to do: the payout is no longer CREATED. */
+  | { task: ClaimedTask; kind: 'done' };
+type Ready = Extract<Prepared, { kind: 'ready' }>;
+type Failed = Extract<Prepared, { kind: 'fail' }>;
+type Retry = Extract<Prepared, { kind: 'retry' }>;
+
+/**
+ * Today's rules for a task whose attempt threw: a permanent error fails the payout, so does any
+ * error once MAX_GENERATION_ATTEMPTS are spent; anything else is tried again later.
+ */
+function afterError(task: ClaimedTask, err: unknown): Failed | Retry {
+  const error = err instanceof Error ? err : new Error(String(err));
+  if (error instanceof PermanentGenerationError) return { task, kind: 'fail', reason: error.message };
+  if (task.attempts >= MAX_GENERATION_ATTEMPTS) {
+    return { task, kind: 'fail', reason: `gave up after ${task.attempts} attempts: ${error.message}` };
   }
-  const account = await deps.rails.bank.createVirtualAccount({
-    reference: payout.id,
-    accountName: `${payout.tenant.name} payout ${payout.id.slice(-8)}`.slice(0, 100),
-    callbackUrl: `${deps.callbackBaseUrl}/callbacks/bank`,
-    expiresAt,
-  });
   return {
-    accountUnique: account.accountNumber,
-    providerName: account.bankName,
-    network: null,
-    chain: null,
-    shared: false,
+    task,
+    kind: 'retry',
+    error: error instanceof ProviderUnavailableError ? error.message : `${error.name}: ${error.message}`,
   };
 }
 
+/** Runs `work` on every item, at most `limit` at once; results in input order. */
+async function mapBounded<T, R>(
+  items: readonly T[],
+  limit: number,
+  work: (item: T) => Promise<R>,
+): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  const lane = async () => {
+    for (let i = next++; i < items.length; i = next++) results[i] = await work(items[i]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+  return results;
+}
+
 /**
- * The smallest amount ≥ `base`, in steps of the currency's last decimal, that no open
- * instruction on `account` expects. Runs with the account's row locked, so it cannot race.
+ * Prices every payout of the batch: a quote's frozen price when it has one (all quotes in one
+ * query), else the corridor's pricing on the mid-market rate, fetched once per currency pair for
+ * the whole batch (the batch is generated at one instant, so one rate is what one-at-a-time
+ * generation within that instant would have locked too).
  */
-async function uniqueExpectedAmount(
-  em: EntityManager,
-  account: string,
-  base: Decimal,
-  currency: string,
-): Promise<Decimal> {
-  const step = toDecimal(1).shiftedBy(-currencyDecimals(currency));
-  const ceiling = base.plus(step.times(MAX_OFFSET_STEPS));
-  const taken = await em.execute<{ expected_amount: string }[]>(
-    `select expected_amount from payment_instructions
-      where account_unique = ? and status = 'UNPAID' and expected_amount >= ? and expected_amount < ?`,
-    [account, base.toFixed(), ceiling.toFixed()],
-  );
-  const used = new Set(taken.map((r) => toDecimal(r.expected_amount).toFixed()));
-  for (let candidate = base; candidate.lt(ceiling); candidate = candidate.plus(step)) {
-    if (!used.has(candidate.toFixed())) return candidate;
-  }
-  throw new ProviderUnavailableError(
-    'instructions',
-    `no free amount near ${base.toFixed()} on a shared address`,
+async function priceAll(deps: Deps, payouts: readonly PayoutToPrice[]): Promise<(Priced | Error)[]> {
+  const quoteIds = [...new Set(payouts.flatMap((p) => (p.quote_id ? [p.quote_id] : [])))];
+  const quotes =
+    quoteIds.length === 0
+      ? new Map<string, Quote>()
+      : new Map((await deps.orm.em.fork().find(Quote, { id: { $in: quoteIds } })).map((q) => [q.id, q]));
+  const rates = new Map<string, ReturnType<Deps['providers']['rates']['midMarket']>>();
+  return Promise.all(
+    payouts.map(async (payout): Promise<Priced | Error> => {
+      try {
+        if (payout.quote_id) {
+          const quote = quotes.get(payout.quote_id);
+          if (!quote) throw new PermanentGenerationError(`quote ${payout.quote_id} vanished`);
+          const frozen = frozenPrice(quote);
+          return { ...frozen, source: frozen.provider };
+        }
+        const settlement = payout.settlement_currency as SettlementCurrency;
+        const corridor = deps.corridors.find(payout.destination_country, payout.destination_currency);
+        const pricing = corridor && deps.corridors.pricing(corridor, settlement);
+        if (!pricing) throw new PermanentGenerationError('the corridor is no longer offered');
+        const pair = `${settlement}:${payout.destination_currency}`;
+        let rate = rates.get(pair);
+        if (!rate) {
+          rate = deps.providers.rates.midMarket(settlement, payout.destination_currency);
+          rates.set(pair, rate);
+        }
+        const mid = await rate;
+        return {
+          ...price({
+            destinationAmount: toDecimal(payout.destination_amount),
+            settlementCurrency: settlement,
+            midMarketRate: mid.rate,
+            pricing,
+            networkFee: deps.corridors.networkFee(settlement, payout.settlement_network),
+          }),
+          source: mid.source,
+        };
+      } catch (err) {
+        return err as Error;
+      }
+    }),
   );
 }
 
 /**
- * Generates the instruction of one payout. Returns false when there was nothing to do (the
- * payout is no longer CREATED). Throws ProviderUnavailableError for transient failures and
- * PermanentGenerationError for permanent ones; the caller decides about retries.
+ * The tenants' shared addresses on each network the batch pays into, in one query; those that do
+ * not exist yet are created through the chain gateway (idempotent per label, so a racing worker
+ * gets the same address) and stored. Keyed by `tenant:network`; a failed creation maps to its error.
  */
-export async function generateInstruction(deps: Deps, payoutId: string): Promise<boolean> {
-  const em = deps.orm.em.fork();
-  const payout = (await em.findOne(Payout, payoutId, { populate: ['tenant'] })) as Payout | null;
-  if (payout?.status !== 'CREATED') return false;
+async function depositAddresses(
+  deps: Deps,
+  wanted: readonly { tenantId: string; network: Network }[],
+): Promise<Map<string, string | Error>> {
+  const found = new Map<string, string | Error>();
+  if (wanted.length === 0) return found;
+  const rows = await deps.sql.rows<{ tenant_id: string; network: string; address: string }>(
+    readDepositAddresses,
+    [[...new Set(wanted.map((w) => w.tenantId))]],
+  );
+  for (const row of rows) found.set(`${row.tenant_id}:${row.network}`, row.address);
+  const missing = [...new Map(wanted.map((w) => [`${w.tenantId}:${w.network}`, w])).values()].filter(
+    (w) => !found.has(`${w.tenantId}:${w.network}`),
+  );
+  if (missing.length === 0) return found;
+  const created = await mapBounded(missing, VIRTUAL_ACCOUNT_CONCURRENCY, (w) =>
+    deps.rails.chains.createAddress(w.network, w.tenantId).then(
+      (a) => a.address,
+      (err: Error) => err,
+    ),
+  );
+  const stored = missing.flatMap((w, i) => {
+    const address = created[i]!;
+    found.set(`${w.tenantId}:${w.network}`, address);
+    return typeof address === 'string' ? [{ ...w, address }] : [];
+  });
+  if (stored.length > 0) {
+    await deps.sql.rows(insertDepositAddresses, [
+      stored.map(() => newId()),
+      stored.map((s) => s.tenantId),
+      stored.map((s) => s.network),
+      stored.map((s) => s.address),
+      deps.clock.now(),
+    ]);
+  }
+  return found;
+}
 
-  const now = deps.clock.now();
-  const expiresAt = new Date(now.getTime() + deps.config.PAYMENT_INSTRUCTION_TTL_MS);
-  const priced = await priceFor(deps, em, payout);
-  const account = await receivingAccount(deps, em, payout, expiresAt);
+/** Where each priced payout is paid: its tenant's shared address, or a virtual account of its own. */
+async function receivingAccounts(
+  deps: Deps,
+  payouts: readonly PayoutToPrice[],
+  expiresAt: Date,
+): Promise<(ReceivingAccount | Error)[]> {
+  const networkOf = (p: PayoutToPrice) => p.settlement_network ?? deps.corridors.defaultNetwork();
+  const crypto = payouts.filter((p) => p.settlement_currency === 'USDT');
+  const addresses = await depositAddresses(
+    deps,
+    crypto.map((p) => ({ tenantId: p.tenant_id, network: networkOf(p) })),
+  );
+  return mapBounded(
+    payouts,
+    VIRTUAL_ACCOUNT_CONCURRENCY,
+    async (payout): Promise<ReceivingAccount | Error> => {
+      if (payout.settlement_currency === 'USDT') {
+        const network = networkOf(payout);
+        const address = addresses.get(`${payout.tenant_id}:${network}`)!;
+        if (address instanceof Error) return address;
+        return {
+          accountUnique: address,
+          providerName: `USDT on ${network}`,
+          network: deps.corridors.networkLabel(network),
+          chain: network,
+          shared: true,
+        };
+      }
+      try {
+        // Reference = payout id: a retry after a lost answer gets the same account back.
+        const account = await deps.rails.bank.createVirtualAccount({
+          reference: payout.id,
+          accountName: `${payout.tenant_name} payout ${payout.id.slice(-8)}`.slice(0, 100),
+          callbackUrl: `${deps.callbackBaseUrl}/callbacks/bank`,
+          expiresAt,
+        });
+        return {
+          accountUnique: account.accountNumber,
+          providerName: account.bankName,
+          network: null,
+          chain: null,
+          shared: false,
+        };
+      } catch (err) {
+        return err as Error;
+      }
+    },
+  );
+}
 
-  return em.transactional(async (tx) => {
-    const locked = await tx.findOne(Payout, payoutId, { lockMode: LockMode.PESSIMISTIC_WRITE });
-    if (locked?.status !== 'CREATED') return false;
-    if (account.shared) {
-      // Serialises instruction creation per shared address, across instances.
-      await tx.execute('select id from deposit_addresses where address = ? for update', [
-        account.accountUnique,
-      ]);
+/** Everything a claimed batch needs from outside the database, fetched with no transaction open. */
+async function prepare(deps: Deps, tasks: readonly ClaimedTask[], expiresAt: Date): Promise<Prepared[]> {
+  const payouts = new Map(
+    (await deps.sql.rows<PayoutToPrice>(readCreatedPayouts, [tasks.map((t) => t.subjectId)])).map((p) => [
+      p.id,
+      p,
+    ]),
+  );
+  const live = tasks.filter((t) => payouts.has(t.subjectId));
+  const prices = await priceAll(
+    deps,
+    live.map((t) => payouts.get(t.subjectId)!),
+  );
+  // Only a priced payout asks for an account, as one-at-a-time generation did.
+  const priced = live.flatMap((task, i) => {
+    const p = prices[i]!;
+    return p instanceof Error ? [] : [{ task, payout: payouts.get(task.subjectId)!, priced: p }];
+  });
+  const accounts = await receivingAccounts(
+    deps,
+    priced.map((p) => p.payout),
+    expiresAt,
+  );
+  const byTask = new Map<string, Prepared>();
+  live.forEach((task, i) => {
+    const p = prices[i]!;
+    if (p instanceof Error) byTask.set(task.id, afterError(task, p));
+  });
+  priced.forEach((p, i) => {
+    const account = accounts[i]!;
+    byTask.set(
+      p.task.id,
+      account instanceof Error ? afterError(p.task, account) : { ...p, kind: 'ready', account },
+    );
+  });
+  return tasks.map((task) => byTask.get(task.id) ?? { task, kind: 'done' });
+}
+
+/** The amounts a new instruction on a shared address may expect: its price, then up in steps of the currency's last decimal. */
+interface AmountWindow {
+  account: string;
+  base: Decimal;
+  step: Decimal;
+  ceiling: Decimal;
+}
+
+function windowOf(item: Ready): AmountWindow {
+  const step = toDecimal(1).shiftedBy(-currencyDecimals(item.payout.settlement_currency));
+  const base = item.priced.settlementAmount;
+  return {
+    account: item.account.accountUnique,
+    base,
+    step,
+    ceiling: base.plus(step.times(MAX_OFFSET_STEPS)),
+  };
+}
+
+/** The smallest amount of the window that `used` (keys `account:amount`) lacks, now added to it; an error when none is free. */
+function firstFree(w: AmountWindow, used: Set<string>): Decimal | Error {
+  for (let candidate = w.base; candidate.lt(w.ceiling); candidate = candidate.plus(w.step)) {
+    const key = `${w.account}:${candidate.toFixed()}`;
+    if (!used.has(key)) {
+      used.add(key);
+      return candidate;
     }
-    const currency = locked.settlementCurrency;
-    const expected = account.shared
-      ? await uniqueExpectedAmount(tx, account.accountUnique, priced.settlementAmount, currency)
-      : priced.settlementAmount;
+  }
+  return new ProviderUnavailableError(
+    'instructions',
+    `no free amount near ${w.base.toFixed()} on a shared address`,
+  );
+}
 
-    const initial = initialState(paymentInstructionMachine, { expiresAt: expiresAt.toISOString() });
-    tx.create(PaymentInstruction, {
-      tenant: locked.tenant,
-      payout: locked,
-      status: initial.status as PaymentInstruction['status'],
-      snapshot: initial.snapshot,
+/** The open amounts in the windows (keys `account:amount`), this transaction's own new rows included. */
+async function takenIn(tx: Sql, windows: readonly AmountWindow[]): Promise<Set<string>> {
+  const taken = await tx.rows<{ account_unique: string; expected_amount: string }>(takenAmounts, [
+    windows.map((w) => w.account),
+    windows.map((w) => w.base.toFixed()),
+    windows.map((w) => w.ceiling.toFixed()),
+  ]);
+  return new Set(taken.map((row) => `${row.account_unique}:${toDecimal(row.expected_amount).toFixed()}`));
+}
+
+interface Generated {
+  item: Ready;
+  amount: Decimal;
+  instruction: InstructionView;
+}
+
+function newInstruction(item: Ready, amount: Decimal, now: Date, expiresAt: Date): Generated {
+  const { account } = item;
+  return {
+    item,
+    amount,
+    instruction: {
+      id: newId(),
       rail: account.shared ? 'CRYPTO' : 'BANK_TRANSFER',
-      accountUnique: account.accountUnique,
-      providerName: account.providerName,
+      account_unique: account.accountUnique,
+      provider_name: account.providerName,
       network: account.network,
-      chain: account.chain,
-      expectedAmount: expected,
-      expectedCurrency: currency,
-      expiresAt,
-      paidAt: null,
-    });
-    locked.exchangeRate = priced.exchangeRate;
-    locked.midMarketRate = priced.midMarketRate;
-    locked.platformFeeAmount = priced.platformFee;
-    locked.networkFeeAmount = priced.networkFee;
-    locked.totalFeeAmount = priced.totalFee;
-    locked.settlementAmount = expected;
-    await applyPayoutEvent(
-      tx,
-      payoutId,
-      { type: 'INSTRUCTION_GENERATED', triggeredBy: 'SYSTEM', now },
-      {
+      expected_amount: amount,
+      expected_currency: item.payout.settlement_currency,
+      status: INITIAL_INSTRUCTION_STATUS,
+      expires_at: expiresAt,
+      paid_at: null,
+      created_at: now,
+    },
+  };
+}
+
+/** Inserts instructions, leaving out those whose amount is open on their address; returns the payout ids inserted. */
+async function insertNew(
+  tx: Sql,
+  rows: readonly Generated[],
+  now: Date,
+  expiresAt: Date,
+): Promise<Set<string>> {
+  if (rows.length === 0) return new Set();
+  const initial = initialState(paymentInstructionMachine, { expiresAt: expiresAt.toISOString() });
+  const inserted = await tx.rows<{ payout_id: string }>(insertInstructions, [
+    rows.map((g) => g.instruction.id),
+    rows.map((g) => g.item.payout.tenant_id),
+    rows.map((g) => g.item.payout.id),
+    rows.map((g) => g.instruction.rail),
+    rows.map((g) => g.instruction.account_unique),
+    rows.map((g) => g.instruction.provider_name),
+    rows.map((g) => g.instruction.network),
+    rows.map((g) => g.item.account.chain),
+    rows.map((g) => g.amount.toFixed()),
+    rows.map((g) => g.instruction.expected_currency),
+    initial.status,
+    initial.snapshot,
+    expiresAt,
+    now,
+  ]);
+  return new Set(inserted.map((r) => r.payout_id));
+}
+
+/**
+ * Inserts the instructions of the ready payouts, the shared addresses' rows locked. On a shared
+ * address each expects the smallest amount ≥ its price, in steps of the currency's last decimal,
+ * that no open instruction on the address (nor one earlier in the batch) expects. The first
+ * insert tries the smallest amounts free within the batch, and the unique index of open amounts
+ * turns away those already open; only for these are the open amounts read (one query, which sees
+ * this batch's rows too) and the insert repeated. Usually nothing clashes and nothing is read: the
+ * check costs no round trip, and no query plan that the table's statistics could lead astray (a
+ * plan made while the table was nearly empty read every open instruction per window). Returns
+ * what was inserted, and the payouts for which no amount is free, with their errors.
+ */
+async function insertInstructionsOf(
+  tx: Sql,
+  ready: readonly Ready[],
+  now: Date,
+  expiresAt: Date,
+): Promise<{ generated: Generated[]; unplaced: { item: Ready; error: Error }[] }> {
+  const generated: Generated[] = [];
+  const unplaced: { item: Ready; error: Error }[] = [];
+  const inBatch = new Set<string>();
+  let pending = ready.map((item) => ({
+    item,
+    amount: item.account.shared ? firstFree(windowOf(item), inBatch) : item.priced.settlementAmount,
+  }));
+  for (let pass = 0; pending.length > 0; pass++) {
+    const rows: Generated[] = [];
+    for (const { item, amount } of pending) {
+      if (amount instanceof Error) unplaced.push({ item, error: amount });
+      else rows.push(newInstruction(item, amount, now, expiresAt));
+    }
+    const inserted = await insertNew(tx, rows, now, expiresAt);
+    const clashed = rows.filter((g) => !inserted.has(g.item.payout.id));
+    generated.push(...rows.filter((g) => inserted.has(g.item.payout.id)));
+    if (clashed.length === 0) break;
+    // A virtual account is the payout's own, and the second pass chose among amounts read under the lock.
+    if (pass > 0 || clashed.some((g) => !g.item.account.shared)) {
+      throw new Error(`instruction of payout ${clashed[0]!.item.payout.id} clashed with an open amount`);
+    }
+    const windows = clashed.map((g) => windowOf(g.item));
+    const used = await takenIn(tx, windows);
+    pending = clashed.map((g, i) => ({ item: g.item, amount: firstFree(windows[i]!, used) }));
+  }
+  return { generated, unplaced };
+}
+
+/**
+ * Writes a prepared batch in the caller's transaction: locks the payouts (then the shared
+ * addresses, sorted), inserts the instructions of those still CREATED, moves them through the
+ * payout machine, fails the ones that failed for good, and completes their tasks. Returns the
+ * tasks to try again (no free amount on an address), which it leaves open.
+ */
+async function writeBatch(
+  tx: Sql,
+  prepared: readonly Prepared[],
+  now: Date,
+  expiresAt: Date,
+): Promise<Retry[]> {
+  const touched = prepared
+    .filter((p) => p.kind === 'ready' || p.kind === 'fail')
+    .map((p) => p.task.subjectId);
+  const locked = new Map(
+    (touched.length > 0 ? await lockPayouts(tx, touched) : []).map((p) => [p.id, p] as const),
+  );
+  const ready = prepared.filter(
+    (p): p is Ready => p.kind === 'ready' && locked.get(p.payout.id)?.status === 'CREATED',
+  );
+  // Serialises instruction creation per shared address, across instances; sorted, so that two
+  // batches never wait on each other in a cycle.
+  const addresses = [
+    ...new Set(ready.filter((p) => p.account.shared).map((p) => p.account.accountUnique)),
+  ].sort();
+  if (addresses.length > 0) await tx.rows(lockDepositAddresses, [addresses]);
+  const { generated, unplaced } = await insertInstructionsOf(tx, ready, now, expiresAt);
+
+  const retries: Retry[] = [];
+  const failures = prepared.filter((p): p is Failed => p.kind === 'fail');
+  for (const { item, error } of unplaced) {
+    const after = afterError(item.task, error);
+    if (after.kind === 'retry') retries.push(after);
+    else failures.push(after);
+  }
+
+  const steps: PayoutStep[] = [];
+  for (const { item, amount, instruction } of generated) {
+    const { priced } = item;
+    steps.push({
+      payout: locked.get(item.payout.id)!,
+      event: { type: 'INSTRUCTION_GENERATED', triggeredBy: 'SYSTEM', now },
+      set: {
+        exchangeRate: priced.exchangeRate,
+        midMarketRate: priced.midMarketRate,
+        platformFeeAmount: priced.platformFee,
+        networkFeeAmount: priced.networkFee,
+        totalFeeAmount: priced.totalFee,
+        settlementAmount: amount,
+      },
+      instruction,
+      note: {
         reasonDetail: {
           rate_source: priced.source,
           mid_market_rate: priced.midMarketRate.toFixed(),
           spread_percent: priced.spreadPercent.toFixed(),
-          ...(expected.eq(priced.settlementAmount)
+          ...(amount.eq(priced.settlementAmount)
             ? {}
-            : { uniqueness_offset: expected.minus(priced.settlementAmount).toFixed() }),
-          ...(locked.quoteId ? { quote_id: locked.quoteId } : {}),
+            : { uniqueness_offset: amount.minus(priced.settlementAmount).toFixed() }),
+          ...(item.payout.quote_id ? { quote_id: item.payout.quote_id } : {}),
         },
       },
-    );
-    return true;
-  });
+    });
+  }
+  for (const failure of failures) {
+    const payout = locked.get(failure.task.subjectId);
+    // No money was asked for yet: nothing to refund. A payout that moved on ignores the event.
+    if (payout) {
+      steps.push({
+        payout,
+        event: {
+          type: 'INSTRUCTION_GENERATION_FAILED',
+          failureReason: failure.reason,
+          triggeredBy: 'SYSTEM',
+          now,
+        },
+        note: { reasonDetail: { reason: failure.reason } },
+      });
+    }
+  }
+  await applyPayoutSteps(tx, steps);
+  const retried = new Set(retries.map((r) => r.task.id));
+  await completeTasks(
+    tx,
+    prepared.filter((p) => !retried.has(p.task.id)).map((p) => p.task),
+    now,
+  );
+  return retries;
 }
 
-/** Fails a payout whose instruction cannot be generated (no money was received: no refund). */
-export async function failGeneration(deps: Deps, payoutId: string, reason: string): Promise<void> {
-  const now = deps.clock.now();
-  await deps.orm.em
-    .fork()
-    .transactional((tx) =>
-      applyPayoutEvent(
-        tx,
-        payoutId,
-        { type: 'INSTRUCTION_GENERATION_FAILED', failureReason: reason, triggeredBy: 'SYSTEM', now },
-        { reasonDetail: { reason } },
-      ),
-    );
+/** Puts tasks back for a later attempt with backoff, keeping what went wrong. */
+async function retryLater(deps: Deps, retries: readonly Retry[]): Promise<void> {
+  const em = deps.orm.em.fork();
+  for (const { task, error } of retries) {
+    const now = deps.clock.now();
+    await retryTask(em, {
+      task,
+      dueAt: new Date(now.getTime() + taskBackoffMs(task.attempts)),
+      error,
+      now,
+    });
+  }
 }
+
+/**
+ * Generates the instructions of a batch of claimed GENERATE_INSTRUCTION tasks: provider calls
+ * first, then one transaction for the whole batch. Each task ends as one-at-a-time generation
+ * would end it: done (generated, failed for good, or nothing left to do) or put back for a retry
+ * with backoff. One bad payout never holds up the others: should the batch's transaction fail,
+ * each payout is written again in a transaction of its own.
+ */
+export async function generateInstructions(deps: Deps, tasks: readonly ClaimedTask[]): Promise<void> {
+  if (tasks.length === 0) return;
+  const now = deps.clock.now();
+  const expiresAt = new Date(now.getTime() + deps.config.PAYMENT_INSTRUCTION_TTL_MS);
+  const prepared = await prepare(deps, tasks, expiresAt);
+  const retries = prepared.filter((p): p is Retry => p.kind === 'retry');
+  const rest = prepared.filter((p) => p.kind !== 'retry');
+  if (rest.length > 0) retries.push(...(await writeIsolating(deps, rest, now, expiresAt)));
+  await retryLater(deps, retries);
+}
+
+/**
+ * Writes prepared items in one transaction; should it fail (the database refused something),
+ * each item again in a transaction of its own, so that one payout's bad data holds up only that
+ * payout: its task is tried again later, whatever its attempts (a write failure is not a
+ * provider's verdict on the payout).
+ */
+async function writeIsolating(
+  deps: Deps,
+  items: readonly Prepared[],
+  now: Date,
+  expiresAt: Date,
+): Promise<Retry[]> {
+  try {
+    return await deps.sql.transaction((tx) => writeBatch(tx, items, now, expiresAt));
+  } catch (err) {
+    if (items.length === 1) {
+      const { task } = items[0]!;
+      deps.log.warn({ err, task: task.id }, 'instruction generation failed; will retry');
+      const error = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+      return [{ task, kind: 'retry', error }];
+    }
+    deps.log.warn({ err, tasks: items.length }, 'instruction batch failed; writing its payouts one by one');
+    const retries: Retry[] = [];
+    for (const item of items) retries.push(...(await writeIsolating(deps, [item], now, expiresAt)));
+    return retries;
+  }
+}
+
+const lapsedInstructions = statement(
+  'instructions_lapsed_lock',
+  // A crypto payment seen before the deadline but still gathering confirmations (or waiting to be
+  // matched) keeps its instruction open: on-time money must not turn a payout EXPIRED.
+  `select i.id, i.payout_id, i.status, i.snapshot from payment_instructions i
+    where i.status = 'UNPAID' and i.expires_at <= $1
+      and not (i.rail = 'CRYPTO' and exists (
+            select 1 from inflows f
+             where f.to_account = i.account_unique and f.state in ('PENDING_CONFIRMATION', 'CONFIRMED')
+               and f.created_at <= i.expires_at))
+    order by i.expires_at
+    limit $2
+    for update skip locked`,
+);
+
+const updateInstructionStatus = statement(
+  'instructions_apply_steps',
+  `update payment_instructions i set status = u.status, snapshot = u.snapshot, updated_at = $4
+     from unnest($1::uuid[], $2::text[], $3::jsonb[]) as u(id, status, snapshot)
+    where i.id = u.id`,
+);
 
 /**
  * Ends every UNPAID instruction whose time is up, in batches: the instruction goes EXPIRED and
@@ -220,35 +667,39 @@ export async function failGeneration(deps: Deps, payoutId: string, reason: strin
  */
 export async function expireInstructions(deps: Deps, limit = 200): Promise<number> {
   const now = deps.clock.now();
-  const em = deps.orm.em.fork();
-  return em.transactional(async (tx) => {
-    // A crypto payment seen before the deadline but still gathering confirmations (or waiting to
-    // be matched) keeps its instruction open: on-time money must not turn a payout EXPIRED.
-    const due = await tx.execute<{ id: string; payout_id: string }[]>(
-      `select i.id, i.payout_id from payment_instructions i
-        where i.status = 'UNPAID' and i.expires_at <= ?
-          and not (i.rail = 'CRYPTO' and exists (
-                select 1 from inflows f
-                 where f.to_account = i.account_unique and f.state in ('PENDING_CONFIRMATION', 'CONFIRMED')
-                   and f.created_at <= i.expires_at))
-        order by i.expires_at
-        limit ?
-        for update skip locked`,
-      [now, limit],
-    );
-    for (const instruction of due) {
-      await applyEvent(tx, {
-        machine: paymentInstructionMachine,
-        entity: PaymentInstruction,
-        id: instruction.id,
-        event: { type: 'EXPIRE', now },
-      });
-      await applyPayoutEvent(tx, instruction.payout_id, {
-        type: 'INSTRUCTION_EXPIRED',
-        triggeredBy: 'SYSTEM',
+  return deps.sql.transaction(async (tx) => {
+    // Instructions first, then their payouts: the lock order settlement matching uses too.
+    const due = await tx.rows<{
+      id: string;
+      payout_id: string;
+      status: string;
+      snapshot: Record<string, unknown>;
+    }>(lapsedInstructions, [now, limit]);
+    const expired = due.flatMap((row) => {
+      const done = step(paymentInstructionMachine, row, { type: 'EXPIRE', now });
+      return done.taken ? [{ row, done }] : [];
+    });
+    if (expired.length > 0) {
+      await tx.rows(updateInstructionStatus, [
+        expired.map((e) => e.row.id),
+        expired.map((e) => e.done.to),
+        expired.map((e) => e.done.snapshot),
         now,
-      });
+      ]);
+      // Read after the update: the payload of payout.expired shows the instruction EXPIRED.
+      const payouts = await lockPayouts(
+        tx,
+        expired.map((e) => e.row.payout_id),
+      );
+      await applyPayoutSteps(
+        tx,
+        payouts.map((payout) => ({
+          payout,
+          event: { type: 'INSTRUCTION_EXPIRED', triggeredBy: 'SYSTEM', now },
+        })),
+      );
     }
-    return due.length;
+    // Counted by what ended, so a row the machine refuses cannot keep the caller's loop going.
+    return expired.length;
   });
 }

@@ -150,24 +150,4 @@ describe('instruction generation', () => {
     });
     expect(p.is_refunded).to.equal(false);
   });
-
-  it('expires an unpaid instruction and its payout when the time is up', async () => {
-    const { id } = await create(merchant);
-    await runInstructionsOnce(deps());
-    harness().clock.advance(deps().config.PAYMENT_INSTRUCTION_TTL_MS - 1000);
-    await runInstructionsOnce(deps());
-    expect((await payout(merchant, id)).status).to.equal('PENDING_PAYMENT');
-    harness().clock.advance(1000);
-    await runInstructionsOnce(deps());
-    const p = await payout(merchant, id);
-    expect(p.status).to.equal('EXPIRED');
-    expect(p.payment_instruction.payment_status).to.equal('EXPIRED');
-    expect(p.status_timeline.at(-1)).to.include({
-      from_status: 'PENDING_PAYMENT',
-      to_status: 'EXPIRED',
-      reason_code: 'INSTRUCTION_EXPIRED',
-    });
-    const events = await deps().orm.em.fork().find(OutboxEvent, { payoutId: id });
-    expect(events.map((e) => e.eventType)).to.include('payout.expired');
-  });
 });
