@@ -13,7 +13,12 @@ export const Inflow = defineEntity({
   name: 'Inflow',
   tableName: 'inflows',
   uniques: [{ properties: ['rail', 'externalRef'] }],
-  indexes: [{ properties: ['tenant', 'createdAt', 'id'] }, { properties: ['state', 'network'] }],
+  indexes: [
+    { properties: ['tenant', 'createdAt', 'id'] },
+    { properties: ['state', 'network'] },
+    // Matching reads the money already attributed to the payouts it settles.
+    { properties: ['payout'] },
+  ],
   properties: {
     id: idColumn(),
     tenant: () => p.manyToOne(Tenant),
