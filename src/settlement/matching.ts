@@ -299,7 +299,11 @@ export async function matchInflow(deps: Deps, inflowId: string): Promise<MatchOu
  * again one inflow at a time, so that one bad inflow is logged and left for the next pass
  * without holding up the others.
  */
-export async function matchConfirmedInflows(deps: Deps): Promise<MatchSummary> {
+export async function matchConfirmedInflows(
+  deps: Deps,
+  options: { batchSize?: number } = {},
+): Promise<MatchSummary> {
+  const batchSize = options.batchSize ?? MATCH_BATCH;
   const summary: MatchSummary = { matched: 0, held: 0, unmatched: 0, failed: 0 };
   // Failed in this pass: not claimed again until the next one.
   const failed: string[] = [];
@@ -314,11 +318,11 @@ export async function matchConfirmedInflows(deps: Deps): Promise<MatchSummary> {
     let batch: BatchResult;
     try {
       batch = await deps.sql.transaction((tx) =>
-        matchBatch(deps, tx, { oldest: MATCH_BATCH, excluding: failed }),
+        matchBatch(deps, tx, { oldest: batchSize, excluding: failed }),
       );
     } catch (err) {
       deps.log.warn({ err }, 'matching a batch of inflows failed; matching them one at a time');
-      const rows = await deps.sql.rows<{ id: string }>(peekOldest, [MATCH_BATCH, failed]);
+      const rows = await deps.sql.rows<{ id: string }>(peekOldest, [batchSize, failed]);
       for (const { id } of rows) {
         try {
           const outcome = await matchInflow(deps, id);
@@ -335,7 +339,7 @@ export async function matchConfirmedInflows(deps: Deps): Promise<MatchSummary> {
       continue;
     }
     tally(batch.outcomes);
-    if (batch.claimed < MATCH_BATCH && batch.deferred === 0) break;
+    if (batch.claimed < batchSize && batch.deferred === 0) break;
   }
   return summary;
 }
@@ -389,7 +393,7 @@ async function matchBatch(
     arrivals.map((at) => new Date(at.getTime() - recentMs)),
     rank,
   ]);
-  const onAccount = new Map<string, { row: InstructionRow; facts: InstructionFacts }[]>();
+  const onAccount = new Map<string, Candidate[]>();
   for (const row of instructions) {
     const key = `${row.rail}|${row.account_unique}|${row.tenant_id}|${row.expected_currency}`;
     const list = onAccount.get(key) ?? [];
@@ -397,69 +401,18 @@ async function matchBatch(
     onAccount.set(key, list);
   }
 
-  // Judge in arrival order, the facts in memory changing as the batch decides.
-  const blocked = new Set<string>();
-  const chosen = new Set<string>();
-  const verdicts: ({ inflow: InflowRow; at: Date } & (
-    | { instruction: InstructionRow; rule: AttributionRule }
-    | { to: 'HELD' | 'UNMATCHED'; reason: string }
-  ))[] = [];
-  let deferred = 0;
-  inflows.forEach((inflow, i) => {
-    const account = accountKey(inflow);
-    const at = arrivals[i]!;
-    const candidates = onAccount.get(account) ?? [];
-    const defer = () => {
-      blocked.add(account);
-      deferred++;
-    };
-    if (blocked.has(account)) return defer();
-    const amount = toDecimal(inflow.amount);
-    let instructionId: string | null = null;
-    let rule: AttributionRule = 'ACCOUNT';
-    if (inflow.rail === 'CRYPTO') {
-      const verdict = judgeCryptoInflow(
-        amount,
-        at,
-        candidates.map((c) => c.facts),
-        recentMs,
-      );
-      if (verdict.outcome === 'HELD') {
-        verdicts.push({ inflow, at, to: 'HELD', reason: 'BELOW_EVERY_OPEN_INSTRUCTION' });
-        return;
-      }
-      if (verdict.outcome === 'UNMATCHED') {
-        verdicts.push({ inflow, at, to: 'UNMATCHED', reason: verdict.reason });
-        return;
-      }
-      instructionId = verdict.instructionId;
-      rule = verdict.rule;
-    } else {
-      const [own] = candidates;
-      if (own && judgeBankInflow(at, own.facts).outcome === 'ATTRIBUTE') instructionId = own.row.id;
-      else {
-        verdicts.push({ inflow, at, to: 'UNMATCHED', reason: 'INSTRUCTION_CLOSED' });
-        return;
-      }
-    }
-    const candidate = candidates.find((c) => c.row.id === instructionId)!;
-    // A second attribution to one payout in one batch would need two transitions of it at once.
-    if (chosen.has(candidate.row.payout_id)) return defer();
-    chosen.add(candidate.row.payout_id);
-    // Crypto money always covers what it is attributed to (exact, top-up or overpayment): the
-    // instruction is paid for every later inflow of the batch. Checked against the totals below.
-    if (inflow.rail === 'CRYPTO') candidate.facts.status = 'PAID';
-    verdicts.push({ inflow, at, instruction: candidate.row, rule });
-  });
+  const judged = judgeBatch(inflows, arrivals, onAccount, recentMs);
+  const { chosen } = judged;
+  let { deferred } = judged;
 
   const payouts = new Map(
     chosen.size === 0 ? [] : (await lockPayouts(tx, [...chosen])).map((p) => [p.id, p] as const),
   );
   const earlier = await readEarlier(tx, [...chosen]);
 
-  blocked.clear();
+  const blocked = new Set<string>();
   const writes = emptyWrites();
-  for (const verdict of verdicts) {
+  for (const verdict of judged.verdicts) {
     const { inflow } = verdict;
     const account = accountKey(inflow);
     if (blocked.has(account)) {
@@ -507,6 +460,71 @@ async function matchBatch(
     );
   }
   return { claimed: inflows.length, outcomes: writes.outcomes, deferred };
+}
+
+type Candidate = { row: InstructionRow; facts: InstructionFacts };
+
+type Verdict = { inflow: InflowRow } & (
+  | { instruction: InstructionRow; rule: AttributionRule }
+  | { to: 'HELD' | 'UNMATCHED'; reason: string }
+);
+
+/**
+ * Judges a batch's inflows in arrival order with the pure rules, the facts in memory changing as
+ * the batch decides. Returns the verdicts, the payouts they attribute money to, and how many
+ * inflows were deferred (with every later one to the same account).
+ */
+function judgeBatch(
+  inflows: readonly InflowRow[],
+  arrivals: readonly Date[],
+  onAccount: ReadonlyMap<string, Candidate[]>,
+  recentMs: number,
+): { verdicts: Verdict[]; chosen: Set<string>; deferred: number } {
+  const blocked = new Set<string>();
+  const chosen = new Set<string>();
+  const verdicts: Verdict[] = [];
+  let deferred = 0;
+  for (const [i, inflow] of inflows.entries()) {
+    const account = accountKey(inflow);
+    const at = arrivals[i]!;
+    const candidates = onAccount.get(account) ?? [];
+    if (blocked.has(account)) {
+      deferred++;
+      continue;
+    }
+    let attributed: { id: string; rule: AttributionRule } | null = null;
+    if (inflow.rail === 'CRYPTO') {
+      const verdict = judgeCryptoInflow(
+        toDecimal(inflow.amount),
+        at,
+        candidates.map((c) => c.facts),
+        recentMs,
+      );
+      if (verdict.outcome === 'ATTRIBUTE') attributed = { id: verdict.instructionId, rule: verdict.rule };
+      else if (verdict.outcome === 'HELD') {
+        verdicts.push({ inflow, to: 'HELD', reason: 'BELOW_EVERY_OPEN_INSTRUCTION' });
+      } else verdicts.push({ inflow, to: 'UNMATCHED', reason: verdict.reason });
+    } else {
+      const [own] = candidates;
+      if (own && judgeBankInflow(at, own.facts).outcome === 'ATTRIBUTE') {
+        attributed = { id: own.row.id, rule: 'ACCOUNT' };
+      } else verdicts.push({ inflow, to: 'UNMATCHED', reason: 'INSTRUCTION_CLOSED' });
+    }
+    if (!attributed) continue;
+    const candidate = candidates.find((c) => c.row.id === attributed.id)!;
+    // A second attribution to one payout in one batch would need two transitions of it at once.
+    if (chosen.has(candidate.row.payout_id)) {
+      blocked.add(account);
+      deferred++;
+      continue;
+    }
+    chosen.add(candidate.row.payout_id);
+    // Crypto money always covers what it is attributed to (exact, top-up or overpayment): the
+    // instruction is paid for every later inflow of the batch. Checked against the totals later.
+    if (inflow.rail === 'CRYPTO') candidate.facts.status = 'PAID';
+    verdicts.push({ inflow, instruction: candidate.row, rule: attributed.rule });
+  }
+  return { verdicts, chosen, deferred };
 }
 
 /** Inflows to one account of one tenant in one currency see the same instructions. */
