@@ -48,6 +48,8 @@ export interface MatchSummary {
 /** Inflows claimed per transaction. */
 export const MATCH_BATCH = 500;
 const MAX_MATCH_ROUNDS = 40;
+/** How far past a batch's size the oldest money is looked at to choose the addresses a batch takes. */
+const DUE_WINDOW = 4;
 /** Attempts for one inflow whose facts changed under it (a payout ended meanwhile). */
 const MAX_SINGLE_ATTEMPTS = 5;
 
@@ -65,10 +67,36 @@ interface InflowRow {
 
 const INFLOW_COLUMNS = 'id, tenant_id, rail, amount, currency, to_account, state, created_at';
 
+/**
+ * The shared addresses a batch takes, locked FOR UPDATE SKIP LOCKED before its inflows: of the
+ * addresses that the oldest CONFIRMED crypto money ($1 inflows, except $2) went to, oldest money
+ * first, about as many as hold a batch ($3 inflows) of it, and at least one. Another instance
+ * takes the next ones at the same time, so instances match side by side instead of queueing for
+ * the same addresses; an address's inflows are still judged by one transaction at a time, oldest
+ * first. Neither this lock nor the claim that follows ever waits, so taking the address before
+ * its inflows closes no cycle with a single inflow's matching, which claims the inflow and then
+ * waits for its address.
+ */
+const lockDueAddresses = statement(
+  'settlement_lock_due_addresses',
+  `with oldest as (
+     select to_account, created_at from inflows
+      where state = 'CONFIRMED' and rail = 'CRYPTO' and id <> all($2::uuid[])
+      order by created_at, id limit $1
+   ),
+   due as (select to_account, min(created_at) as first, count(*) as n from oldest group by to_account)
+   select a.address from deposit_addresses a join due d on d.to_account = a.address
+    order by d.first, a.address
+    limit (select greatest(1, ceil($3::numeric * count(*) / greatest(1, sum(n)))) from due)
+    for update of a skip locked`,
+);
+
+/** The oldest CONFIRMED inflows to the addresses the batch holds ($3) or to virtual accounts. */
 const claimOldest = statement(
   'settlement_claim_inflows',
   `select ${INFLOW_COLUMNS} from inflows
-    where state = 'CONFIRMED' and id <> all($2::uuid[])
+    where state = 'CONFIRMED' and (rail = 'BANK_TRANSFER' or to_account = any($3::text[]))
+      and id <> all($2::uuid[])
     order by created_at, id limit $1
     for update skip locked`,
 );
@@ -195,11 +223,16 @@ const lockInstructionOfPayout = statement(
     for update of i`,
 );
 
-/** Money attributed to the payouts before (read after their locks, so that nothing is missed). */
+/**
+ * Money attributed to the payouts before and held (read after their locks, so that nothing is
+ * missed). Only HELD: money that covered a payout (MATCHED) moved it past PENDING_PAYMENT in the
+ * same transaction, so a payout that can still take money has none; and the few HELD rows are
+ * what the query reads whatever the planner thinks of the many MATCHED ones.
+ */
 const earlierInflows = statement(
   'settlement_earlier_inflows',
   `select id, payout_id, amount, state from inflows
-    where payout_id = any($1::uuid[]) and state in ('HELD', 'MATCHED')
+    where payout_id = any($1::uuid[]) and state = 'HELD'
     order by created_at, id`,
 );
 
@@ -339,7 +372,9 @@ export async function matchConfirmedInflows(
       continue;
     }
     tally(batch.outcomes);
-    if (batch.claimed < batchSize && batch.deferred === 0) break;
+    // A batch takes only some of the addresses with money due, so a short one does not mean the
+    // rest is done: only an empty one does (or one whose addresses all were held elsewhere).
+    if (batch.claimed === 0) break;
   }
   return summary;
 }
@@ -367,14 +402,24 @@ async function matchBatch(
 ): Promise<BatchResult> {
   const now = deps.clock.now();
   const recentMs = deps.config.PAYMENT_INSTRUCTION_TTL_MS;
-  const inflows =
-    'ids' in which
-      ? await tx.rows<InflowRow>(claimByIds, [which.ids])
-      : await tx.rows<InflowRow>(claimOldest, [which.oldest, which.excluding]);
+  let inflows: InflowRow[];
+  if ('ids' in which) {
+    inflows = await tx.rows<InflowRow>(claimByIds, [which.ids]);
+    const addresses = [...new Set(inflows.filter((f) => f.rail === 'CRYPTO').map((f) => f.to_account))];
+    if (addresses.length > 0) await tx.rows(lockAddresses, [addresses]);
+  } else {
+    const held = await tx.rows<{ address: string }>(lockDueAddresses, [
+      which.oldest * DUE_WINDOW,
+      which.excluding,
+      which.oldest,
+    ]);
+    inflows = await tx.rows<InflowRow>(claimOldest, [
+      which.oldest,
+      which.excluding,
+      held.map((a) => a.address),
+    ]);
+  }
   if (inflows.length === 0) return { claimed: 0, outcomes: [], deferred: 0 };
-
-  const addresses = [...new Set(inflows.filter((f) => f.rail === 'CRYPTO').map((f) => f.to_account))];
-  if (addresses.length > 0) await tx.rows(lockAddresses, [addresses]);
 
   const arrivals = inflows.map((f) => toDate(f.created_at));
   const ranks = new Map<string, number>();
@@ -450,8 +495,14 @@ async function matchBatch(
     if (inflow.rail === 'CRYPTO' && !covers) blocked.add(account);
   }
   await writeSettlement(tx, writes, now);
-  for (const outcome of writes.outcomes) {
-    deps.log.debug({ inflow: outcome.inflowId, ...outcome }, 'inflow matched');
+  // One line per inflow only when asked for: a batch is hundreds of them.
+  if (deps.log.isLevelEnabled('debug')) {
+    for (const o of writes.outcomes) {
+      deps.log.debug(
+        { inflow: o.inflowId, state: o.state, payout: o.payoutId, reason: o.reason },
+        'inflow matched',
+      );
+    }
   }
   if (writes.outcomes.length > 0 || deferred > 0) {
     deps.log.info(
