@@ -21,10 +21,12 @@ import {
  * inflows, instructions (PAID), and each payout's SETTLEMENT_CONFIRMED with its received total,
  * timeline and outbox rows, in a handful of statements whatever the batch size.
  *
- * Locks are taken in one order everywhere: inflows, then the shared deposit addresses (crypto, in
- * address order), then instructions (id order), then payouts (id order). Instruction generation
- * locks CREATED payouts and then the addresses, and instruction expiry locks instructions and then
- * payouts, so neither can close a cycle with matching.
+ * Locks: a batch takes shared deposit addresses and then its inflows, both FOR UPDATE SKIP LOCKED
+ * (neither ever waits), then instructions (id order), then payouts (id order). A single inflow
+ * (the bank callback, a retry) is claimed and then waits for its address (address order), then
+ * the same. Instruction generation locks CREATED payouts and then the addresses (address order),
+ * instruction expiry locks instructions and then payouts, and operators lock the inflow, the
+ * instruction and the payout, so none of them can close a cycle with matching.
  */
 
 /** Where one inflow ended. */
