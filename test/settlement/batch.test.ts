@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { toDecimal } from '#src/lib/money.ts';
+import { bankCreditBody, recordBankCredit } from '#src/settlement/bank-credits.ts';
 import { scanChain } from '#src/settlement/chain-scan.ts';
 import { matchConfirmedInflows } from '#src/settlement/matching.ts';
 import type { Merchant } from '../client.ts';
@@ -7,6 +8,7 @@ import { harness } from '../harness.ts';
 import { payoutReadyMerchant } from '../payouts/fixtures.ts';
 import {
   confirmationsOf,
+  creditBody,
   deps,
   getPayout,
   inflowByRef,
@@ -90,6 +92,39 @@ describe('settlement matching in batches', () => {
     }
     expect(await inflowByRef(refs.late)).to.deep.include({ state: 'UNMATCHED', payout: null });
     expect((await getPayout(merchant, spare.id)).status).to.equal('PENDING_PAYMENT');
+  });
+
+  it('credits one payout once per batch: a second credit to its virtual account tops it up in the next', async () => {
+    const payout = await payoutWithInstruction(merchant, { settlement_currency: 'NGN' });
+    const account = payout.instruction.account_unique;
+    const half = toDecimal(payout.instruction.expected).div(2).decimalPlaces(2, 1);
+    const rest = toDecimal(payout.instruction.expected).minus(half);
+    // Recorded without the callback's own matching: the job finds both in one batch.
+    const credits = [half, rest].map((amount) =>
+      creditBody({ account_number: account, amount: amount.toFixed() }),
+    );
+    for (const credit of credits) await recordBankCredit(deps(), bankCreditBody.parse(credit), deps().log);
+
+    expect(await matchConfirmedInflows(deps())).to.deep.equal({
+      matched: 1,
+      held: 1,
+      unmatched: 0,
+      failed: 0,
+    });
+    const paid = await getPayout(merchant, payout.id);
+    expect(paid.status).to.equal('PAYMENT_RECEIVED');
+    expect(
+      paid.status_timeline.slice(-2).map((t: any) => [t.reason_code, t.reason_detail.received_total]),
+    ).to.deep.equal([
+      ['SETTLEMENT_UNDERPAID', half.toFixed()],
+      ['PAYMENT_RECEIVED', payout.instruction.expected],
+    ]);
+    for (const credit of credits) {
+      expect(await inflowByRef(String(credit.session_id))).to.deep.include({
+        state: 'MATCHED',
+        isUnderpaid: false,
+      });
+    }
   });
 
   it('leaves an inflow whose matching fails CONFIRMED without holding up the rest of its batch', async () => {
