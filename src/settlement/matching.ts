@@ -49,7 +49,8 @@ export interface MatchSummary {
 
 /** Inflows claimed per transaction. */
 export const MATCH_BATCH = 500;
-const MAX_MATCH_ROUNDS = 40;
+/** Batches per pass: a backlog of up to 50,000 inflows is matched before the chains are read again. */
+const MAX_MATCH_ROUNDS = 100;
 /** How far past a batch's size the oldest money is looked at to choose the addresses a batch takes. */
 const DUE_WINDOW = 4;
 /** Attempts for one inflow whose facts changed under it (a payout ended meanwhile). */
@@ -535,6 +536,7 @@ function judgeBatch(
 ): { verdicts: Verdict[]; chosen: Set<string>; deferred: number } {
   const blocked = new Set<string>();
   const chosen = new Set<string>();
+  const factsOn = new Map<string, InstructionFacts[]>();
   const verdicts: Verdict[] = [];
   let deferred = 0;
   for (const [i, inflow] of inflows.entries()) {
@@ -547,12 +549,13 @@ function judgeBatch(
     }
     let attributed: { id: string; rule: AttributionRule } | null = null;
     if (inflow.rail === 'CRYPTO') {
-      const verdict = judgeCryptoInflow(
-        toDecimal(inflow.amount),
-        at,
-        candidates.map((c) => c.facts),
-        recentMs,
-      );
+      let facts = factsOn.get(account);
+      if (!facts) {
+        // The same objects as the candidates': what an earlier inflow changed, the next one sees.
+        facts = candidates.map((c) => c.facts);
+        factsOn.set(account, facts);
+      }
+      const verdict = judgeCryptoInflow(toDecimal(inflow.amount), at, facts, recentMs);
       if (verdict.outcome === 'ATTRIBUTE') attributed = { id: verdict.instructionId, rule: verdict.rule };
       else if (verdict.outcome === 'HELD') {
         verdicts.push({ inflow, to: 'HELD', reason: 'BELOW_EVERY_OPEN_INSTRUCTION' });
