@@ -94,6 +94,25 @@ describe('settlement matching in batches', () => {
     expect((await getPayout(merchant, spare.id)).status).to.equal('PENDING_PAYMENT');
   });
 
+  it('gives each overpayment of a batch the largest instruction the earlier ones left open', async () => {
+    const small = await payoutWithInstruction(merchant, { destination_amount: 100000 });
+    const middle = await payoutWithInstruction(merchant, { destination_amount: 120000 });
+    const large = await payoutWithInstruction(merchant, { destination_amount: 140000 });
+    const address = small.instruction.account_unique;
+    const above = (extra: string) => toDecimal(large.instruction.expected).plus(extra).toFixed();
+    const refs = [];
+    for (const extra of ['0.5', '0.6', '0.7', '0.8'])
+      refs.push(await sendUsdt('TRON', address, above(extra)));
+    await mine('TRON', confirmationsOf('TRON'));
+
+    const run = await settle();
+    expect(run.matching).to.deep.equal({ matched: 3, held: 0, unmatched: 1, failed: 0 });
+    const payoutOf = async (ref: string) => (await inflowByRef(ref))?.payout?.id ?? null;
+    expect(await Promise.all(refs.map(payoutOf))).to.deep.equal([large.id, middle.id, small.id, null]);
+    // Nothing was left open for the last one: unmatched, not held.
+    expect(await inflowByRef(refs[3]!)).to.deep.include({ state: 'UNMATCHED', isUnderpaid: false });
+  });
+
   it('credits one payout once per batch: a second credit to its virtual account tops it up in the next', async () => {
     const payout = await payoutWithInstruction(merchant, { settlement_currency: 'NGN' });
     const account = payout.instruction.account_unique;
