@@ -112,7 +112,7 @@ const claimByIds = statement(
     for update skip locked`,
 );
 
-// Without a lock: which inflows a failed batch held, to try them one by one.
+// Without a lock: the oldest money, to try one by one when a batch failed before it claimed any.
 const peekOldest = statement(
   'settlement_confirmed_inflows',
   `select id from inflows where state = 'CONFIRMED' and id <> all($2::uuid[]) order by created_at, id limit $1`,
@@ -352,14 +352,19 @@ export async function matchConfirmedInflows(
   };
   for (let round = 0; round < MAX_MATCH_ROUNDS; round++) {
     let batch: BatchResult;
+    const claim = { ids: [] as string[] };
     try {
       batch = await deps.sql.transaction((tx) =>
-        matchBatch(deps, tx, { oldest: batchSize, excluding: failed }),
+        matchBatch(deps, tx, { oldest: batchSize, excluding: failed, claimed: claim }),
       );
     } catch (err) {
       deps.log.warn({ err }, 'matching a batch of inflows failed; matching them one at a time');
-      const rows = await deps.sql.rows<{ id: string }>(peekOldest, [batchSize, failed]);
-      for (const { id } of rows) {
+      // The batch's own inflows when it got as far as claiming them, else the oldest.
+      const ids =
+        claim.ids.length > 0
+          ? claim.ids
+          : (await deps.sql.rows<{ id: string }>(peekOldest, [batchSize, failed])).map((r) => r.id);
+      for (const id of ids) {
         try {
           const outcome = await matchInflow(deps, id);
           if (outcome) tally([outcome]);
@@ -401,7 +406,9 @@ interface BatchResult {
 async function matchBatch(
   deps: Deps,
   tx: Sql,
-  which: { ids: readonly string[] } | { oldest: number; excluding: readonly string[] },
+  which:
+    | { ids: readonly string[] }
+    | { oldest: number; excluding: readonly string[]; claimed: { ids: string[] } },
 ): Promise<BatchResult> {
   const now = deps.clock.now();
   const recentMs = deps.config.PAYMENT_INSTRUCTION_TTL_MS;
@@ -421,6 +428,8 @@ async function matchBatch(
       which.excluding,
       held.map((a) => a.address),
     ]);
+    // Known to the caller should the batch fail: it then matches these one at a time.
+    which.claimed.ids = inflows.map((f) => f.id);
   }
   if (inflows.length === 0) return { claimed: 0, outcomes: [], deferred: 0 };
 
