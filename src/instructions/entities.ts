@@ -13,6 +13,8 @@ export const PaymentInstruction = defineEntity({
   tableName: 'payment_instructions',
   indexes: [
     { properties: ['status', 'expiresAt'] },
+    // Matching looks up an amount on an account whatever the status (late money for a closed instruction).
+    { properties: ['accountUnique', 'expectedAmount'] },
     {
       name: 'payment_instructions_open_amount_unique',
       expression:

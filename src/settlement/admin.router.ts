@@ -131,7 +131,11 @@ export const settlementAdminRouter = router({
           payoutId: input.payout_id,
           now: ctx.deps.clock.now(),
         });
-        const inflow = await em.findOneOrFail(Inflow, input.inflow_id, { populate: ['payout'] });
+        // Attribution writes with plain statements: read the row as it now is, not the entity as loaded.
+        const inflow = await em.findOneOrFail(Inflow, input.inflow_id, {
+          populate: ['payout'],
+          refresh: true,
+        });
         return { inflow: toAdminInflow(inflow), payout: toPayoutSummary(inflow.payout!) };
       });
       ctx.log.info(

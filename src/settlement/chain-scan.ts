@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Config } from '#src/config.ts';
 import type { Network } from '#src/corridors/corridors.ts';
+import { type Sql, statement } from '#src/db/sql.ts';
 import type { Deps } from '#src/deps.ts';
 import { newId } from '#src/lib/ids.ts';
 import type { ChainTransfer } from '#src/providers/rails.ts';
@@ -69,7 +70,9 @@ export async function scanChain(
     let cursor = lease.cursor;
     for (let page = 0; page < (options.maxPages ?? MAX_PAGES_PER_RUN); page++) {
       const listed = await deps.rails.chains.listTransfers(network, { cursor, limit: pageSize });
-      const step = await em.transactional((tx) => savePage(deps, tx, network, lease.token, cursor, listed));
+      const step = await deps.sql.transaction((tx) =>
+        savePage(deps, tx, network, lease.token, cursor, listed),
+      );
       if (!step) break;
       scan.scanned = true;
       scan.recorded += step.recorded;
@@ -113,6 +116,16 @@ async function takeLease(
   return leased ? { token, cursor: leased.cursor } : null;
 }
 
+const holdLease = statement(
+  'chain_scan_hold_lease',
+  'select network from chain_cursors where network = $1 and lease_token = $2 for update',
+);
+
+const moveCursor = statement(
+  'chain_scan_move_cursor',
+  'update chain_cursors set cursor = $2, tip = $3, lease_until = $4, updated_at = $5 where network = $1',
+);
+
 /**
  * Saves one listed page: the new inflows, the cursor and the tip, and the confirmations the tip
  * brings, in the caller's transaction. Null when the lease was lost (another instance took over
@@ -120,36 +133,57 @@ async function takeLease(
  */
 async function savePage(
   deps: Deps,
-  tx: EntityManager,
+  tx: Sql,
   network: Network,
   token: string,
   from: string | null,
   listed: { transfers: readonly ChainTransfer[]; nextCursor: string | null; tip: number },
 ): Promise<{ recorded: number; confirmed: number; cursor: string | null } | null> {
   const now = deps.clock.now();
-  const [held] = await tx.execute<{ network: string }[]>(
-    'select network from chain_cursors where network = ? and lease_token = ? for update',
-    [network, token],
-  );
+  const [held] = await tx.rows(holdLease, [network, token]);
   if (!held) return null;
   const recorded = await recordTransfers(deps, tx, network, listed.transfers, listed.tip, now);
   const cursor = listed.nextCursor ?? from;
-  await tx.execute(
-    'update chain_cursors set cursor = ?, tip = ?, lease_until = ?, updated_at = ? where network = ?',
-    [cursor, listed.tip, new Date(now.getTime() + SCAN_LEASE_MS), now, network],
-  );
+  await tx.rows(moveCursor, [network, cursor, listed.tip, new Date(now.getTime() + SCAN_LEASE_MS), now]);
   const confirmed = await countConfirmations(tx, network, listed.tip, now);
   return { recorded, confirmed, cursor };
 }
 
+const ownersByAddress = statement(
+  'chain_scan_owners',
+  'select tenant_id, address from deposit_addresses where network = $1 and address = any($2::text[])',
+);
+// BSC addresses are hex, compared case-insensitively.
+const ownersByHexAddress = statement(
+  'chain_scan_owners_hex',
+  'select tenant_id, address from deposit_addresses where network = $1 and lower(address) = any($2::text[])',
+);
+
+// Listing order is kept in the ids (time-ordered), which is the order matching meets the money in.
+const insertInflows = statement(
+  'chain_scan_insert_inflows',
+  `insert into inflows (id, tenant_id, rail, provider_name, network, amount, currency, external_ref,
+       to_account, payer_name, payer_account, block_number, confirmations_received, confirmations_required,
+       state, is_matched, is_underpaid, overpayment_amount, created_at, updated_at)
+   select t.id, t.tenant_id, 'CRYPTO', $1, $2, t.amount, 'USDT', t.external_ref, t.to_account, null,
+          t.payer_account, t.block_number, t.confirmations, $3, 'PENDING_CONFIRMATION', false, false, 0, $4, $4
+     from unnest($5::uuid[], $6::uuid[], $7::numeric[], $8::text[], $9::text[], $10::text[], $11::int[],
+                 $12::int[])
+          as t(id, tenant_id, amount, external_ref, to_account, payer_account, block_number, confirmations)
+    order by t.id
+   on conflict (rail, external_ref) do nothing
+   returning id`,
+);
+
 /**
  * Records the page's transfers into the tenants' deposit addresses, once each (insert ... on
- * conflict do nothing), and returns how many were new. A transfer to an address the service has
- * no deposit address for names no tenant and cannot be recorded; it is logged for operations.
+ * conflict do nothing, one statement for the page), and returns how many were new. A transfer
+ * to an address the service has no deposit address for names no tenant and cannot be recorded;
+ * it is logged for operations.
  */
 async function recordTransfers(
   deps: Deps,
-  tx: EntityManager,
+  tx: Sql,
   network: Network,
   transfers: readonly ChainTransfer[],
   tip: number,
@@ -157,15 +191,13 @@ async function recordTransfers(
 ): Promise<number> {
   if (transfers.length === 0) return 0;
   const wanted = [...new Set(transfers.map((t) => canonicalAddress(network, t.toAddress)))];
-  const column = network === 'BSC' ? 'lower(address)' : 'address';
-  const owners = await tx.execute<{ tenant_id: string; address: string }[]>(
-    `select tenant_id, address from deposit_addresses
-      where network = ? and ${column} in (${wanted.map(() => '?').join(', ')})`,
-    [network, ...wanted],
+  const owners = await tx.rows<{ tenant_id: string; address: string }>(
+    network === 'BSC' ? ownersByHexAddress : ownersByAddress,
+    [network, wanted],
   );
   const byAddress = new Map(owners.map((o) => [canonicalAddress(network, o.address), o]));
-  const required = confirmationsRequired(deps.config, network);
-  let recorded = 0;
+  const rows: unknown[][] = [[], [], [], [], [], [], [], []];
+  const seen = new Set<string>();
   for (const transfer of transfers) {
     const owner = byAddress.get(canonicalAddress(network, transfer.toAddress));
     if (!owner) {
@@ -180,34 +212,44 @@ async function recordTransfers(
       );
       continue;
     }
-    const inserted = await tx.execute<{ id: string }[]>(
-      `insert into inflows (id, tenant_id, rail, provider_name, network, amount, currency, external_ref,
-         to_account, payer_name, payer_account, block_number, confirmations_received, confirmations_required,
-         state, is_matched, is_underpaid, overpayment_amount, created_at, updated_at)
-       values (?, ?, 'CRYPTO', ?, ?, ?, 'USDT', ?, ?, null, ?, ?, ?, ?, 'PENDING_CONFIRMATION', false, false, 0, ?, ?)
-       on conflict (rail, external_ref) do nothing
-       returning id`,
-      [
-        newId(),
-        owner.tenant_id,
-        `USDT on ${network}`,
-        network,
-        transfer.amount.toFixed(),
-        transfer.txHash,
-        // The address as the service spells it, so that it equals the instructions' account_unique.
-        owner.address,
-        transfer.fromAddress,
-        transfer.blockNumber,
-        Math.max(0, tip - transfer.blockNumber + 1),
-        required,
-        now,
-        now,
-      ],
-    );
-    recorded += inserted.length;
+    // A transfer listed twice in one page is one transfer.
+    if (seen.has(transfer.txHash)) continue;
+    seen.add(transfer.txHash);
+    const row = [
+      newId(),
+      owner.tenant_id,
+      transfer.amount.toFixed(),
+      transfer.txHash,
+      // The address as the service spells it, so that it equals the instructions' account_unique.
+      owner.address,
+      transfer.fromAddress,
+      transfer.blockNumber,
+      Math.max(0, tip - transfer.blockNumber + 1),
+    ];
+    for (let i = 0; i < row.length; i++) rows[i]!.push(row[i]);
   }
-  return recorded;
+  if (seen.size === 0) return 0;
+  const inserted = await tx.rows<{ id: string }>(insertInflows, [
+    `USDT on ${network}`,
+    network,
+    confirmationsRequired(deps.config, network),
+    now,
+    ...rows,
+  ]);
+  return inserted.length;
 }
+
+const confirm = statement(
+  'chain_scan_confirm',
+  `update inflows
+      set confirmations_received = greatest(confirmations_received, $1::int - block_number + 1),
+          state = case when $1::int - block_number + 1 >= confirmations_required then 'CONFIRMED' else state end,
+          updated_at = $2
+    where rail = 'CRYPTO' and network = $3 and state = 'PENDING_CONFIRMATION'
+      and ($1::int - block_number + 1 > confirmations_received
+           or $1::int - block_number + 1 >= confirmations_required)
+    returning state`,
+);
 
 /**
  * Brings `confirmations_received` of the network's PENDING_CONFIRMATION inflows up to the tip and
@@ -215,22 +257,7 @@ async function recordTransfers(
  * state table written in bulk). Counts never go down: a tip that seems lower (a provider lagging
  * behind another) changes nothing. Returns how many became CONFIRMED.
  */
-async function countConfirmations(
-  tx: EntityManager,
-  network: Network,
-  tip: number,
-  now: Date,
-): Promise<number> {
-  const rows = await tx.execute<{ state: string }[]>(
-    `update inflows
-        set confirmations_received = greatest(confirmations_received, ?::int - block_number + 1),
-            state = case when ?::int - block_number + 1 >= confirmations_required then 'CONFIRMED' else state end,
-            updated_at = ?
-      where rail = 'CRYPTO' and network = ? and state = 'PENDING_CONFIRMATION'
-        and (?::int - block_number + 1 > confirmations_received
-             or ?::int - block_number + 1 >= confirmations_required)
-      returning state`,
-    [tip, tip, now, network, tip, tip],
-  );
+async function countConfirmations(tx: Sql, network: Network, tip: number, now: Date): Promise<number> {
+  const rows = await tx.rows<{ state: string }>(confirm, [tip, now, network]);
   return rows.filter((r) => r.state === 'CONFIRMED').length;
 }

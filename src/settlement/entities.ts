@@ -13,7 +13,18 @@ export const Inflow = defineEntity({
   name: 'Inflow',
   tableName: 'inflows',
   uniques: [{ properties: ['rail', 'externalRef'] }],
-  indexes: [{ properties: ['tenant', 'createdAt', 'id'] }, { properties: ['state', 'network'] }],
+  indexes: [
+    { properties: ['tenant', 'createdAt', 'id'] },
+    { properties: ['state', 'network'] },
+    // Matching reads the money already attributed to the payouts it settles.
+    { properties: ['payout'] },
+    {
+      // Matching's queue: the oldest CONFIRMED inflows, read in order without sorting the backlog.
+      name: 'inflows_confirmed_queue_index',
+      expression:
+        'create index "inflows_confirmed_queue_index" on "inflows" ("created_at", "id") where "state" = \'CONFIRMED\'',
+    },
+  ],
   properties: {
     id: idColumn(),
     tenant: () => p.manyToOne(Tenant),

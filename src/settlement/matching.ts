@@ -1,13 +1,12 @@
-import { type EntityManager, LockMode } from '@mikro-orm/postgresql';
 import { paymentInstructionMachine } from '#machines/payment-instruction.machine.ts';
+import { type Sql, statement, toDate } from '#src/db/sql.ts';
 import type { Deps } from '#src/deps.ts';
-import { applyEvent } from '#src/engine/engine.ts';
-import { PaymentInstruction } from '#src/instructions/entities.ts';
-import { toDecimal } from '#src/lib/money.ts';
-import { Payout } from '#src/payouts/entities.ts';
-import { applyPayoutEvent, type TriggeredBy } from '#src/payouts/lifecycle.ts';
-import { Inflow } from './entities.ts';
+import { step } from '#src/engine/engine.ts';
+import { type Decimal, toDecimal } from '#src/lib/money.ts';
+import { applyPayoutSteps, type PayoutStep, type TriggeredBy } from '#src/payouts/lifecycle.ts';
+import { type LockedPayout, lockPayouts } from '#src/payouts/resource.ts';
 import {
+  type InflowState,
   type InstructionFacts,
   judgeBankInflow,
   judgeCryptoInflow,
@@ -16,15 +15,18 @@ import {
 } from './rules.ts';
 
 /**
- * Settlement matching (product decisions §2): every CONFIRMED inflow, in its own transaction
- * with the inflow row claimed FOR UPDATE SKIP LOCKED, ends MATCHED or HELD against a payout, HELD
- * unattributed, or UNMATCHED. The verdicts are pure (`rules.ts`); this module gathers the facts
- * under locks and writes the result: inflow, instruction (PAID), payout total and the payout's
- * SETTLEMENT_CONFIRMED with its timeline and outbox rows, all in one transaction.
+ * Settlement matching (product decisions §2): every CONFIRMED inflow ends MATCHED or HELD against
+ * a payout, HELD unattributed, or UNMATCHED. The verdicts are pure (`rules.ts`); this module
+ * gathers the facts under row locks and writes the results, a batch of inflows per transaction:
+ * inflows, instructions (PAID), and each payout's SETTLEMENT_CONFIRMED with its received total,
+ * timeline and outbox rows, in a handful of statements whatever the batch size.
  *
- * Locks are taken in one order everywhere: inflow, then the shared deposit address (crypto),
- * then instructions, then the payout. Instruction generation locks a CREATED payout and the
- * address, and instruction expiry skips locked instructions, so neither can close a cycle.
+ * Locks: a batch takes shared deposit addresses and then its inflows, both FOR UPDATE SKIP LOCKED
+ * (neither ever waits), then instructions (id order), then payouts (id order). A single inflow
+ * (the bank callback, a retry) is claimed and then waits for its address (address order), then
+ * the same. Instruction generation locks CREATED payouts and then the addresses (address order),
+ * instruction expiry locks instructions and then payouts, and operators lock the inflow, the
+ * instruction and the payout, so none of them can close a cycle with matching.
  */
 
 /** Where one inflow ended. */
@@ -36,36 +38,6 @@ export interface MatchOutcome {
   reason: string;
 }
 
-/**
- * Matches one CONFIRMED inflow in its own transaction. Returns null when there is nothing to do:
- * the inflow is not CONFIRMED (already matched, or still waiting for confirmations) or another
- * instance holds it right now.
- */
-export async function matchInflow(deps: Deps, inflowId: string): Promise<MatchOutcome | null> {
-  const now = deps.clock.now();
-  return deps.orm.em.fork().transactional(async (tx) => {
-    const inflow = await tx.findOne(
-      Inflow,
-      { id: inflowId, state: 'CONFIRMED' },
-      { lockMode: LockMode.PESSIMISTIC_PARTIAL_WRITE },
-    );
-    if (!inflow) return null;
-    const outcome =
-      inflow.rail === 'CRYPTO' ? await matchCrypto(deps, tx, inflow, now) : await matchBank(tx, inflow, now);
-    deps.log.info(
-      {
-        inflow: inflow.id,
-        rail: inflow.rail,
-        state: outcome.state,
-        payout: outcome.payoutId,
-        reason: outcome.reason,
-      },
-      'inflow matched',
-    );
-    return outcome;
-  });
-}
-
 /** What one matching pass did. */
 export interface MatchSummary {
   matched: number;
@@ -75,264 +47,758 @@ export interface MatchSummary {
   failed: number;
 }
 
-const MATCH_BATCH = 200;
-const MAX_MATCH_ROUNDS = 20;
+/** Inflows claimed per transaction. */
+export const MATCH_BATCH = 500;
+/** Batches per pass: a backlog of up to 50,000 inflows is matched before the chains are read again. */
+const MAX_MATCH_ROUNDS = 100;
+/** How far past a batch's size the oldest money is looked at to choose the addresses a batch takes. */
+const DUE_WINDOW = 4;
+/** Attempts for one inflow whose facts changed under it (a payout ended meanwhile). */
+const MAX_SINGLE_ATTEMPTS = 5;
 
-/**
- * Matches every CONFIRMED inflow, oldest first (so that money on a shared address meets the
- * instructions in the order it arrived), each in its own transaction. One inflow that fails is
- * logged and left for the next pass; it does not hold up the others.
- */
-export async function matchConfirmedInflows(deps: Deps): Promise<MatchSummary> {
-  const summary: MatchSummary = { matched: 0, held: 0, unmatched: 0, failed: 0 };
-  const seen = new Set<string>();
-  for (let round = 0; round < MAX_MATCH_ROUNDS; round++) {
-    // Inflows tried in this pass (skipped as locked, or failed) may still be CONFIRMED: ask for
-    // enough rows to see past them.
-    const limit = MATCH_BATCH + seen.size;
-    const rows = await deps.orm.em
-      .fork()
-      .execute<{ id: string }[]>(
-        `select id from inflows where state = 'CONFIRMED' order by created_at, id limit ?`,
-        [limit],
-      );
-    const due = rows.map((r) => r.id).filter((id) => !seen.has(id));
-    if (due.length === 0) break;
-    for (const id of due) {
-      seen.add(id);
-      try {
-        const outcome = await matchInflow(deps, id);
-        if (outcome?.state === 'MATCHED') summary.matched++;
-        else if (outcome?.state === 'HELD') summary.held++;
-        else if (outcome?.state === 'UNMATCHED') summary.unmatched++;
-      } catch (err) {
-        summary.failed++;
-        deps.log.error(
-          { err, inflow: id },
-          'matching an inflow failed; it stays CONFIRMED for the next pass',
-        );
-      }
-    }
-    if (rows.length < limit) break;
-  }
-  return summary;
+/** An inflow as matching reads it (numeric and timestamps as PostgreSQL's text). */
+interface InflowRow {
+  id: string;
+  tenant_id: string;
+  rail: 'CRYPTO' | 'BANK_TRANSFER';
+  amount: string;
+  currency: string;
+  to_account: string;
+  state: InflowState;
+  created_at: string | Date;
 }
 
-interface InstructionRow {
+const INFLOW_COLUMNS = 'id, tenant_id, rail, amount, currency, to_account, state, created_at';
+
+/**
+ * The shared addresses a batch takes, locked FOR UPDATE SKIP LOCKED before its inflows: of the
+ * addresses that the oldest CONFIRMED crypto money ($1 inflows, except $2) went to, oldest money
+ * first, about as many as hold a batch ($3 inflows) of it, and at least one. Another instance
+ * takes the next ones at the same time, so instances match side by side instead of queueing for
+ * the same addresses; an address's inflows are still judged by one transaction at a time, oldest
+ * first. Neither this lock nor the claim that follows ever waits, so taking the address before
+ * its inflows closes no cycle with a single inflow's matching, which claims the inflow and then
+ * waits for its address.
+ */
+const lockDueAddresses = statement(
+  'settlement_lock_due_addresses',
+  `with oldest as (
+     select to_account, created_at from inflows
+      where state = 'CONFIRMED' and rail = 'CRYPTO' and id <> all($2::uuid[])
+      order by created_at, id limit $1
+   ),
+   due as (select to_account, min(created_at) as first, count(*) as n from oldest group by to_account)
+   select a.address from deposit_addresses a join due d on d.to_account = a.address
+    order by d.first, a.address
+    limit (select greatest(1, ceil($3::numeric * count(*) / greatest(1, sum(n)))) from due)
+    for update of a skip locked`,
+);
+
+/** The oldest CONFIRMED inflows to the addresses the batch holds ($3) or to virtual accounts. */
+const claimOldest = statement(
+  'settlement_claim_inflows',
+  `select ${INFLOW_COLUMNS} from inflows
+    where state = 'CONFIRMED' and (rail = 'BANK_TRANSFER' or to_account = any($3::text[]))
+      and id <> all($2::uuid[])
+    order by created_at, id limit $1
+    for update skip locked`,
+);
+
+const claimByIds = statement(
+  'settlement_claim_inflows_by_id',
+  `select ${INFLOW_COLUMNS} from inflows
+    where id = any($1::uuid[]) and state = 'CONFIRMED'
+    order by created_at, id
+    for update skip locked`,
+);
+
+// Without a lock: the oldest money, to try one by one when a batch failed before it claimed any.
+const peekOldest = statement(
+  'settlement_confirmed_inflows',
+  `select id from inflows where state = 'CONFIRMED' and id <> all($2::uuid[]) order by created_at, id limit $1`,
+);
+
+// The lock instruction generation takes on a shared address, in the same (address) order: no
+// instruction appears on it, and no other inflow to it is judged, until this batch is settled.
+const lockAddresses = statement(
+  'settlement_lock_deposit_addresses',
+  'select id from deposit_addresses where address = any($1::text[]) order by address for update',
+);
+
+/** An instruction on a receiving account, locked, with what its verdicts need. */
+export interface InstructionRow {
   id: string;
   payout_id: string;
+  rail: 'CRYPTO' | 'BANK_TRANSFER';
+  account_unique: string;
+  tenant_id: string;
+  expected_currency: string;
   status: InstructionFacts['status'];
+  snapshot: Record<string, unknown>;
   expected_amount: string;
-  expires_at: Date;
-  created_at: Date;
+  expires_at: string | Date;
+  created_at: string | Date;
   payout_status: string;
   held_total: string;
 }
 
-const factsOf = (r: InstructionRow): InstructionFacts => ({
-  id: r.id,
-  status: r.status,
-  expectedAmount: toDecimal(r.expected_amount),
-  expiresAt: new Date(r.expires_at),
-  createdAt: new Date(r.created_at),
-  payoutStatus: r.payout_status,
-  heldTotal: toDecimal(r.held_total),
-});
+const INSTRUCTION_COLUMNS = `i.id, i.payout_id, i.rail, i.account_unique, i.tenant_id, i.expected_currency, i.status,
+       i.snapshot, i.expected_amount, i.expires_at, i.created_at, p.status as payout_status,
+       (select coalesce(sum(f.amount), 0) from inflows f where f.payout_id = i.payout_id and f.state = 'HELD')
+         as held_total`;
 
 /**
- * The instructions on the inflow's receiving account that `where` selects, locked FOR UPDATE
- * (not their payouts: expiry locks instruction then payout, so locking instructions keeps it from
- * slipping a status change in between; the chosen payout is locked afterwards), with each one's
- * payout status and the money held against it.
+ * The instructions the verdicts of a batch can turn on, locked FOR UPDATE in id order (not their
+ * payouts: expiry locks instruction then payout; the chosen payouts are locked afterwards). Per
+ * inflow ($1-$7: rail, account, tenant, currency, amount, arrival, arrival − the recent window;
+ * $8: its rank among the batch's inflows to the same account):
+ *
+ * - bank: the account's one instruction (the newest, should an account ever be reused);
+ * - crypto, rules 1 and 2: the instructions of exactly its amount, open or closed recently;
+ * - crypto, rule 1b: every held open instruction (money attributed, still short) on the address;
+ * - crypto, rules 3 to 5, only when no instruction of exactly its amount was open at its arrival
+ *   (otherwise rule 1 or 2 decides whatever the batch does): the `rank` largest open ones below
+ *   its amount and the `rank` smallest open ones above. Each earlier inflow of the batch to the
+ *   address pays at most one of them, so one is left, or these are all there are.
+ *
+ * Not every instruction of a busy shared address (hundreds are open at once), which is what keeps
+ * a batch's locks and reads proportional to its inflows.
  */
-function lockInstructions(tx: EntityManager, where: string, params: unknown[]): Promise<InstructionRow[]> {
-  return tx.execute<InstructionRow[]>(
-    `select i.id, i.payout_id, i.status, i.expected_amount, i.expires_at, i.created_at, p.status as payout_status,
-            (select coalesce(sum(f.amount), 0) from inflows f where f.payout_id = i.payout_id and f.state = 'HELD')
-              as held_total
-       from payment_instructions i join payouts p on p.id = i.payout_id
-      where ${where}
-      for update of i`,
-    params,
-  );
-}
+const lockCandidates = statement(
+  'settlement_lock_instructions',
+  `with u as (
+     select * from unnest($1::text[], $2::text[], $3::uuid[], $4::text[], $5::numeric[], $6::timestamptz[],
+                          $7::timestamptz[], $8::int[])
+       as u(rail, account, tenant_id, currency, amount, at, since, rank)
+   ),
+   crypto as (
+     select u.*, not exists (
+              select 1 from payment_instructions e
+               where e.account_unique = u.account and e.expected_amount = u.amount and e.status = 'UNPAID'
+                 and e.tenant_id = u.tenant_id and e.rail = 'CRYPTO' and e.expected_currency = u.currency
+                 and e.expires_at > u.at and e.created_at <= u.at) as inexact
+       from u where u.rail = 'CRYPTO'
+   ),
+   candidates as (
+     select (select b.id from payment_instructions b
+              where b.account_unique = u.account and b.tenant_id = u.tenant_id and b.rail = 'BANK_TRANSFER'
+              order by b.created_at desc limit 1) as id
+       from u where u.rail = 'BANK_TRANSFER'
+     union
+     select i.id from crypto c join payment_instructions i
+         on i.account_unique = c.account and i.expected_amount = c.amount and i.tenant_id = c.tenant_id
+        and i.rail = 'CRYPTO' and i.expected_currency = c.currency
+        and (i.status = 'UNPAID' or i.expires_at > c.since)
+     union
+     select i.id from inflows f join payment_instructions i on i.payout_id = f.payout_id
+      where f.state = 'HELD' and i.status = 'UNPAID' and i.rail = 'CRYPTO'
+        and (i.account_unique, i.tenant_id, i.expected_currency) in (select account, tenant_id, currency from crypto)
+     union
+     select b.id from crypto c cross join lateral (
+       select i.id from payment_instructions i join payouts p on p.id = i.payout_id
+        where i.account_unique = c.account and i.status = 'UNPAID' and i.tenant_id = c.tenant_id
+          and i.rail = 'CRYPTO' and i.expected_currency = c.currency and i.expires_at > c.at
+          and p.status = 'PENDING_PAYMENT' and i.expected_amount < c.amount
+        order by i.expected_amount desc, i.created_at, i.id limit c.rank) b
+      where c.inexact
+     union
+     select a.id from crypto c cross join lateral (
+       select i.id from payment_instructions i join payouts p on p.id = i.payout_id
+        where i.account_unique = c.account and i.status = 'UNPAID' and i.tenant_id = c.tenant_id
+          and i.rail = 'CRYPTO' and i.expected_currency = c.currency and i.expires_at > c.at
+          and p.status = 'PENDING_PAYMENT' and i.expected_amount > c.amount
+        order by i.expected_amount, i.id limit c.rank) a
+      where c.inexact
+   )
+   select ${INSTRUCTION_COLUMNS}
+     from payment_instructions i join payouts p on p.id = i.payout_id
+    where i.id in (select id from candidates)
+    order by i.id
+    for update of i`,
+);
 
-async function matchCrypto(deps: Deps, tx: EntityManager, inflow: Inflow, now: Date): Promise<MatchOutcome> {
-  const at = inflow.createdAt;
-  const recentMs = deps.config.PAYMENT_INSTRUCTION_TTL_MS;
-  // The same lock instruction generation takes on the shared address: no instruction appears on
-  // it, and no other inflow to it is judged, until this one is settled.
-  await tx.execute('select id from deposit_addresses where address = ? for update', [inflow.toAccount]);
-  const rows = await lockInstructions(
-    tx,
-    `i.account_unique = ? and i.tenant_id = ? and i.rail = 'CRYPTO' and i.expected_currency = ?
-     and (i.status = 'UNPAID' or i.expires_at > ?)`,
-    [inflow.toAccount, inflow.tenant.id, inflow.currency, new Date(at.getTime() - recentMs)],
-  );
-  const facts = rows.map(factsOf);
-  // A chosen payout that an operator ended meanwhile is no longer open: judge again without it.
-  for (;;) {
-    const verdict = judgeCryptoInflow(inflow.amount, at, facts, recentMs);
-    switch (verdict.outcome) {
-      case 'ATTRIBUTE': {
-        const row = rows.find((r) => r.id === verdict.instructionId)!;
-        const payout = await lockPayout(tx, row.payout_id);
-        if (payout.status !== 'PENDING_PAYMENT') {
-          facts.find((f) => f.id === row.id)!.payoutStatus = payout.status;
-          continue;
-        }
-        return attributeToPayout(tx, {
-          inflow,
-          instructionId: row.id,
-          payout,
-          now,
-          triggeredBy: 'SYSTEM',
-          rule: verdict.rule,
-        });
-      }
-      case 'HELD':
-        moveInflow(inflow, 'HELD');
-        inflow.isUnderpaid = true;
-        return { inflowId: inflow.id, state: 'HELD', payoutId: null, reason: 'BELOW_EVERY_OPEN_INSTRUCTION' };
-      case 'UNMATCHED':
-        moveInflow(inflow, 'UNMATCHED');
-        return { inflowId: inflow.id, state: 'UNMATCHED', payoutId: null, reason: verdict.reason };
-    }
-  }
-}
+/** Operators name the payout: its instruction, locked. */
+const lockInstructionOfPayout = statement(
+  'settlement_lock_instruction_of_payout',
+  `select ${INSTRUCTION_COLUMNS}
+     from payment_instructions i join payouts p on p.id = i.payout_id
+    where i.payout_id = $1
+    for update of i`,
+);
 
-async function matchBank(tx: EntityManager, inflow: Inflow, now: Date): Promise<MatchOutcome> {
-  // One virtual account per instruction: the account names it.
-  const [row] = await lockInstructions(
-    tx,
-    `i.id = (select id from payment_instructions
-              where account_unique = ? and tenant_id = ? and rail = 'BANK_TRANSFER'
-              order by created_at desc limit 1)`,
-    [inflow.toAccount, inflow.tenant.id],
-  );
-  if (row) {
-    const payout = await lockPayout(tx, row.payout_id);
-    const verdict = judgeBankInflow(inflow.createdAt, { ...factsOf(row), payoutStatus: payout.status });
-    if (verdict.outcome === 'ATTRIBUTE') {
-      return attributeToPayout(tx, {
-        inflow,
-        instructionId: row.id,
-        payout,
-        now,
-        triggeredBy: 'SYSTEM',
-        rule: 'ACCOUNT',
-      });
-    }
-  }
-  moveInflow(inflow, 'UNMATCHED');
-  return { inflowId: inflow.id, state: 'UNMATCHED', payoutId: null, reason: 'INSTRUCTION_CLOSED' };
-}
+/**
+ * Money attributed to the payouts before and held (read after their locks, so that nothing is
+ * missed). Only HELD: money that covered a payout (MATCHED) moved it past PENDING_PAYMENT in the
+ * same transaction, so a payout that can still take money has none; and the few HELD rows are
+ * what the query reads whatever the planner thinks of the many MATCHED ones.
+ */
+const earlierInflows = statement(
+  'settlement_earlier_inflows',
+  `select id, payout_id, amount, state from inflows
+    where payout_id = any($1::uuid[]) and state = 'HELD'
+    order by created_at, id`,
+);
 
-async function lockPayout(tx: EntityManager, payoutId: string): Promise<Payout> {
-  const payout = await tx.findOne(Payout, payoutId, { lockMode: LockMode.PESSIMISTIC_WRITE });
-  if (!payout) throw new Error(`payout ${payoutId} does not exist`);
-  return payout;
-}
+// Null keeps a column as it is: an inflow moved to HELD or UNMATCHED changes its state and little else.
+const updateInflows = statement(
+  'settlement_update_inflows',
+  `update inflows f
+      set state = u.state,
+          is_matched = coalesce(u.is_matched, f.is_matched),
+          matched_at = coalesce(u.matched_at, f.matched_at),
+          is_underpaid = coalesce(u.is_underpaid, f.is_underpaid),
+          payout_id = coalesce(u.payout_id, f.payout_id),
+          instruction_id = coalesce(u.instruction_id, f.instruction_id),
+          overpayment_amount = coalesce(u.overpayment_amount, f.overpayment_amount),
+          updated_at = $9
+     from unnest($1::uuid[], $2::text[], $3::boolean[], $4::timestamptz[], $5::boolean[], $6::uuid[], $7::uuid[],
+                 $8::numeric[])
+          as u(id, state, is_matched, matched_at, is_underpaid, payout_id, instruction_id, overpayment_amount)
+    where f.id = u.id`,
+);
+
+const updateInstructions = statement(
+  'settlement_update_instructions',
+  `update payment_instructions i
+      set status = u.status, snapshot = u.snapshot, paid_at = $4, updated_at = $4
+     from unnest($1::uuid[], $2::text[], $3::jsonb[]) as u(id, status, snapshot)
+    where i.id = u.id`,
+);
 
 /** How an inflow came to be attributed, recorded on the payout's timeline. */
 export type AttributionRule = 'EXACT' | 'TOP_UP' | 'OVERPAYMENT' | 'ACCOUNT' | 'OPERATOR';
 
+/** The inflow's side of a decision. */
+export interface InflowFacts {
+  id: string;
+  state: InflowState;
+  amount: Decimal;
+  currency: string;
+}
+
+/** Money attributed to a payout and its instruction, the payout locked and PENDING_PAYMENT. */
+interface Attribution {
+  inflow: InflowFacts;
+  instruction: InstructionRow;
+  payout: LockedPayout;
+  rule: AttributionRule;
+  triggeredBy: TriggeredBy;
+}
+
+/** A verdict that attributes the inflow to nobody. */
+interface Unattributed {
+  inflow: InflowFacts;
+  to: 'HELD' | 'UNMATCHED';
+  reason: string;
+}
+
+/** One inflow's change, columns left null are kept. */
+interface InflowWrite {
+  id: string;
+  state: InflowState;
+  isMatched: boolean | null;
+  matchedAt: Date | null;
+  isUnderpaid: boolean | null;
+  payoutId: string | null;
+  instructionId: string | null;
+  overpayment: Decimal | null;
+}
+
+/** Everything one transaction writes. */
+interface SettlementWrites {
+  inflows: InflowWrite[];
+  instructions: { id: string; status: string; snapshot: Record<string, unknown> }[];
+  payouts: PayoutStep[];
+  outcomes: MatchOutcome[];
+}
+
+const emptyWrites = (): SettlementWrites => ({ inflows: [], instructions: [], payouts: [], outcomes: [] });
+
 /**
- * Attributes `inflow` to `payout` (locked, PENDING_PAYMENT) and its instruction, inside the
- * caller's transaction. The payout's total is everything attributed to it so far plus this
- * inflow: covering the expected amount, the instruction becomes PAID and this inflow and every
- * earlier held one MATCHED, the overpayment (total − expected) on this inflow; short of it, this
- * inflow is HELD against the payout. Either way the payout gets SETTLEMENT_CONFIRMED with the
- * total, and its timeline row carries the inflow and the overpayment.
+ * Matches one CONFIRMED inflow (the bank credit callback): the batch of one. Returns null when
+ * there is nothing to do: the inflow is not CONFIRMED (already matched, or still waiting for
+ * confirmations) or another instance holds it right now.
  */
-export async function attributeToPayout(
-  tx: EntityManager,
-  args: {
-    inflow: Inflow;
-    instructionId: string;
-    payout: Payout;
-    now: Date;
-    triggeredBy: TriggeredBy;
-    rule: AttributionRule;
-  },
-): Promise<MatchOutcome> {
-  const { inflow, payout, now } = args;
-  const instruction = await tx.findOneOrFail(PaymentInstruction, args.instructionId);
-  const earlier = await tx.find(Inflow, {
-    payout: payout.id,
-    state: { $in: ['HELD', 'MATCHED'] },
-    id: { $ne: inflow.id },
+export async function matchInflow(deps: Deps, inflowId: string): Promise<MatchOutcome | null> {
+  for (let attempt = 0; attempt < MAX_SINGLE_ATTEMPTS; attempt++) {
+    const batch = await deps.sql.transaction((tx) => matchBatch(deps, tx, { ids: [inflowId] }));
+    if (batch.claimed === 0) return null;
+    // Deferred: the payout it was judged for ended meanwhile; judge it again on what is now true.
+    if (batch.outcomes[0]) return batch.outcomes[0];
+  }
+  throw new Error(`inflow ${inflowId}: its facts kept changing under it`);
+}
+
+/**
+ * Matches every CONFIRMED inflow, oldest first (so that money on a shared address meets the
+ * instructions in the order it arrived), a batch per transaction. A batch that fails is matched
+ * again one inflow at a time, so that one bad inflow is logged and left for the next pass
+ * without holding up the others.
+ */
+export async function matchConfirmedInflows(
+  deps: Deps,
+  options: { batchSize?: number } = {},
+): Promise<MatchSummary> {
+  const batchSize = options.batchSize ?? MATCH_BATCH;
+  const summary: MatchSummary = { matched: 0, held: 0, unmatched: 0, failed: 0 };
+  // Failed in this pass: not claimed again until the next one.
+  const failed: string[] = [];
+  const tally = (outcomes: readonly MatchOutcome[]) => {
+    for (const o of outcomes) {
+      if (o.state === 'MATCHED') summary.matched++;
+      else if (o.state === 'HELD') summary.held++;
+      else summary.unmatched++;
+    }
+  };
+  for (let round = 0; round < MAX_MATCH_ROUNDS; round++) {
+    let batch: BatchResult;
+    const claim = { ids: [] as string[] };
+    try {
+      batch = await deps.sql.transaction((tx) =>
+        matchBatch(deps, tx, { oldest: batchSize, excluding: failed, claimed: claim }),
+      );
+    } catch (err) {
+      deps.log.warn({ err }, 'matching a batch of inflows failed; matching them one at a time');
+      // The batch's own inflows when it got as far as claiming them, else the oldest.
+      const ids =
+        claim.ids.length > 0
+          ? claim.ids
+          : (await deps.sql.rows<{ id: string }>(peekOldest, [batchSize, failed])).map((r) => r.id);
+      for (const id of ids) {
+        try {
+          const outcome = await matchInflow(deps, id);
+          if (outcome) tally([outcome]);
+        } catch (error) {
+          failed.push(id);
+          summary.failed++;
+          deps.log.error(
+            { err: error, inflow: id },
+            'matching an inflow failed; it stays CONFIRMED for the next pass',
+          );
+        }
+      }
+      continue;
+    }
+    tally(batch.outcomes);
+    // A batch takes only some of the addresses with money due, so a short one does not mean the
+    // rest is done: only an empty one does (or one whose addresses all were held elsewhere).
+    if (batch.claimed === 0) break;
+  }
+  return summary;
+}
+
+interface BatchResult {
+  /** Inflows claimed (locked) by the batch. */
+  claimed: number;
+  outcomes: MatchOutcome[];
+  /** Claimed but left CONFIRMED for the next batch, which reads their facts afresh. */
+  deferred: number;
+}
+
+/**
+ * Claims CONFIRMED inflows (the oldest, or the given ones) FOR UPDATE SKIP LOCKED and settles them
+ * inside `tx`. Each is judged in arrival order against the facts as the earlier ones of the batch
+ * leave them (an instruction one inflow pays is closed for the next). An inflow whose verdict
+ * rests on something the batch cannot settle on its own (its payout ended after it was read, or
+ * another inflow of the batch already went to that payout) is deferred with every later inflow to
+ * the same account, so that each account still sees its money in arrival order.
+ */
+async function matchBatch(
+  deps: Deps,
+  tx: Sql,
+  which:
+    | { ids: readonly string[] }
+    | { oldest: number; excluding: readonly string[]; claimed: { ids: string[] } },
+): Promise<BatchResult> {
+  const now = deps.clock.now();
+  const recentMs = deps.config.PAYMENT_INSTRUCTION_TTL_MS;
+  let inflows: InflowRow[];
+  if ('ids' in which) {
+    inflows = await tx.rows<InflowRow>(claimByIds, [which.ids]);
+    const addresses = [...new Set(inflows.filter((f) => f.rail === 'CRYPTO').map((f) => f.to_account))];
+    if (addresses.length > 0) await tx.rows(lockAddresses, [addresses]);
+  } else {
+    const held = await tx.rows<{ address: string }>(lockDueAddresses, [
+      which.oldest * DUE_WINDOW,
+      which.excluding,
+      which.oldest,
+    ]);
+    inflows = await tx.rows<InflowRow>(claimOldest, [
+      which.oldest,
+      which.excluding,
+      held.map((a) => a.address),
+    ]);
+    // Known to the caller should the batch fail: it then matches these one at a time.
+    which.claimed.ids = inflows.map((f) => f.id);
+  }
+  if (inflows.length === 0) return { claimed: 0, outcomes: [], deferred: 0 };
+
+  const arrivals = inflows.map((f) => toDate(f.created_at));
+  const ranks = new Map<string, number>();
+  const rank = inflows.map((f) => {
+    const n = (ranks.get(accountKey(f)) ?? 0) + 1;
+    ranks.set(accountKey(f), n);
+    return n;
   });
-  const expected = instruction.expectedAmount;
+  const instructions = await tx.rows<InstructionRow>(lockCandidates, [
+    inflows.map((f) => f.rail),
+    inflows.map((f) => f.to_account),
+    inflows.map((f) => f.tenant_id),
+    inflows.map((f) => f.currency),
+    inflows.map((f) => f.amount),
+    arrivals,
+    arrivals.map((at) => new Date(at.getTime() - recentMs)),
+    rank,
+  ]);
+  const onAccount = new Map<string, Candidate[]>();
+  for (const row of instructions) {
+    const key = `${row.rail}|${row.account_unique}|${row.tenant_id}|${row.expected_currency}`;
+    const list = onAccount.get(key) ?? [];
+    list.push({ row, facts: factsOf(row) });
+    onAccount.set(key, list);
+  }
+
+  const judged = judgeBatch(inflows, arrivals, onAccount, recentMs);
+  const { chosen } = judged;
+  let { deferred } = judged;
+
+  const payouts = new Map(
+    chosen.size === 0 ? [] : (await lockPayouts(tx, [...chosen])).map((p) => [p.id, p] as const),
+  );
+  const earlier = await readEarlier(tx, [...chosen]);
+
+  const blocked = new Set<string>();
+  const writes = emptyWrites();
+  for (const verdict of judged.verdicts) {
+    const { inflow } = verdict;
+    const account = accountKey(inflow);
+    if (blocked.has(account)) {
+      deferred++;
+      continue;
+    }
+    const facts: InflowFacts = {
+      id: inflow.id,
+      state: inflow.state,
+      amount: toDecimal(inflow.amount),
+      currency: inflow.currency,
+    };
+    if ('to' in verdict) {
+      addUnattributed(writes, { inflow: facts, to: verdict.to, reason: verdict.reason });
+      continue;
+    }
+    const payout = payouts.get(verdict.instruction.payout_id);
+    if (!payout) throw new Error(`payout ${verdict.instruction.payout_id} does not exist`);
+    // An operator ended the payout after its instruction was read: judge again without it.
+    if (payout.status !== 'PENDING_PAYMENT') {
+      blocked.add(account);
+      deferred++;
+      continue;
+    }
+    const attribution: Attribution = {
+      inflow: facts,
+      instruction: verdict.instruction,
+      payout,
+      rule: verdict.rule,
+      triggeredBy: 'SYSTEM',
+    };
+    const covers = addAttribution(writes, attribution, earlier.get(payout.id) ?? [], now);
+    // A crypto top-up judged on a held total that changed before the payout was locked: later
+    // inflows to the address were judged with its instruction paid; they wait for the next batch.
+    if (inflow.rail === 'CRYPTO' && !covers) blocked.add(account);
+  }
+  await writeSettlement(tx, writes, now);
+  // One line per inflow only when asked for: a batch is hundreds of them.
+  if (deps.log.isLevelEnabled('debug')) {
+    for (const o of writes.outcomes) {
+      deps.log.debug(
+        { inflow: o.inflowId, state: o.state, payout: o.payoutId, reason: o.reason },
+        'inflow matched',
+      );
+    }
+  }
+  if (writes.outcomes.length > 0 || deferred > 0) {
+    deps.log.info(
+      { matched: writes.outcomes.length, deferred, claimed: inflows.length },
+      'matched a batch of inflows',
+    );
+  }
+  return { claimed: inflows.length, outcomes: writes.outcomes, deferred };
+}
+
+type Candidate = { row: InstructionRow; facts: InstructionFacts };
+
+type Verdict = { inflow: InflowRow } & (
+  | { instruction: InstructionRow; rule: AttributionRule }
+  | { to: 'HELD' | 'UNMATCHED'; reason: string }
+);
+
+/**
+ * Judges a batch's inflows in arrival order with the pure rules, the facts in memory changing as
+ * the batch decides. Returns the verdicts, the payouts they attribute money to, and how many
+ * inflows were deferred (with every later one to the same account).
+ */
+function judgeBatch(
+  inflows: readonly InflowRow[],
+  arrivals: readonly Date[],
+  onAccount: ReadonlyMap<string, Candidate[]>,
+  recentMs: number,
+): { verdicts: Verdict[]; chosen: Set<string>; deferred: number } {
+  const blocked = new Set<string>();
+  const chosen = new Set<string>();
+  const factsOn = new Map<string, InstructionFacts[]>();
+  const verdicts: Verdict[] = [];
+  let deferred = 0;
+  for (const [i, inflow] of inflows.entries()) {
+    const account = accountKey(inflow);
+    const at = arrivals[i]!;
+    const candidates = onAccount.get(account) ?? [];
+    if (blocked.has(account)) {
+      deferred++;
+      continue;
+    }
+    let attributed: { id: string; rule: AttributionRule } | null = null;
+    if (inflow.rail === 'CRYPTO') {
+      let facts = factsOn.get(account);
+      if (!facts) {
+        // The same objects as the candidates': what an earlier inflow changed, the next one sees.
+        facts = candidates.map((c) => c.facts);
+        factsOn.set(account, facts);
+      }
+      const verdict = judgeCryptoInflow(toDecimal(inflow.amount), at, facts, recentMs);
+      if (verdict.outcome === 'ATTRIBUTE') attributed = { id: verdict.instructionId, rule: verdict.rule };
+      else if (verdict.outcome === 'HELD') {
+        verdicts.push({ inflow, to: 'HELD', reason: 'BELOW_EVERY_OPEN_INSTRUCTION' });
+      } else verdicts.push({ inflow, to: 'UNMATCHED', reason: verdict.reason });
+    } else {
+      const [own] = candidates;
+      if (own && judgeBankInflow(at, own.facts).outcome === 'ATTRIBUTE') {
+        attributed = { id: own.row.id, rule: 'ACCOUNT' };
+      } else verdicts.push({ inflow, to: 'UNMATCHED', reason: 'INSTRUCTION_CLOSED' });
+    }
+    if (!attributed) continue;
+    const candidate = candidates.find((c) => c.row.id === attributed.id)!;
+    // A second attribution to one payout in one batch would need two transitions of it at once.
+    if (chosen.has(candidate.row.payout_id)) {
+      blocked.add(account);
+      deferred++;
+      continue;
+    }
+    chosen.add(candidate.row.payout_id);
+    // Crypto money always covers what it is attributed to (exact, top-up or overpayment): the
+    // instruction is paid for every later inflow of the batch. Checked against the totals later.
+    if (inflow.rail === 'CRYPTO') candidate.facts.status = 'PAID';
+    verdicts.push({ inflow, instruction: candidate.row, rule: attributed.rule });
+  }
+  return { verdicts, chosen, deferred };
+}
+
+/** Inflows to one account of one tenant in one currency see the same instructions. */
+function accountKey(f: InflowRow): string {
+  return `${f.rail}|${f.to_account}|${f.tenant_id}|${f.currency}`;
+}
+
+function factsOf(r: InstructionRow): InstructionFacts {
+  return {
+    id: r.id,
+    status: r.status,
+    expectedAmount: toDecimal(r.expected_amount),
+    expiresAt: toDate(r.expires_at),
+    createdAt: toDate(r.created_at),
+    payoutStatus: r.payout_status,
+    heldTotal: toDecimal(r.held_total),
+  };
+}
+
+type EarlierInflow = { id: string; payout_id: string; amount: string; state: InflowState };
+
+async function readEarlier(tx: Sql, payoutIds: readonly string[]): Promise<Map<string, EarlierInflow[]>> {
+  const byPayout = new Map<string, EarlierInflow[]>();
+  if (payoutIds.length === 0) return byPayout;
+  for (const row of await tx.rows<EarlierInflow>(earlierInflows, [payoutIds])) {
+    const list = byPayout.get(row.payout_id) ?? [];
+    list.push(row);
+    byPayout.set(row.payout_id, list);
+  }
+  return byPayout;
+}
+
+function addUnattributed(writes: SettlementWrites, args: Unattributed): void {
+  const { inflow, to } = args;
+  moveInflow(inflow, to);
+  writes.inflows.push({
+    id: inflow.id,
+    state: to,
+    isMatched: null,
+    matchedAt: null,
+    isUnderpaid: to === 'HELD' ? true : null,
+    payoutId: null,
+    instructionId: null,
+    overpayment: null,
+  });
+  writes.outcomes.push({ inflowId: inflow.id, state: to, payoutId: null, reason: args.reason });
+}
+
+/**
+ * Adds what attributing the inflow to its payout writes. The payout's total is everything
+ * attributed to it so far (`earlier`) plus this inflow: covering the expected amount, the
+ * instruction becomes PAID (if still UNPAID: a held payout whose instruction lapsed can still be
+ * paid by an operator, the instruction stays EXPIRED) and this inflow and every earlier held one
+ * MATCHED, the overpayment (total − expected) on this inflow; short of it, this inflow is HELD
+ * against the payout. Either way the payout gets SETTLEMENT_CONFIRMED with the total, and its
+ * timeline row carries the inflow and the overpayment. Returns whether the total covers.
+ */
+function addAttribution(
+  writes: SettlementWrites,
+  a: Attribution,
+  earlier: readonly EarlierInflow[],
+  now: Date,
+): boolean {
+  const { inflow, instruction, payout } = a;
+  const others = earlier.filter((e) => e.id !== inflow.id);
+  const expected = toDecimal(instruction.expected_amount);
   const totals = settlementTotals(
-    earlier.map((i) => i.amount),
+    others.map((e) => toDecimal(e.amount)),
     inflow.amount,
     expected,
   );
-
+  let view = payout.instruction;
   if (totals.covers) {
-    // A held payout whose instruction lapsed can still be paid by an operator's attribution;
-    // the lapsed instruction stays EXPIRED (its machine is final), the payout moves on.
     if (instruction.status === 'UNPAID') {
-      await applyEvent(tx, {
-        machine: paymentInstructionMachine,
-        entity: PaymentInstruction,
-        id: instruction.id,
-        event: { type: 'PAYMENT_MATCHED', now },
-      });
-      instruction.paidAt = now;
+      const paid = step(paymentInstructionMachine, instruction, { type: 'PAYMENT_MATCHED', now });
+      if (!paid.taken) throw new Error(`instruction ${instruction.id} ignored PAYMENT_MATCHED`);
+      writes.instructions.push({ id: instruction.id, status: paid.to, snapshot: paid.snapshot });
+      if (view) view = { ...view, status: paid.to as InstructionFacts['status'], paid_at: now };
     }
-    for (const each of [...earlier.filter((e) => e.state === 'HELD'), inflow]) {
-      moveInflow(each, 'MATCHED');
-      each.isMatched = true;
-      each.matchedAt = now;
-      each.isUnderpaid = false;
-      each.payout = payout;
-      each.instruction = instruction;
+    for (const held of others.filter((e) => e.state === 'HELD')) {
+      moveInflow(held, 'MATCHED');
+      writes.inflows.push(matchedWrite(held.id, a, now, null));
     }
-    inflow.overpaymentAmount = totals.overpayment;
+    moveInflow(inflow, 'MATCHED');
+    writes.inflows.push(matchedWrite(inflow.id, a, now, totals.overpayment));
   } else {
     moveInflow(inflow, 'HELD');
-    inflow.isUnderpaid = true;
-    inflow.isMatched = false;
-    inflow.payout = payout;
-    inflow.instruction = instruction;
+    writes.inflows.push({
+      id: inflow.id,
+      state: 'HELD',
+      isMatched: false,
+      matchedAt: null,
+      isUnderpaid: true,
+      payoutId: payout.id,
+      instructionId: instruction.id,
+      overpayment: null,
+    });
   }
-
-  const transition = await applyPayoutEvent(
-    tx,
-    payout.id,
-    {
+  writes.payouts.push({
+    payout,
+    event: {
       type: 'SETTLEMENT_CONFIRMED',
       receivedTotal: totals.total.toFixed(),
       expected: expected.toFixed(),
-      triggeredBy: args.triggeredBy,
+      triggeredBy: a.triggeredBy,
       now,
     },
-    {
+    note: {
       reasonDetail: {
         inflow_id: inflow.id,
-        match_rule: args.rule,
+        match_rule: a.rule,
         received_total: totals.total.toFixed(),
         expected_amount: expected.toFixed(),
         overpayment_amount: totals.overpayment.toFixed(),
         currency: inflow.currency,
       },
     },
-  );
-  // Every attribution adds money to a PENDING_PAYMENT payout, which the machine always takes;
-  // an ignored event here means the facts read under lock were wrong, so nothing is written.
-  if (!transition.taken) {
-    throw new Error(
-      `payout ${payout.id} (${payout.status}) ignored SETTLEMENT_CONFIRMED for inflow ${inflow.id}`,
-    );
-  }
-  // Set after the engine re-read the locked row, so that nothing can overwrite it before commit.
-  transition.row.receivedAmount = totals.total;
-  return {
+    set: { receivedAmount: totals.total },
+    ...(view ? { instruction: view } : {}),
+  });
+  writes.outcomes.push({
     inflowId: inflow.id,
     state: totals.covers ? 'MATCHED' : 'HELD',
     payoutId: payout.id,
-    reason: totals.covers ? `${args.rule}_MATCH` : 'UNDERPAID',
+    reason: totals.covers ? `${a.rule}_MATCH` : 'UNDERPAID',
+  });
+  return totals.covers;
+}
+
+function matchedWrite(id: string, a: Attribution, now: Date, overpayment: Decimal | null): InflowWrite {
+  return {
+    id,
+    state: 'MATCHED',
+    isMatched: true,
+    matchedAt: now,
+    isUnderpaid: false,
+    payoutId: a.payout.id,
+    instructionId: a.instruction.id,
+    overpayment,
   };
+}
+
+/**
+ * Writes a settlement: inflows and instructions in one statement each, the payouts' transitions
+ * through {@link applyPayoutSteps}. Every attribution adds money to a PENDING_PAYMENT payout,
+ * which the machine always takes; an ignored event means the facts read under lock were wrong,
+ * so the transaction is abandoned.
+ */
+async function writeSettlement(tx: Sql, writes: SettlementWrites, now: Date): Promise<void> {
+  if (writes.inflows.length > 0) {
+    const w = writes.inflows;
+    await tx.rows(updateInflows, [
+      w.map((i) => i.id),
+      w.map((i) => i.state),
+      w.map((i) => i.isMatched),
+      w.map((i) => i.matchedAt),
+      w.map((i) => i.isUnderpaid),
+      w.map((i) => i.payoutId),
+      w.map((i) => i.instructionId),
+      w.map((i) => (i.overpayment === null ? null : i.overpayment.toFixed())),
+      now,
+    ]);
+  }
+  if (writes.instructions.length > 0) {
+    const w = writes.instructions;
+    await tx.rows(updateInstructions, [
+      w.map((i) => i.id),
+      w.map((i) => i.status),
+      w.map((i) => i.snapshot),
+      now,
+    ]);
+  }
+  if (writes.payouts.length === 0) return;
+  const outcomes = await applyPayoutSteps(tx, writes.payouts);
+  const ignored = outcomes.find((o) => !o.taken);
+  if (ignored) {
+    throw new Error(`payout ${ignored.payoutId} (${ignored.from}) ignored SETTLEMENT_CONFIRMED`);
+  }
+}
+
+/** The payout an operator names and its instruction, locked in the order matching locks them (null when missing). */
+export async function lockAttributionTarget(
+  tx: Sql,
+  payoutId: string,
+): Promise<{ instruction: InstructionRow | null; payout: LockedPayout | null }> {
+  const [instruction] = await tx.rows<InstructionRow>(lockInstructionOfPayout, [payoutId]);
+  const [payout] = await lockPayouts(tx, [payoutId]);
+  return { instruction: instruction ?? null, payout: payout ?? null };
+}
+
+/**
+ * Attributes an inflow to a payout and its instruction, both locked by the caller with the
+ * payout PENDING_PAYMENT, inside the caller's transaction: the writes of matching for a batch of
+ * one (an operator's attribution, triggered_by ADMIN).
+ */
+export async function attributeLocked(
+  tx: Sql,
+  args: {
+    inflow: InflowFacts;
+    instruction: InstructionRow;
+    payout: LockedPayout;
+    rule: AttributionRule;
+    triggeredBy: TriggeredBy;
+    now: Date;
+  },
+): Promise<MatchOutcome> {
+  const earlier = await readEarlier(tx, [args.payout.id]);
+  const writes = emptyWrites();
+  addAttribution(writes, args, earlier.get(args.payout.id) ?? [], args.now);
+  await writeSettlement(tx, writes, args.now);
+  return writes.outcomes[0]!;
 }

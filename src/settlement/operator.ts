@@ -1,11 +1,12 @@
 import { type EntityManager, LockMode } from '@mikro-orm/postgresql';
+import { emSql } from '#src/db/sql.ts';
 import { AppError, invalidField } from '#src/http/errors.ts';
 import { PaymentInstruction } from '#src/instructions/entities.ts';
 import { isUuid } from '#src/lib/ids.ts';
 import { Payout } from '#src/payouts/entities.ts';
 import { applyPayoutEvent } from '#src/payouts/lifecycle.ts';
 import { Inflow } from './entities.ts';
-import { attributeToPayout, type MatchOutcome } from './matching.ts';
+import { attributeLocked, lockAttributionTarget, type MatchOutcome } from './matching.ts';
 import { moveInflow } from './rules.ts';
 
 /**
@@ -80,33 +81,30 @@ export async function attributeInflow(
 ): Promise<MatchOutcome> {
   const inflow = await lockUndecidedInflow(em, args.inflowId);
   if (!isUuid(args.payoutId)) throw new AppError('PAYOUT_NOT_FOUND');
-  // Instruction before payout: the order matching locks them in.
-  const instruction = await em.findOne(
-    PaymentInstruction,
-    { payout: args.payoutId },
-    { lockMode: LockMode.PESSIMISTIC_WRITE },
-  );
-  const payout = await em.findOne(Payout, args.payoutId, { lockMode: LockMode.PESSIMISTIC_WRITE });
+  const tx = emSql(em);
+  const { instruction, payout } = await lockAttributionTarget(tx, args.payoutId);
   if (!payout) throw new AppError('PAYOUT_NOT_FOUND');
-  if (payout.tenant.id !== inflow.tenant.id) {
+  if (payout.tenant_id !== inflow.tenant.id) {
     throw invalidField('payout_id', 'belongs to another tenant than the inflow');
   }
-  if (payout.settlementCurrency !== inflow.currency) {
+  if (payout.settlement_currency !== inflow.currency) {
     throw invalidField(
       'payout_id',
-      `settles in ${payout.settlementCurrency}, the inflow is ${inflow.currency}`,
+      `settles in ${payout.settlement_currency}, the inflow is ${inflow.currency}`,
     );
   }
   if (payout.status !== 'PENDING_PAYMENT' || !instruction) {
     throw invalidField('payout_id', `is ${payout.status}; only a PENDING_PAYMENT payout can take money`);
   }
-  return attributeToPayout(em, {
-    inflow,
-    instructionId: instruction.id,
+  // Written with plain statements, not through the entity: a caller that reads the inflow next
+  // must read it with `refresh`.
+  return attributeLocked(tx, {
+    inflow: { id: inflow.id, state: inflow.state, amount: inflow.amount, currency: inflow.currency },
+    instruction,
     payout,
-    now: args.now,
-    triggeredBy: 'ADMIN',
     rule: 'OPERATOR',
+    triggeredBy: 'ADMIN',
+    now: args.now,
   });
 }
 
