@@ -3,8 +3,9 @@ import type { Deps } from '#src/deps.ts';
 import {
   type AttemptResult,
   claimDueDeliveries,
+  type FinishedAttempt,
   publishEvents,
-  recordAttemptResult,
+  recordAttemptResults,
   type StartedAttempt,
   type TenantScope,
 } from './delivery.service.ts';
@@ -16,8 +17,13 @@ import type { HostResolver } from './url-policy.ts';
  * The webhooks job: turns outbox events into delivery jobs and sends every due attempt, with at
  * most `WEBHOOK_CONCURRENCY` attempts in flight in this worker and at most
  * `WEBHOOK_CONCURRENCY_PER_TARGET` to one receiver across all workers. While attempts are in
- * flight the pass keeps publishing and claiming (every completion, and every poll interval), so a
- * receiver that hangs until the time-out holds its own slots and nobody else's.
+ * flight the pass keeps publishing and claiming (after every recorded batch, and every poll
+ * interval), so a receiver that hangs until the time-out holds its own slots and nobody else's.
+ *
+ * Outcomes are recorded in batches: a finished attempt waits until every attempt in flight has
+ * finished, `RECORD_BATCH` results wait, or `RECORD_DELAY_MS` passed, whichever comes first, and
+ * the batch is one statement. An attempt holds its slot until its outcome is recorded (the
+ * database counts it ATTEMPTING until then, which is what the per-receiver limit counts).
  */
 
 export interface WebhookPassOptions extends TenantScope {
@@ -33,7 +39,21 @@ export interface WebhookPassSummary {
   abandoned: number;
 }
 
-const PUBLISH_BATCH = 200;
+/** Events published per transaction. */
+const PUBLISH_BATCH = 1000;
+
+/**
+ * While attempts are in flight, how often the pass looks for new outbox events (it always looks
+ * at its start and before it ends): the bound on how late a new event's first attempt starts
+ * during a long pass, at one query per interval rather than one per claim round.
+ */
+const PUBLISH_RECHECK_MS = 50;
+
+/** Results that are recorded at once, without waiting for the other attempts in flight. */
+const RECORD_BATCH = 64;
+
+/** The longest a finished attempt waits for others before its outcome is recorded. */
+const RECORD_DELAY_MS = 5;
 
 /** Room above the time-out (and the policy's DNS bound) before an unanswered attempt counts as abandoned. */
 const LEASE_MARGIN_MS = 30_000;
@@ -50,76 +70,76 @@ export async function runWebhooksOnce(
     resolve: options.resolve,
   });
   const summary: WebhookPassSummary = { published: 0, attempted: 0, succeeded: 0, failed: 0, abandoned: 0 };
-  const inFlight = new Set<Promise<void>>();
+  const recorder = createRecorder(deps, summary);
+  const sends = new Set<Promise<void>>();
+  let lastPublish = Number.NEGATIVE_INFINITY;
+  let backlog = false;
 
   try {
     for (;;) {
-      summary.published += await publishAll(deps, options);
-      const slots = config.WEBHOOK_CONCURRENCY - inFlight.size;
+      let publishedNow = false;
+      if (backlog || performance.now() - lastPublish >= PUBLISH_RECHECK_MS) {
+        const batch = await publishEvents(deps.sql, {
+          now: deps.clock.now(),
+          limit: PUBLISH_BATCH,
+          tenantIds: options.tenantIds,
+        });
+        summary.published += batch.published;
+        backlog = batch.published === PUBLISH_BATCH;
+        lastPublish = performance.now();
+        publishedNow = true;
+      }
+      const slots = config.WEBHOOK_CONCURRENCY - recorder.outstanding;
       let more = false;
       let started: StartedAttempt[] = [];
       if (slots > 0) {
-        const round = await deps.orm.em.fork().transactional((tx) =>
-          claimDueDeliveries(tx, deps, {
-            now: deps.clock.now(),
-            slots,
-            perTarget: config.WEBHOOK_CONCURRENCY_PER_TARGET,
-            leaseMs: config.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS,
-            backoffBaseMs: config.WEBHOOK_BACKOFF_BASE_MS,
-            tenantIds: options.tenantIds,
-          }),
-        );
+        const round = await claimDueDeliveries(deps.sql, deps, {
+          now: deps.clock.now(),
+          slots,
+          perTarget: config.WEBHOOK_CONCURRENCY_PER_TARGET,
+          leaseMs: config.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS,
+          backoffBaseMs: config.WEBHOOK_BACKOFF_BASE_MS,
+          tenantIds: options.tenantIds,
+        });
         started = round.started;
         more = round.more || round.abandoned > 0;
         summary.abandoned += round.abandoned;
       }
       for (const attempt of started) {
         summary.attempted++;
-        const running = deliver(deps, send, attempt).then((ok) => {
-          if (ok === true) summary.succeeded++;
-          else if (ok === false) summary.failed++;
-          inFlight.delete(running);
+        recorder.started();
+        const running = attemptOnce(deps, send, attempt).then((result) => {
+          sends.delete(running);
+          recorder.finished({ attempt, result });
         });
-        inFlight.add(running);
+        sends.add(running);
       }
-      if (more) continue;
-      if (inFlight.size === 0) {
-        if (started.length === 0) break;
+      if (more || backlog) continue;
+      if (recorder.outstanding === 0) {
+        if (started.length === 0) {
+          // Nothing due and nothing in flight: done, once the outbox was looked at in this round.
+          if (publishedNow) break;
+          lastPublish = Number.NEGATIVE_INFINITY;
+        }
         continue;
       }
       const poll = new AbortController();
       await Promise.race([
-        ...inFlight,
+        recorder.nextBatch(),
         sleep(config.WORKER_POLL_INTERVAL_MS, undefined, { signal: poll.signal }).catch(() => undefined),
       ]);
       poll.abort();
     }
   } finally {
-    // A failed claim or publish must not leave attempts running unobserved past the pass.
-    await Promise.all(inFlight);
+    // A failed claim or publish must not leave attempts running or unrecorded past the pass.
+    await Promise.all(sends);
+    await recorder.drain();
   }
   return summary;
 }
 
-/** Publishes every waiting outbox event, in batches. */
-async function publishAll(deps: Deps, scope: TenantScope): Promise<number> {
-  let published = 0;
-  for (;;) {
-    const batch = await deps.orm.em
-      .fork()
-      .transactional((tx) => publishEvents(tx, { now: deps.clock.now(), limit: PUBLISH_BATCH, ...scope }));
-    published += batch.published;
-    if (batch.published < PUBLISH_BATCH) return published;
-  }
-}
-
-/**
- * Sends one started attempt and records its outcome. Returns whether it succeeded, or null when
- * the outcome could not be recorded: the job then stays ATTEMPTING until its lease runs out and
- * a later pass abandons it (a duplicate delivery, never a lost one).
- */
-async function deliver(deps: Deps, send: WebhookSender, attempt: StartedAttempt): Promise<boolean | null> {
-  let result: AttemptResult;
+/** Sends one started attempt; never throws (a crash while sending is a failed attempt). */
+async function attemptOnce(deps: Deps, send: WebhookSender, attempt: StartedAttempt): Promise<AttemptResult> {
   try {
     const headers = deliveryHeaders({
       body: attempt.body,
@@ -129,7 +149,7 @@ async function deliver(deps: Deps, send: WebhookSender, attempt: StartedAttempt)
       now: deps.clock.now(),
     });
     const outcome = await send({ url: attempt.url, body: attempt.body, headers });
-    result = outcome.ok
+    return outcome.ok
       ? {
           ok: true,
           responseStatus: outcome.responseStatus,
@@ -139,41 +159,107 @@ async function deliver(deps: Deps, send: WebhookSender, attempt: StartedAttempt)
       : outcome;
   } catch (err) {
     deps.log.error({ err, delivery: attempt.deliveryId }, 'webhook attempt crashed');
-    result = {
+    return {
       ok: false,
       responseStatus: null,
       failureReason: 'internal error while sending',
       durationMs: null,
     };
   }
-  let settled: string;
-  try {
-    const transition = await deps.orm.em.fork().transactional((tx) =>
-      recordAttemptResult(tx, {
-        deliveryId: attempt.deliveryId,
-        attempt: attempt.attempt,
-        result,
-        secretVersion: attempt.signing?.version ?? null,
-        backoffBaseMs: deps.config.WEBHOOK_BACKOFF_BASE_MS,
-        now: deps.clock.now(),
-      }),
-    );
-    settled = transition.to;
-  } catch (err) {
-    deps.log.error({ err, delivery: attempt.deliveryId }, 'webhook attempt outcome not recorded');
-    return null;
-  }
-  const line = {
-    delivery: attempt.deliveryId,
-    tenant_id: attempt.tenantId,
-    attempt: attempt.attempt,
-    origin: attempt.origin,
-    status: result.responseStatus,
-    failure: result.failureReason,
-    ms: result.durationMs,
+}
+
+/** Collects finished attempts and records them in batches, one batch at a time. */
+interface Recorder {
+  /** Attempts started and not yet recorded (or given up on): the slots they hold. */
+  readonly outstanding: number;
+  started(): void;
+  finished(attempt: FinishedAttempt): void;
+  /** Resolves when the next batch has been written (or failed). */
+  nextBatch(): Promise<void>;
+  /** Records whatever waits, and waits for it. */
+  drain(): Promise<void>;
+}
+
+function createRecorder(deps: Deps, summary: WebhookPassSummary): Recorder {
+  let outstanding = 0;
+  let sending = 0;
+  let pending: FinishedAttempt[] = [];
+  let writing: Promise<void> | null = null;
+  let timer: NodeJS.Timeout | undefined;
+  const waiters: (() => void)[] = [];
+
+  const flush = (): void => {
+    clearTimeout(timer);
+    timer = undefined;
+    if (writing || pending.length === 0) return;
+    const batch = pending;
+    pending = [];
+    writing = write(deps, summary, batch).finally(() => {
+      writing = null;
+      outstanding -= batch.length;
+      for (const wake of waiters.splice(0)) wake();
+      // What finished meanwhile has waited a whole write already.
+      flush();
+    });
   };
-  // A DEAD delivery needs a person (admin.webhooks.dead lists them); the others are routine.
-  if (settled === 'DEAD') deps.log.warn(line, 'webhook delivery dead after its last attempt');
-  else deps.log.debug(line, 'webhook attempt');
-  return result.ok;
+
+  return {
+    get outstanding() {
+      return outstanding;
+    },
+    started() {
+      outstanding++;
+      sending++;
+    },
+    finished(attempt) {
+      sending--;
+      pending.push(attempt);
+      if (pending.length >= RECORD_BATCH || sending === 0) flush();
+      else timer ??= setTimeout(flush, RECORD_DELAY_MS);
+    },
+    nextBatch: () => new Promise<void>((resolve) => waiters.push(resolve)),
+    async drain() {
+      flush();
+      while (writing) await writing;
+    },
+  };
+}
+
+/**
+ * Records one batch of outcomes. When the batch cannot be recorded its jobs stay ATTEMPTING until
+ * their lease runs out and a later pass abandons them: a duplicate delivery, never a lost one.
+ */
+async function write(deps: Deps, summary: WebhookPassSummary, batch: FinishedAttempt[]): Promise<void> {
+  let settled: (string | null)[];
+  try {
+    settled = await recordAttemptResults(deps.sql, batch, {
+      backoffBaseMs: deps.config.WEBHOOK_BACKOFF_BASE_MS,
+      now: deps.clock.now(),
+    });
+  } catch (err) {
+    deps.log.error(
+      { err, deliveries: batch.map((f) => f.attempt.deliveryId) },
+      'webhook attempt outcomes not recorded; they are retried after their lease',
+    );
+    return;
+  }
+  const debug = deps.log.isLevelEnabled('debug');
+  batch.forEach(({ attempt, result }, i) => {
+    if (result.ok) summary.succeeded++;
+    else summary.failed++;
+    // A DEAD delivery needs a person (admin.webhooks.dead lists them); the others are routine.
+    const dead = settled[i] === 'DEAD';
+    if (!dead && !debug) return;
+    const line = {
+      delivery: attempt.deliveryId,
+      tenant_id: attempt.tenantId,
+      attempt: attempt.attempt,
+      origin: attempt.origin,
+      status: result.responseStatus,
+      failure: result.failureReason,
+      ms: result.durationMs,
+    };
+    if (dead) deps.log.warn(line, 'webhook delivery dead after its last attempt');
+    else deps.log.debug(line, 'webhook attempt');
+  });
 }
