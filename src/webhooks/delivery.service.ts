@@ -4,7 +4,7 @@ import {
   type WebhookDeliveryEvent,
   webhookDeliveryMachine,
 } from '#machines/webhook-delivery.machine.ts';
-import { type Sql, statement } from '#src/db/sql.ts';
+import { type Sql, statement, toDate } from '#src/db/sql.ts';
 import type { Secrets } from '#src/deps.ts';
 import { initialState, type Step, step } from '#src/engine/engine.ts';
 import { newId } from '#src/lib/ids.ts';
@@ -151,8 +151,10 @@ const claimTurn = statement(
   `select pg_advisory_xact_lock(hashtext('webhook_deliveries_claim'))`,
 );
 
-// Due jobs of receivers below their limit (lapsed attempts whatever the load: abandoning one
-// sends nothing), with what an attempt needs: the payload and the tenant's sealed secret.
+// Due jobs that can start now, with what an attempt needs (the payload, the tenant's sealed
+// secret). The first `$5` due jobs of receivers below their limit are read without locks and
+// ranked per receiver; only those within the receiver's free places are locked (lapsed attempts
+// whatever the load: abandoning one sends nothing), so a round locks what it starts and no more.
 // Ordered by due time alone, which the index gives without a sort (a batch published together
 // shares one due time, and sorting it by id too would sort the whole backlog every round).
 const selectDue = statement(
@@ -160,16 +162,24 @@ const selectDue = statement(
   `with busy as (
      select target_origin, count(*)::int as n from webhook_deliveries
       where status = 'ATTEMPTING' and due_at > $1 group by target_origin
+   ),
+   candidates as (
+     select w.id, w.status, coalesce(b.n, 0) as busy,
+            row_number() over (partition by w.target_origin, w.status = 'ATTEMPTING' order by w.due_at) as rank
+       from (select id, status, target_origin, due_at from webhook_deliveries
+              where due_at is not null and due_at <= $1
+                and ($4::uuid[] is null or tenant_id = any($4::uuid[]))
+              order by due_at limit $5) w
+       left join busy b on b.target_origin = w.target_origin
+      where w.status = 'ATTEMPTING' or coalesce(b.n, 0) < $2
    )
    select d.id, d.tenant_id, d.event_type, d.target_url, d.target_origin, d.status, d.snapshot,
-          coalesce(b.n, 0) as busy, e.payload, c.secret_sealed, c.secret_version
-     from webhook_deliveries d
+          k.busy, e.payload, c.secret_sealed, c.secret_version
+     from candidates k
+     join webhook_deliveries d on d.id = k.id
      join outbox_events e on e.id = d.event_id
-     left join busy b on b.target_origin = d.target_origin
      left join webhook_configs c on c.tenant_id = d.tenant_id
-    where d.due_at is not null and d.due_at <= $1
-      and (d.status = 'ATTEMPTING' or coalesce(b.n, 0) < $2)
-      and ($4::uuid[] is null or d.tenant_id = any($4::uuid[]))
+    where k.status = 'ATTEMPTING' or k.rank <= $2 - k.busy
     order by d.due_at
     limit $3
     for update of d skip locked`,
@@ -264,8 +274,10 @@ async function writeSteps(sql: Sql, items: readonly DeliveryStep[], now: Date): 
  * One claim round, in one transaction: locks due jobs (SKIP LOCKED) of receivers below their
  * concurrency limit, starts an attempt on up to `slots` of them, and abandons attempts whose
  * lease ran out. A receiver at its limit is left out of the query altogether, so a slow
- * receiver's backlog never takes the places of other tenants' deliveries. `more` says the round
- * filled its window and another may find work at once. The signing secret is the one in force
+ * receiver's backlog never takes the places of other tenants' deliveries. `more` says abandoned
+ * attempts took places that another round may fill at once; otherwise the next recorded batch
+ * (or poll) brings the next round (another at once would, with every receiver that has due jobs
+ * at its limit, walk their whole backlog to find nothing). The signing secret is the one in force
  * at the claim, so a rotation applies to every later attempt, retries of older events included.
  */
 export async function claimDueDeliveries(
@@ -275,7 +287,8 @@ export async function claimDueDeliveries(
 ): Promise<{ started: StartedAttempt[]; abandoned: number; more: boolean }> {
   const { now } = limits;
   if (limits.tenantIds?.length === 0) return { started: [], abandoned: 0, more: false };
-  const window = Math.max(limits.slots, 1) * 2;
+  // Enough rows to look past a receiver at its limit without reading the whole backlog.
+  const window = Math.max(limits.slots, 1) * 4;
   return sql.transaction(async (tx) => {
     await tx.rows(claimTurn);
     const due = await tx.rows<{
@@ -290,7 +303,7 @@ export async function claimDueDeliveries(
       payload: Record<string, unknown> | string;
       secret_sealed: string | null;
       secret_version: number | null;
-    }>(selectDue, [now, limits.perTarget, window, scopeParam(limits)]);
+    }>(selectDue, [now, limits.perTarget, limits.slots, scopeParam(limits), window]);
     if (due.length === 0) return { started: [], abandoned: 0, more: false };
 
     const inFlight = new Map<string, number>();
@@ -303,6 +316,7 @@ export async function claimDueDeliveries(
         continue;
       }
       const busy = inFlight.get(row.target_origin) ?? row.busy;
+      // The statement already kept to both limits; a receiver counted twice would show here.
       if (starting >= limits.slots || busy >= limits.perTarget) continue;
       inFlight.set(row.target_origin, busy + 1);
       starting++;
@@ -347,8 +361,20 @@ export async function claimDueDeliveries(
     // Started in due order, as claimed.
     const order = new Map(due.map((d, i) => [d.id, i]));
     started.sort((a, b) => order.get(a.deliveryId)! - order.get(b.deliveryId)!);
-    return { started, abandoned, more: due.length === window && started.length < limits.slots };
+    return { started, abandoned, more: due.length === limits.slots && started.length < limits.slots };
   });
+}
+
+const selectNextDue = statement(
+  'webhook_deliveries_next_due',
+  `select min(due_at) as next from webhook_deliveries
+    where due_at > $1 and ($2::uuid[] is null or tenant_id = any($2::uuid[]))`,
+);
+
+/** When the next job that is not due yet becomes due (a retry, or a lease running out), or null. */
+export async function nextDueAt(sql: Sql, args: { now: Date } & TenantScope): Promise<Date | null> {
+  const [row] = await sql.rows<{ next: string | Date | null }>(selectNextDue, [args.now, scopeParam(args)]);
+  return row?.next ? toDate(row.next) : null;
 }
 
 /** What one attempt came to, as the sender reports it. */

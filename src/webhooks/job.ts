@@ -4,6 +4,7 @@ import {
   type AttemptResult,
   claimDueDeliveries,
   type FinishedAttempt,
+  nextDueAt,
   publishEvents,
   recordAttemptResults,
   type StartedAttempt,
@@ -74,6 +75,7 @@ export async function runWebhooksOnce(
   const sends = new Set<Promise<void>>();
   let lastPublish = Number.NEGATIVE_INFINITY;
   let backlog = false;
+  let idleWaited = false;
 
   try {
     for (;;) {
@@ -114,11 +116,21 @@ export async function runWebhooksOnce(
         });
         sends.add(running);
       }
+      if (started.length > 0) idleWaited = false;
       if (more || backlog) continue;
       if (recorder.outstanding === 0) {
         if (started.length === 0) {
-          // Nothing due and nothing in flight: done, once the outbox was looked at in this round.
-          if (publishedNow) break;
+          if (!publishedNow) {
+            // Look at the outbox once more before deciding there is nothing to do.
+            lastPublish = Number.NEGATIVE_INFINITY;
+            continue;
+          }
+          // Nothing due and nothing in flight. A retry due before the next pass would start is
+          // waited for here, once, so that it goes out on time rather than a poll interval late.
+          const wait = idleWaited ? null : await untilNextDue(deps, options);
+          if (wait === null) break;
+          idleWaited = true;
+          await sleep(wait);
           lastPublish = Number.NEGATIVE_INFINITY;
         }
         continue;
@@ -136,6 +148,15 @@ export async function runWebhooksOnce(
     await recorder.drain();
   }
   return summary;
+}
+
+/** Milliseconds until the next job becomes due, when that is within a poll interval; else null. */
+async function untilNextDue(deps: Deps, scope: TenantScope): Promise<number | null> {
+  const now = deps.clock.now();
+  const next = await nextDueAt(deps.sql, { now, ...scope });
+  if (!next) return null;
+  const wait = next.getTime() - now.getTime();
+  return wait <= deps.config.WORKER_POLL_INTERVAL_MS ? wait : null;
 }
 
 /** Sends one started attempt; never throws (a crash while sending is a failed attempt). */
