@@ -43,6 +43,13 @@ const selectUnpublished = statement(
     for update of o skip locked`,
 );
 
+// Most looks at the outbox find nothing: one statement says so without a transaction around it.
+const anyUnpublished = statement(
+  'webhook_outbox_any',
+  `select exists (select 1 from outbox_events
+                   where published_at is null and ($1::uuid[] is null or tenant_id = any($1::uuid[]))) as found`,
+);
+
 const insertDeliveries = statement(
   'webhook_deliveries_publish',
   `with published as (
@@ -70,6 +77,8 @@ export async function publishEvents(
   sql: Sql,
   args: { now: Date; limit: number } & TenantScope,
 ): Promise<{ published: number; jobs: number }> {
+  const [probe] = await sql.rows<{ found: boolean }>(anyUnpublished, [scopeParam(args)]);
+  if (!probe?.found) return { published: 0, jobs: 0 };
   return sql.transaction(async (tx) => {
     const events = await tx.rows<{
       id: string;

@@ -70,7 +70,7 @@ describe('webhook delivery in batches', () => {
   });
 
   describe('publishing', () => {
-    it('publishes many events in one pass of two statements, each job in the machine’s first state', async () => {
+    it('publishes many events in one transaction of two statements, each job in the machine’s first state', async () => {
       const merchant = await payoutReadyMerchant();
       const tenantEndpoint = await receiver();
       const payoutEndpoint = await receiver();
@@ -83,7 +83,11 @@ describe('webhook delivery in batches', () => {
       const batch = await publishEvents(watched.sql, { now, limit: 100, tenantIds: [merchant.tenantId] });
       expect(batch).to.deep.equal({ published: 12, jobs: 12 });
       expect(watched.transactions).to.equal(1);
-      expect(watched.statements).to.deep.equal(['webhook_outbox_claim', 'webhook_deliveries_publish']);
+      expect(watched.statements).to.deep.equal([
+        'webhook_outbox_any',
+        'webhook_outbox_claim',
+        'webhook_deliveries_publish',
+      ]);
 
       const initial = initialState(webhookDeliveryMachine, { now });
       const jobs = await jobsOf(merchant);
