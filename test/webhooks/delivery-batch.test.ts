@@ -13,8 +13,7 @@ import {
   createPayout,
   deliverFor,
   deliveryLog,
-  type Receiver,
-  startReceiver,
+  receiversClosedAfterEach,
 } from './receiver.ts';
 
 const backoff = () => harness().service.deps.config.WEBHOOK_BACKOFF_BASE_MS;
@@ -59,15 +58,7 @@ function passWith(sql: Sql, merchants: Merchant[]) {
 }
 
 describe('webhook delivery in batches', () => {
-  const receivers: Receiver[] = [];
-  const receiver = async (...args: Parameters<typeof startReceiver>) => {
-    const r = await startReceiver(...args);
-    receivers.push(r);
-    return r;
-  };
-  afterEach(async () => {
-    await Promise.all(receivers.splice(0).map((r) => r.close()));
-  });
+  const receiver = receiversClosedAfterEach();
 
   describe('publishing', () => {
     it('publishes many events in one transaction of two statements, each job in the machine’s first state', async () => {
