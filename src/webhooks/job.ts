@@ -75,7 +75,8 @@ export async function runWebhooksOnce(
   const sends = new Set<Promise<void>>();
   let lastPublish = Number.NEGATIVE_INFINITY;
   let backlog = false;
-  let idleWaited = false;
+  // While nothing is due and nothing in flight: when (performance.now()) the next retry is due.
+  let idleUntil: number | null = null;
 
   try {
     for (;;) {
@@ -116,7 +117,7 @@ export async function runWebhooksOnce(
         });
         sends.add(running);
       }
-      if (started.length > 0) idleWaited = false;
+      if (started.length > 0) idleUntil = null;
       if (more || backlog) continue;
       if (recorder.outstanding === 0) {
         if (started.length === 0) {
@@ -126,11 +127,15 @@ export async function runWebhooksOnce(
             continue;
           }
           // Nothing due and nothing in flight. A retry due before the next pass would start is
-          // waited for here, once, so that it goes out on time rather than a poll interval late.
-          const wait = idleWaited ? null : await untilNextDue(deps, options);
-          if (wait === null) break;
-          idleWaited = true;
-          await sleep(wait);
+          // waited for here, once, so that it goes out on time rather than a poll interval late;
+          // new events are still looked for meanwhile. Should the retry still not be due when
+          // the wait is over (a clock that does not move), the pass ends.
+          if (idleUntil === null) {
+            const wait = await untilNextDue(deps, options);
+            if (wait === null) break;
+            idleUntil = performance.now() + wait;
+          } else if (performance.now() >= idleUntil) break;
+          await sleep(Math.max(0, Math.min(idleUntil - performance.now(), PUBLISH_RECHECK_MS)));
           lastPublish = Number.NEGATIVE_INFINITY;
         }
         continue;

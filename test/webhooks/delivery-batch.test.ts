@@ -212,6 +212,28 @@ describe('webhook delivery in batches', () => {
   });
 
   describe('the schedule under a failing receiver', () => {
+    it('a retry due within the poll interval goes out in the same pass, not a pass later', async () => {
+      const merchant = await payoutReadyMerchant();
+      const endpoint = await receiver((_, i) => (i === 0 ? 500 : 200));
+      await configureWebhook(merchant, endpoint.url);
+      await createPayout(merchant);
+      const config = { WEBHOOK_BACKOFF_BASE_MS: 200, WORKER_POLL_INTERVAL_MS: 1000 };
+      // The clock reaches the retry's due time while the pass waits for it.
+      const moved = new Promise<void>((resolve) =>
+        setTimeout(() => {
+          harness().clock.advance(200);
+          resolve();
+        }, 30),
+      );
+      const summary = await deliverFor([merchant], config);
+      await moved;
+      expect(summary).to.include({ attempted: 2, failed: 1, succeeded: 1 });
+      expect((await deliveryLog(merchant)).map((r) => [r.attempt_number, r.status])).to.deep.equal([
+        [2, 'SUCCESS'],
+        [1, 'FAILED'],
+      ]);
+    });
+
     it('every delivery keeps its own schedule (0, 10, 30, 70, 150 s, then DEAD) within the receiver’s limit', async () => {
       const merchant = await payoutReadyMerchant();
       const endpoint = await receiver(() => 500);
