@@ -44,9 +44,9 @@ export interface WebhookPassSummary {
 const PUBLISH_BATCH = 1000;
 
 /**
- * While attempts are in flight, how often the pass looks for new outbox events (it always looks
- * at its start and before it ends): the bound on how late a new event's first attempt starts
- * during a long pass, at one query per interval rather than one per claim round.
+ * How often, at most, the pass looks for new outbox events while it delivers (it always looks at
+ * its start and before it ends): one query per interval rather than one per claim round, for at
+ * most this much delay of a new event's first attempt during a busy pass.
  */
 const PUBLISH_RECHECK_MS = 50;
 
