@@ -151,14 +151,22 @@ export interface ClaimLimits {
   backoffBaseMs: number;
 }
 
+/** What a claim round did. */
+export interface ClaimRound {
+  started: StartedAttempt[];
+  abandoned: number;
+  /** Abandoned attempts took places that another round may fill at once. */
+  more: boolean;
+  /** Per outcome handed to the round, what {@link recordAttemptResults} would have said. */
+  settled: (string | null)[];
+}
+
 // Claim rounds of all workers and instances take turns: the count of attempts in flight per
 // receiver and the claim that raises it must not interleave with another round's, or two rounds
 // could each see a receiver below its limit and together exceed it. A round is a few
 // milliseconds; sending and recording never take this lock.
-const claimTurn = statement(
-  'webhook_claim_turn',
-  `select pg_advisory_xact_lock(hashtext('webhook_deliveries_claim'))`,
-);
+const TURN_LOCK = `pg_advisory_xact_lock(hashtext('webhook_deliveries_claim'))`;
+const claimTurn = statement('webhook_claim_turn', `select ${TURN_LOCK}`);
 
 // Due jobs that can start now, with what an attempt needs (the payload, the tenant's sealed
 // secret). The first `$5` due jobs of receivers below their limit are read without locks and
@@ -199,11 +207,11 @@ const selectDue = statement(
  * count, and the delivery records its `record` actions ask for. A job is written only while its
  * snapshot is still the one the step started from (`before`): a result that arrives after its
  * attempt was abandoned, or twice, writes nothing, and neither does its record. Returns the ids
- * of the jobs written.
+ * of the jobs written. `withTurn` also takes the claim turn (see `claimTurn`), so that a claim
+ * round that starts by recording outcomes spends no round trip on the lock.
  */
-const applySteps = statement(
-  'webhook_deliveries_apply',
-  `with changed as (
+function applyStepsText(withTurn: boolean): string {
+  return `with changed as (
      update webhook_deliveries d
         set status = u.status, snapshot = u.snapshot, attempts = u.attempts, due_at = u.due_at, updated_at = $1
        from unnest($2::uuid[], $3::jsonb[], $4::text[], $5::jsonb[], $6::int[], $7::timestamptz[])
@@ -220,8 +228,16 @@ const applySteps = statement(
             as r(id, delivery_id, attempt_number, status, response_status, failure_reason, secret_version, duration_ms)
        join changed c on c.id = r.delivery_id
    )
-   select id from changed`,
-);
+   ${
+     withTurn
+       ? // One row whatever was written: the lock is taken even when nothing changed.
+         `select (select coalesce(array_agg(id), '{}') from changed) as ids, ${TURN_LOCK} is null as turn`
+       : `select array_agg(id) as ids from changed`
+   }`;
+}
+
+const applySteps = statement('webhook_deliveries_apply', applyStepsText(false));
+const applyStepsWithTurn = statement('webhook_deliveries_apply_turn', applyStepsText(true));
 
 /** One event for one job of a batch, with what its delivery record carries besides the machine's. */
 interface DeliveryStep {
@@ -237,18 +253,33 @@ interface TakenStep {
   done: Step;
 }
 
+/** A uuid[] as the pool returns it (an array) or as the embedded database's path does (`{a,b}`). */
+function idsOf(ids: string[] | string | null): string[] {
+  if (ids === null) return [];
+  if (Array.isArray(ids)) return ids;
+  return ids === '{}' ? [] : ids.slice(1, -1).split(',');
+}
+
 /**
  * Applies each event in memory and writes the taken ones in one statement (see `applySteps`),
  * all at the same `now`. Rows are sent in id order, so that two batches that share rows lock
  * them in the same order. Returns the taken steps that were written.
  */
-async function writeSteps(sql: Sql, items: readonly DeliveryStep[], now: Date): Promise<TakenStep[]> {
+async function writeSteps(
+  sql: Sql,
+  items: readonly DeliveryStep[],
+  now: Date,
+  options: { withTurn?: boolean } = {},
+): Promise<TakenStep[]> {
   const taken: TakenStep[] = [];
   for (const item of items) {
     const done = step(webhookDeliveryMachine, item.job, item.event);
     if (done.taken) taken.push({ item, done });
   }
-  if (taken.length === 0) return [];
+  if (taken.length === 0) {
+    if (options.withTurn) await sql.rows(claimTurn);
+    return [];
+  }
   taken.sort((a, b) => (a.item.job.id < b.item.job.id ? -1 : a.item.job.id > b.item.job.id ? 1 : 0));
 
   const jobs: unknown[][] = [[], [], [], [], [], []];
@@ -273,9 +304,11 @@ async function writeSteps(sql: Sql, items: readonly DeliveryStep[], now: Date): 
       for (let i = 0; i < record.length; i++) records[i]!.push(record[i]);
     }
   }
-  const written = new Set(
-    (await sql.rows<{ id: string }>(applySteps, [now, ...jobs, ...records])).map((r) => r.id),
+  const [row] = await sql.rows<{ ids: string[] | string | null }>(
+    options.withTurn ? applyStepsWithTurn : applySteps,
+    [now, ...jobs, ...records],
   );
+  const written = new Set(idsOf(row?.ids ?? null));
   return taken.filter((t) => written.has(t.item.job.id));
 }
 
@@ -292,14 +325,19 @@ async function writeSteps(sql: Sql, items: readonly DeliveryStep[], now: Date): 
 export async function claimDueDeliveries(
   sql: Sql,
   deps: { secrets: Pick<Secrets, 'encryptionKey'> },
-  limits: ClaimLimits & TenantScope,
-): Promise<{ started: StartedAttempt[]; abandoned: number; more: boolean }> {
+  limits: ClaimLimits & TenantScope & { finished?: readonly FinishedAttempt[] },
+): Promise<ClaimRound> {
   const { now } = limits;
-  if (limits.tenantIds?.length === 0) return { started: [], abandoned: 0, more: false };
+  const finished = limits.finished ?? [];
+  if (limits.tenantIds?.length === 0 && finished.length === 0) {
+    return { started: [], abandoned: 0, more: false, settled: [] };
+  }
   // Enough rows to look past a receiver at its limit without reading the whole backlog.
   const window = Math.max(limits.slots, 1) * 4;
   return sql.transaction(async (tx) => {
-    await tx.rows(claimTurn);
+    // The outcomes first, in the statement that takes the turn: the places they free count.
+    const settled = await recordIn(tx, finished, { backoffBaseMs: limits.backoffBaseMs, now }, true);
+    if (limits.slots <= 0) return { started: [], abandoned: 0, more: false, settled };
     const due = await tx.rows<{
       id: string;
       tenant_id: string;
@@ -313,7 +351,7 @@ export async function claimDueDeliveries(
       secret_sealed: string | null;
       secret_version: number | null;
     }>(selectDue, [now, limits.perTarget, limits.slots, scopeParam(limits), window]);
-    if (due.length === 0) return { started: [], abandoned: 0, more: false };
+    if (due.length === 0) return { started: [], abandoned: 0, more: false, settled };
 
     const inFlight = new Map<string, number>();
     const steps: DeliveryStep[] = [];
@@ -370,7 +408,12 @@ export async function claimDueDeliveries(
     // Started in due order, as claimed.
     const order = new Map(due.map((d, i) => [d.id, i]));
     started.sort((a, b) => order.get(a.deliveryId)! - order.get(b.deliveryId)!);
-    return { started, abandoned, more: due.length === limits.slots && started.length < limits.slots };
+    return {
+      started,
+      abandoned,
+      more: due.length === limits.slots && started.length < limits.slots,
+      settled,
+    };
   });
 }
 
@@ -412,6 +455,16 @@ export async function recordAttemptResults(
   finished: readonly FinishedAttempt[],
   args: { backoffBaseMs: number; now: Date },
 ): Promise<(string | null)[]> {
+  return recordIn(sql, finished, args, false);
+}
+
+/** {@link recordAttemptResults}, optionally taking the claim turn in the same statement. */
+async function recordIn(
+  sql: Sql,
+  finished: readonly FinishedAttempt[],
+  args: { backoffBaseMs: number; now: Date },
+  withTurn: boolean,
+): Promise<(string | null)[]> {
   const { now } = args;
   const written = await writeSteps(
     sql,
@@ -431,6 +484,7 @@ export async function recordAttemptResults(
       durationMs: result.durationMs,
     })),
     now,
+    { withTurn },
   );
   const settled = new Map(written.map((t) => [t.item.job.id, t.done.to]));
   return finished.map((f) => settled.get(f.attempt.deliveryId) ?? null);

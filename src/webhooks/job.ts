@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Deps } from '#src/deps.ts';
 import {
   type AttemptResult,
+  type ClaimRound,
   claimDueDeliveries,
   type FinishedAttempt,
   nextDueAt,
@@ -22,9 +23,11 @@ import type { HostResolver } from './url-policy.ts';
  * interval), so a receiver that hangs until the time-out holds its own slots and nobody else's.
  *
  * Outcomes are recorded in batches: a finished attempt waits until every attempt in flight has
- * finished, `RECORD_BATCH` results wait, or `RECORD_DELAY_MS` passed, whichever comes first, and
- * the batch is one statement. An attempt holds its slot until its outcome is recorded (the
- * database counts it ATTEMPTING until then, which is what the per-receiver limit counts).
+ * finished, `RECORD_BATCH` results wait, or `RECORD_DELAY_MS` passed, whichever comes first; the
+ * batch is then the first statement of the next claim round, in its transaction, so that the
+ * places it frees are filled at once (and the round's turn lock costs no round trip of its own).
+ * An attempt holds its place until its outcome is recorded (the database counts it ATTEMPTING
+ * until then, which is what the per-receiver limit counts).
  */
 
 export interface WebhookPassOptions extends TenantScope {
@@ -81,6 +84,7 @@ export async function runWebhooksOnce(
   try {
     for (;;) {
       let publishedNow = false;
+      let publishedAny = false;
       if (backlog || performance.now() - lastPublish >= PUBLISH_RECHECK_MS) {
         const batch = await publishEvents(deps.sql, {
           now: deps.clock.now(),
@@ -89,21 +93,33 @@ export async function runWebhooksOnce(
         });
         summary.published += batch.published;
         backlog = batch.published === PUBLISH_BATCH;
+        publishedAny = batch.jobs > 0;
         lastPublish = performance.now();
         publishedNow = true;
       }
-      const slots = config.WEBHOOK_CONCURRENCY - recorder.outstanding;
+      const finished = recorder.take();
+      const slots = config.WEBHOOK_CONCURRENCY - recorder.outstanding + finished.length;
       let more = false;
       let started: StartedAttempt[] = [];
-      if (slots > 0) {
-        const round = await claimDueDeliveries(deps.sql, deps, {
-          now: deps.clock.now(),
-          slots,
-          perTarget: config.WEBHOOK_CONCURRENCY_PER_TARGET,
-          leaseMs: config.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS,
-          backoffBaseMs: config.WEBHOOK_BACKOFF_BASE_MS,
-          tenantIds: options.tenantIds,
-        });
+      // While waiting for a retry, only new events or the retry's due time call for a round.
+      const waitingForRetry = idleUntil !== null && performance.now() < idleUntil && !publishedAny;
+      if (slots > 0 && !(waitingForRetry && finished.length === 0)) {
+        let round: ClaimRound;
+        try {
+          round = await claimDueDeliveries(deps.sql, deps, {
+            now: deps.clock.now(),
+            slots,
+            perTarget: config.WEBHOOK_CONCURRENCY_PER_TARGET,
+            leaseMs: config.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS,
+            backoffBaseMs: config.WEBHOOK_BACKOFF_BASE_MS,
+            tenantIds: options.tenantIds,
+            finished,
+          });
+        } catch (err) {
+          recorder.settle(finished, null, err);
+          throw err;
+        }
+        recorder.settle(finished, round.settled);
         started = round.started;
         more = round.more || round.abandoned > 0;
         summary.abandoned += round.abandoned;
@@ -140,9 +156,10 @@ export async function runWebhooksOnce(
         }
         continue;
       }
+      if (recorder.ready) continue;
       const poll = new AbortController();
       await Promise.race([
-        recorder.nextBatch(),
+        recorder.nextReady(),
         sleep(config.WORKER_POLL_INTERVAL_MS, undefined, { signal: poll.signal }).catch(() => undefined),
       ]);
       poll.abort();
@@ -194,15 +211,21 @@ async function attemptOnce(deps: Deps, send: WebhookSender, attempt: StartedAtte
   }
 }
 
-/** Collects finished attempts and records them in batches, one batch at a time. */
+/** Collects finished attempts into batches for the claim rounds to record. */
 interface Recorder {
-  /** Attempts started and not yet recorded (or given up on): the slots they hold. */
+  /** Attempts started and not yet recorded (or given up on): the places they hold. */
   readonly outstanding: number;
+  /** A batch waits to be recorded. */
+  readonly ready: boolean;
   started(): void;
   finished(attempt: FinishedAttempt): void;
-  /** Resolves when the next batch has been written (or failed). */
-  nextBatch(): Promise<void>;
-  /** Records whatever waits, and waits for it. */
+  /** The batch to record in the next claim round, once one is ready; else nothing. */
+  take(): FinishedAttempt[];
+  /** Accounts for a batch the round recorded (`settled`), or failed to record (null). */
+  settle(batch: readonly FinishedAttempt[], settled: (string | null)[] | null, err?: unknown): void;
+  /** Resolves when a batch is ready. */
+  nextReady(): Promise<void>;
+  /** Records whatever waits on its own, at the end of the pass. */
   drain(): Promise<void>;
 }
 
@@ -210,28 +233,24 @@ function createRecorder(deps: Deps, summary: WebhookPassSummary): Recorder {
   let outstanding = 0;
   let sending = 0;
   let pending: FinishedAttempt[] = [];
-  let writing: Promise<void> | null = null;
+  let ready = false;
   let timer: NodeJS.Timeout | undefined;
   const waiters: (() => void)[] = [];
 
-  const flush = (): void => {
+  const markReady = (): void => {
     clearTimeout(timer);
     timer = undefined;
-    if (writing || pending.length === 0) return;
-    const batch = pending;
-    pending = [];
-    writing = write(deps, summary, batch).finally(() => {
-      writing = null;
-      outstanding -= batch.length;
-      for (const wake of waiters.splice(0)) wake();
-      // What finished meanwhile has waited a whole write already.
-      flush();
-    });
+    if (pending.length === 0) return;
+    ready = true;
+    for (const wake of waiters.splice(0)) wake();
   };
 
-  return {
+  const recorder: Recorder = {
     get outstanding() {
       return outstanding;
+    },
+    get ready() {
+      return ready;
     },
     started() {
       outstanding++;
@@ -240,29 +259,55 @@ function createRecorder(deps: Deps, summary: WebhookPassSummary): Recorder {
     finished(attempt) {
       sending--;
       pending.push(attempt);
-      if (pending.length >= RECORD_BATCH || sending === 0) flush();
-      else timer ??= setTimeout(flush, RECORD_DELAY_MS);
+      if (pending.length >= RECORD_BATCH || sending === 0) markReady();
+      else timer ??= setTimeout(markReady, RECORD_DELAY_MS);
     },
-    nextBatch: () => new Promise<void>((resolve) => waiters.push(resolve)),
+    take() {
+      if (!ready) return [];
+      ready = false;
+      clearTimeout(timer);
+      timer = undefined;
+      const batch = pending;
+      pending = [];
+      return batch;
+    },
+    settle(batch, settled, err) {
+      outstanding -= batch.length;
+      if (batch.length > 0) report(deps, summary, batch, settled, err);
+    },
+    nextReady: () => new Promise<void>((resolve) => waiters.push(resolve)),
     async drain() {
-      flush();
-      while (writing) await writing;
+      clearTimeout(timer);
+      const batch = pending;
+      pending = [];
+      ready = false;
+      if (batch.length === 0) return;
+      try {
+        const settled = await recordAttemptResults(deps.sql, batch, {
+          backoffBaseMs: deps.config.WEBHOOK_BACKOFF_BASE_MS,
+          now: deps.clock.now(),
+        });
+        recorder.settle(batch, settled);
+      } catch (err) {
+        recorder.settle(batch, null, err);
+      }
     },
   };
+  return recorder;
 }
 
 /**
- * Records one batch of outcomes. When the batch cannot be recorded its jobs stay ATTEMPTING until
- * their lease runs out and a later pass abandons them: a duplicate delivery, never a lost one.
+ * Counts and logs a batch of outcomes. One that was not recorded leaves its job ATTEMPTING until
+ * its lease runs out and a later pass abandons it: a duplicate delivery, never a lost one.
  */
-async function write(deps: Deps, summary: WebhookPassSummary, batch: FinishedAttempt[]): Promise<void> {
-  let settled: (string | null)[];
-  try {
-    settled = await recordAttemptResults(deps.sql, batch, {
-      backoffBaseMs: deps.config.WEBHOOK_BACKOFF_BASE_MS,
-      now: deps.clock.now(),
-    });
-  } catch (err) {
+function report(
+  deps: Deps,
+  summary: WebhookPassSummary,
+  batch: readonly FinishedAttempt[],
+  settled: (string | null)[] | null,
+  err: unknown,
+): void {
+  if (settled === null) {
     deps.log.error(
       { err, deliveries: batch.map((f) => f.attempt.deliveryId) },
       'webhook attempt outcomes not recorded; they are retried after their lease',
