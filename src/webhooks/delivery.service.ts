@@ -18,8 +18,10 @@ import { deliveryBody } from './signature.ts';
  * settles leaves one delivery record in the same statement. Nothing here makes a network call;
  * `job.ts` sends between the claim and the record, outside any transaction.
  *
- * Each batch is a few set-based statements whatever its size: publishing is two (in one
- * transaction), a claim round three (in one transaction), and recording one.
+ * Each batch is a few set-based statements whatever its size: publishing is a probe and two
+ * statements in one transaction; a claim round is three in one transaction, the first of which
+ * also records the outcomes that finished before it; recording on its own (at the end of a pass)
+ * is one.
  */
 
 /** Restricts work to some tenants: an operator's targeted pass, or a test among other tests' rows. */
