@@ -161,9 +161,11 @@ export const webhookDeliveryMachine = setup({
 }).createMachine({
   id: 'webhookDelivery',
   initial: 'PENDING',
+  // XState builds a throwaway initial snapshot, without input, inside every pure `transition()`:
+  // answering it with no due time instead of throwing saves an exception per step.
   context: ({ input }) => ({
     attempts: 0,
-    dueAt: input.now.toISOString(),
+    dueAt: input ? input.now.toISOString() : null,
     lastResponseStatus: null,
     lastFailureReason: null,
   }),

@@ -1,24 +1,27 @@
-import { type EntityManager, LockMode } from '@mikro-orm/postgresql';
 import {
   type RecordParams,
+  type WebhookDeliveryContext,
   type WebhookDeliveryEvent,
   webhookDeliveryMachine,
 } from '#machines/webhook-delivery.machine.ts';
+import { type Sql, statement, toDate } from '#src/db/sql.ts';
 import type { Secrets } from '#src/deps.ts';
-import { applyEvent, initialState, restore, type Transition } from '#src/engine/engine.ts';
-import { OutboxEvent } from '#src/events/entities.ts';
-import { Payout } from '#src/payouts/entities.ts';
-import { currentSigningSecret } from './config.service.ts';
-import { WebhookDelivery, WebhookDeliveryAttempt } from './delivery.entities.ts';
-import { WebhookConfig } from './entities.ts';
+import { initialState, type Step, step } from '#src/engine/engine.ts';
+import { newId } from '#src/lib/ids.ts';
+import { openSigningSecret } from './secret.ts';
 import { deliveryBody } from './signature.ts';
 
 /**
  * The database side of webhook delivery: outbox events become delivery jobs, due jobs are
  * claimed and started, outcomes are recorded. Every status change of a job goes through
- * `webhookDeliveryMachine` via the engine, and every attempt it settles leaves one delivery
- * record in the same transaction. Nothing here makes a network call; `job.ts` sends between the
- * claim and the record, outside any transaction.
+ * `webhookDeliveryMachine` (the engine's pure `step()`, a batch at a time), and every attempt it
+ * settles leaves one delivery record in the same statement. Nothing here makes a network call;
+ * `job.ts` sends between the claim and the record, outside any transaction.
+ *
+ * Each batch is a few set-based statements whatever its size: publishing is a probe and two
+ * statements in one transaction; a claim round is three in one transaction, the first of which
+ * also records the outcomes that finished before it; recording on its own (at the end of a pass)
+ * is one.
  */
 
 /** Restricts work to some tenants: an operator's targeted pass, or a test among other tests' rows. */
@@ -26,58 +29,102 @@ export interface TenantScope {
   tenantIds?: readonly string[];
 }
 
+/** The scope as a statement parameter: null means every tenant. */
+const scopeParam = (scope: TenantScope) => (scope.tenantIds ? [...scope.tenantIds] : null);
+
+// The target is the payout's notification_url when set, else the tenant's webhook URL.
+const selectUnpublished = statement(
+  'webhook_outbox_claim',
+  `select o.id, o.tenant_id, o.payout_id, o.event_type, coalesce(p.notification_url, c.url) as target_url
+     from outbox_events o
+     left join payouts p on p.id = o.payout_id
+     left join webhook_configs c on c.tenant_id = o.tenant_id
+    where o.published_at is null and ($2::uuid[] is null or o.tenant_id = any($2::uuid[]))
+    order by o.created_at, o.id
+    limit $1
+    for update of o skip locked`,
+);
+
+// Most looks at the outbox find nothing: one statement says so without a transaction around it.
+const anyUnpublished = statement(
+  'webhook_outbox_any',
+  `select exists (select 1 from outbox_events
+                   where published_at is null and ($1::uuid[] is null or tenant_id = any($1::uuid[]))) as found`,
+);
+
+const insertDeliveries = statement(
+  'webhook_deliveries_publish',
+  `with published as (
+     update outbox_events set published_at = $1 where id = any($2::uuid[])
+   )
+   insert into webhook_deliveries (id, tenant_id, event_id, payout_id, event_type, target_url, target_origin,
+       status, snapshot, attempts, due_at, created_at, updated_at)
+   select d.id, d.tenant_id, d.event_id, d.payout_id, d.event_type, d.target_url, d.target_origin,
+          $3, $4::jsonb, $5, $6, $1, $1
+     from unnest($7::uuid[], $8::uuid[], $9::uuid[], $10::uuid[], $11::text[], $12::text[], $13::text[])
+          as d(id, tenant_id, event_id, payout_id, event_type, target_url, target_origin)`,
+);
+
+/** A machine context as persisted in a snapshot. */
+const contextOf = (snapshot: Record<string, unknown>) => snapshot.context as WebhookDeliveryContext;
+
 /**
  * Turns up to `limit` unpublished outbox events into delivery jobs, oldest first, and marks them
  * published in the same transaction (claimed with SKIP LOCKED, so instances share the work).
  * The target is the payout's `notification_url` when set, else the tenant's webhook URL; with
- * neither the event is published without a job. Returns how many events were published.
+ * neither the event is published without a job. Every job starts in the machine's initial
+ * state, which depends only on `now`: one snapshot serves the whole batch.
  */
 export async function publishEvents(
-  em: EntityManager,
+  sql: Sql,
   args: { now: Date; limit: number } & TenantScope,
 ): Promise<{ published: number; jobs: number }> {
-  const events = await em.find(
-    OutboxEvent,
-    { publishedAt: null, ...(args.tenantIds ? { tenant: { $in: [...args.tenantIds] } } : {}) },
-    {
-      orderBy: { createdAt: 'asc', id: 'asc' },
-      limit: args.limit,
-      lockMode: LockMode.PESSIMISTIC_PARTIAL_WRITE,
-    },
-  );
-  if (events.length === 0) return { published: 0, jobs: 0 };
+  const [probe] = await sql.rows<{ found: boolean }>(anyUnpublished, [scopeParam(args)]);
+  if (!probe?.found) return { published: 0, jobs: 0 };
+  return sql.transaction(async (tx) => {
+    const events = await tx.rows<{
+      id: string;
+      tenant_id: string;
+      payout_id: string | null;
+      event_type: string;
+      target_url: string | null;
+    }>(selectUnpublished, [args.limit, scopeParam(args)]);
+    if (events.length === 0) return { published: 0, jobs: 0 };
 
-  const payoutIds = [...new Set(events.map((e) => e.payoutId).filter((id): id is string => !!id))];
-  const tenantIds = [...new Set(events.map((e) => e.tenant.id))];
-  const payouts = payoutIds.length > 0 ? await em.find(Payout, { id: { $in: payoutIds } }) : [];
-  const configs = await em.find(WebhookConfig, { tenant: { $in: tenantIds } });
-  const overrideOf = new Map(payouts.map((p) => [p.id, p.notificationUrl ?? null]));
-  const defaultOf = new Map(configs.map((c) => [c.tenant.id, c.url ?? null]));
-
-  let jobs = 0;
-  for (const event of events) {
-    const target =
-      (event.payoutId ? overrideOf.get(event.payoutId) : null) ?? defaultOf.get(event.tenant.id) ?? null;
-    if (target) {
-      const initial = initialState(webhookDeliveryMachine, { now: args.now });
-      em.create(WebhookDelivery, {
-        tenant: event.tenant,
-        event,
-        payoutId: event.payoutId ?? null,
-        eventType: event.eventType,
-        targetUrl: target,
-        targetOrigin: new URL(target).origin,
-        status: initial.status as WebhookDelivery['status'],
-        snapshot: initial.snapshot,
-        attempts: 0,
-        dueAt: args.now,
-      });
-      jobs++;
+    const jobs: unknown[][] = [[], [], [], [], [], [], []];
+    for (const event of events) {
+      if (!event.target_url) continue;
+      const row = [
+        newId(),
+        event.tenant_id,
+        event.id,
+        event.payout_id,
+        event.event_type,
+        event.target_url,
+        new URL(event.target_url).origin,
+      ];
+      for (let i = 0; i < row.length; i++) jobs[i]!.push(row[i]);
     }
-    event.publishedAt = args.now;
-  }
-  await em.flush();
-  return { published: events.length, jobs };
+    const initial = initialState(webhookDeliveryMachine, { now: args.now });
+    const context = contextOf(initial.snapshot);
+    await tx.rows(insertDeliveries, [
+      args.now,
+      events.map((e) => e.id),
+      initial.status,
+      initial.snapshot,
+      context.attempts,
+      context.dueAt,
+      ...jobs,
+    ]);
+    return { published: events.length, jobs: jobs[0]!.length };
+  });
+}
+
+/** A job as a claim or a record reads and writes it: enough to step its machine and log an attempt. */
+interface DeliveryRow {
+  id: string;
+  status: string;
+  snapshot: Record<string, unknown>;
 }
 
 /** An attempt that was just started (its job is ATTEMPTING and committed): what to send. */
@@ -91,6 +138,8 @@ export interface StartedAttempt {
   body: string;
   /** The tenant's signing secret at claim time, or null when the delivery goes unsigned. */
   signing: { secret: string; version: number } | null;
+  /** The job as the claim left it: its outcome is recorded only if the job is still exactly so. */
+  job: DeliveryRow;
 }
 
 export interface ClaimLimits {
@@ -104,92 +153,282 @@ export interface ClaimLimits {
   backoffBaseMs: number;
 }
 
+/** What a claim round did. */
+export interface ClaimRound {
+  started: StartedAttempt[];
+  abandoned: number;
+  /** Abandoned attempts took places that another round may fill at once. */
+  more: boolean;
+  /** Per outcome handed to the round, what {@link recordAttemptResults} would have said. */
+  settled: (string | null)[];
+}
+
+// Claim rounds of all workers and instances take turns: the count of attempts in flight per
+// receiver and the claim that raises it must not interleave with another round's, or two rounds
+// could each see a receiver below its limit and together exceed it. A round is a few
+// milliseconds; sending and recording never take this lock.
+const TURN_LOCK = `pg_advisory_xact_lock(hashtext('webhook_deliveries_claim'))`;
+const claimTurn = statement('webhook_claim_turn', `select ${TURN_LOCK}`);
+
+// Due jobs that can start now, with what an attempt needs (the payload, the tenant's sealed
+// secret). The first `$5` due jobs of receivers below their limit are read without locks and
+// ranked per receiver; only those within the receiver's free places are locked (lapsed attempts
+// whatever the load: abandoning one sends nothing), so a round locks what it starts and no more.
+// Ordered by due time alone, which the index gives without a sort (a batch published together
+// shares one due time, and sorting it by id too would sort the whole backlog every round).
+const selectDue = statement(
+  'webhook_deliveries_due',
+  `with busy as (
+     select target_origin, count(*)::int as n from webhook_deliveries
+      where status = 'ATTEMPTING' and due_at > $1 group by target_origin
+   ),
+   candidates as (
+     select w.id, w.status, coalesce(b.n, 0) as busy,
+            row_number() over (partition by w.target_origin, w.status = 'ATTEMPTING' order by w.due_at) as rank
+       from (select id, status, target_origin, due_at from webhook_deliveries
+              where due_at is not null and due_at <= $1
+                and ($4::uuid[] is null or tenant_id = any($4::uuid[]))
+              order by due_at limit $5) w
+       left join busy b on b.target_origin = w.target_origin
+      where w.status = 'ATTEMPTING' or coalesce(b.n, 0) < $2
+   )
+   select d.id, d.tenant_id, d.event_type, d.target_url, d.target_origin, d.status, d.snapshot,
+          k.busy, e.payload, c.secret_sealed, c.secret_version
+     from candidates k
+     join webhook_deliveries d on d.id = k.id
+     join outbox_events e on e.id = d.event_id
+     left join webhook_configs c on c.tenant_id = d.tenant_id
+    where k.status = 'ATTEMPTING' or k.rank <= $2 - k.busy
+    order by d.due_at
+    limit $3
+    for update of d skip locked`,
+);
+
 /**
- * One claim round, in the caller's transaction: locks due jobs (SKIP LOCKED) of receivers below
- * their concurrency limit, starts an attempt on up to `slots` of them, and abandons attempts
- * whose lease ran out. A receiver at its limit is left out of the query altogether, so a slow
- * receiver's backlog never takes the places of other tenants' deliveries. `more` says the round
- * filled its window and another may find work at once.
+ * Writes a batch of steps: each job's status, snapshot and the machine's due time and attempt
+ * count, and the delivery records its `record` actions ask for. A job is written only while its
+ * snapshot is still the one the step started from (`before`): a result that arrives after its
+ * attempt was abandoned, or twice, writes nothing, and neither does its record. Returns the ids
+ * of the jobs written. `withTurn` also takes the claim turn (see `claimTurn`), so that a claim
+ * round that starts by recording outcomes spends no round trip on the lock.
+ */
+function applyStepsText(withTurn: boolean): string {
+  return `with changed as (
+     update webhook_deliveries d
+        set status = u.status, snapshot = u.snapshot, attempts = u.attempts, due_at = u.due_at, updated_at = $1
+       from unnest($2::uuid[], $3::jsonb[], $4::text[], $5::jsonb[], $6::int[], $7::timestamptz[])
+            as u(id, before, status, snapshot, attempts, due_at)
+      where d.id = u.id and d.snapshot = u.before
+     returning d.id, d.tenant_id, d.event_id, d.payout_id, d.event_type, d.target_url
+   ),
+   recorded as (
+     insert into webhook_delivery_attempts (id, tenant_id, delivery_id, event_id, payout_id, event_type,
+         attempt_number, target_url, status, response_status, failure_reason, secret_version, duration_ms, created_at)
+     select r.id, c.tenant_id, c.id, c.event_id, c.payout_id, c.event_type, r.attempt_number, c.target_url,
+            r.status, r.response_status, r.failure_reason, r.secret_version, r.duration_ms, $1
+       from unnest($8::uuid[], $9::uuid[], $10::int[], $11::text[], $12::int[], $13::text[], $14::int[], $15::int[])
+            as r(id, delivery_id, attempt_number, status, response_status, failure_reason, secret_version, duration_ms)
+       join changed c on c.id = r.delivery_id
+   )
+   ${
+     withTurn
+       ? // One row whatever was written: the lock is taken even when nothing changed.
+         `select (select coalesce(array_agg(id), '{}') from changed) as ids, ${TURN_LOCK} is null as turn`
+       : `select array_agg(id) as ids from changed`
+   }`;
+}
+
+const applySteps = statement('webhook_deliveries_apply', applyStepsText(false));
+const applyStepsWithTurn = statement('webhook_deliveries_apply_turn', applyStepsText(true));
+
+/** One event for one job of a batch, with what its delivery record carries besides the machine's. */
+interface DeliveryStep {
+  job: DeliveryRow;
+  event: WebhookDeliveryEvent;
+  secretVersion?: number | null;
+  durationMs?: number | null;
+}
+
+/** A step that was taken, with the job as it leaves it. */
+interface TakenStep {
+  item: DeliveryStep;
+  done: Step;
+}
+
+/** A uuid[] as the pool returns it (an array) or as the embedded database's path does (`{a,b}`). */
+function idsOf(ids: string[] | string | null): string[] {
+  if (ids === null) return [];
+  if (Array.isArray(ids)) return ids;
+  return ids === '{}' ? [] : ids.slice(1, -1).split(',');
+}
+
+/**
+ * Applies each event in memory and writes the taken ones in one statement (see `applySteps`),
+ * all at the same `now`. Rows are sent in id order, so that two batches that share rows lock
+ * them in the same order. Returns the taken steps that were written.
+ */
+async function writeSteps(
+  sql: Sql,
+  items: readonly DeliveryStep[],
+  now: Date,
+  options: { withTurn?: boolean } = {},
+): Promise<TakenStep[]> {
+  const taken: TakenStep[] = [];
+  for (const item of items) {
+    const done = step(webhookDeliveryMachine, item.job, item.event);
+    if (done.taken) taken.push({ item, done });
+  }
+  if (taken.length === 0) {
+    if (options.withTurn) await sql.rows(claimTurn);
+    return [];
+  }
+  taken.sort((a, b) => (a.item.job.id < b.item.job.id ? -1 : a.item.job.id > b.item.job.id ? 1 : 0));
+
+  const jobs: unknown[][] = [[], [], [], [], [], []];
+  const records: unknown[][] = [[], [], [], [], [], [], [], []];
+  for (const { item, done } of taken) {
+    const context = contextOf(done.snapshot);
+    const job = [item.job.id, item.job.snapshot, done.to, done.snapshot, context.attempts, context.dueAt];
+    for (let i = 0; i < job.length; i++) jobs[i]!.push(job[i]);
+    for (const action of done.actions) {
+      if (action.type !== 'record') throw new Error(`webhook delivery machine asked for ${action.type}`);
+      const params = action.params as RecordParams;
+      const record = [
+        newId(),
+        item.job.id,
+        params.attemptNumber,
+        params.status,
+        params.responseStatus,
+        params.failureReason?.slice(0, 500) ?? null,
+        item.secretVersion ?? null,
+        item.durationMs ?? null,
+      ];
+      for (let i = 0; i < record.length; i++) records[i]!.push(record[i]);
+    }
+  }
+  const [row] = await sql.rows<{ ids: string[] | string | null }>(
+    options.withTurn ? applyStepsWithTurn : applySteps,
+    [now, ...jobs, ...records],
+  );
+  const written = new Set(idsOf(row?.ids ?? null));
+  return taken.filter((t) => written.has(t.item.job.id));
+}
+
+/**
+ * One claim round, in one transaction: locks due jobs (SKIP LOCKED) of receivers below their
+ * concurrency limit, starts an attempt on up to `slots` of them, and abandons attempts whose
+ * lease ran out. A receiver at its limit is left out of the query altogether, so a slow
+ * receiver's backlog never takes the places of other tenants' deliveries. `more` says abandoned
+ * attempts took places that another round may fill at once; otherwise the next recorded batch
+ * (or poll) brings the next round (another at once would, with every receiver that has due jobs
+ * at its limit, walk their whole backlog to find nothing). The signing secret is the one in force
+ * at the claim, so a rotation applies to every later attempt, retries of older events included.
  */
 export async function claimDueDeliveries(
-  em: EntityManager,
+  sql: Sql,
   deps: { secrets: Pick<Secrets, 'encryptionKey'> },
-  limits: ClaimLimits & TenantScope,
-): Promise<{ started: StartedAttempt[]; abandoned: number; more: boolean }> {
+  limits: ClaimLimits & TenantScope & { finished?: readonly FinishedAttempt[] },
+): Promise<ClaimRound> {
   const { now } = limits;
-  const busy = await em.execute<{ target_origin: string; n: number }[]>(
-    `select target_origin, count(*)::int as n from webhook_deliveries
-      where status = 'ATTEMPTING' and due_at > ? group by target_origin`,
-    [now],
-  );
-  const inFlight = new Map(busy.map((b) => [b.target_origin, b.n]));
-  const saturated = busy.filter((b) => b.n >= limits.perTarget).map((b) => b.target_origin);
-
-  const window = Math.max(limits.slots, 1) * 2;
-  const params: unknown[] = [now];
-  let filter = '';
-  if (saturated.length > 0) {
-    // Lapsed attempts are claimed whatever their receiver's load: abandoning one sends nothing.
-    filter += ` and (status = 'ATTEMPTING' or target_origin not in (${saturated.map(() => '?').join(', ')}))`;
-    params.push(...saturated);
+  const finished = limits.finished ?? [];
+  if (limits.tenantIds?.length === 0 && finished.length === 0) {
+    return { started: [], abandoned: 0, more: false, settled: [] };
   }
-  if (limits.tenantIds) {
-    if (limits.tenantIds.length === 0) return { started: [], abandoned: 0, more: false };
-    filter += ` and tenant_id in (${limits.tenantIds.map(() => '?').join(', ')})`;
-    params.push(...limits.tenantIds);
-  }
-  const due = await em.execute<{ id: string }[]>(
-    `select id from webhook_deliveries where due_at is not null and due_at <= ?${filter}
-      order by due_at limit ? for update skip locked`,
-    [...params, window],
-  );
-  if (due.length === 0) return { started: [], abandoned: 0, more: false };
+  // Enough rows to look past a receiver at its limit without reading the whole backlog.
+  const window = Math.max(limits.slots, 1) * 4;
+  return sql.transaction(async (tx) => {
+    // The outcomes first, in the statement that takes the turn: the places they free count.
+    const settled = await recordIn(tx, finished, { backoffBaseMs: limits.backoffBaseMs, now }, true);
+    if (limits.slots <= 0) return { started: [], abandoned: 0, more: false, settled };
+    const due = await tx.rows<{
+      id: string;
+      tenant_id: string;
+      event_type: string;
+      target_url: string;
+      target_origin: string;
+      status: string;
+      snapshot: Record<string, unknown>;
+      busy: number;
+      payload: Record<string, unknown> | string;
+      secret_sealed: string | null;
+      secret_version: number | null;
+    }>(selectDue, [now, limits.perTarget, limits.slots, scopeParam(limits), window]);
+    if (due.length === 0) return { started: [], abandoned: 0, more: false, settled };
 
-  const rows = await em.find(
-    WebhookDelivery,
-    { id: { $in: due.map((d) => d.id) } },
-    { populate: ['event'], orderBy: { dueAt: 'asc', id: 'asc' } },
-  );
-  const started: { row: WebhookDelivery; attempt: number }[] = [];
-  let abandoned = 0;
-  for (const row of rows) {
-    if (row.status === 'ATTEMPTING') {
-      const t = await applyDeliveryEvent(em, row.id, {
-        type: 'ABANDON',
-        backoffBaseMs: limits.backoffBaseMs,
-        now,
-      });
-      if (t.taken) abandoned++;
-      continue;
+    const inFlight = new Map<string, number>();
+    const steps: DeliveryStep[] = [];
+    const chosen = new Map<string, (typeof due)[number]>();
+    let starting = 0;
+    for (const row of due) {
+      if (row.status === 'ATTEMPTING') {
+        steps.push({ job: row, event: { type: 'ABANDON', backoffBaseMs: limits.backoffBaseMs, now } });
+        continue;
+      }
+      const busy = inFlight.get(row.target_origin) ?? row.busy;
+      // The statement already kept to both limits; a receiver counted twice would show here.
+      if (starting >= limits.slots || busy >= limits.perTarget) continue;
+      inFlight.set(row.target_origin, busy + 1);
+      starting++;
+      chosen.set(row.id, row);
+      steps.push({ job: row, event: { type: 'ATTEMPT', leaseMs: limits.leaseMs, now } });
     }
-    const busyHere = inFlight.get(row.targetOrigin) ?? 0;
-    if (started.length >= limits.slots || busyHere >= limits.perTarget) continue;
-    const t = await applyDeliveryEvent(em, row.id, { type: 'ATTEMPT', leaseMs: limits.leaseMs, now });
-    if (!t.taken) continue;
-    inFlight.set(row.targetOrigin, busyHere + 1);
-    started.push({ row, attempt: t.row.attempts });
-  }
+    const written = await writeSteps(tx, steps, now);
 
-  // The secret in force now, read once per tenant: a rotation applies to every later attempt,
-  // retries of older events included.
-  const signing = new Map<string, StartedAttempt['signing']>();
-  for (const tenantId of new Set(started.map((s) => s.row.tenant.id))) {
-    signing.set(tenantId, await currentSigningSecret(em, deps, tenantId));
-  }
-  return {
-    started: started.map(({ row, attempt }) => ({
-      deliveryId: row.id,
-      tenantId: row.tenant.id,
-      attempt,
-      url: row.targetUrl,
-      origin: row.targetOrigin,
-      eventType: row.eventType,
-      body: deliveryBody(row.event.payload),
-      signing: signing.get(row.tenant.id) ?? null,
-    })),
-    abandoned,
-    more: due.length === window && started.length < limits.slots,
-  };
+    // Opened once per secret and round: a rotated secret is a new sealed value, so it is never
+    // mistaken for the old one.
+    const opened = new Map<string, string>();
+    const started: StartedAttempt[] = [];
+    let abandoned = 0;
+    for (const { item, done } of written) {
+      const row = chosen.get(item.job.id);
+      if (!row) {
+        abandoned++;
+        continue;
+      }
+      let signing: StartedAttempt['signing'] = null;
+      if (row.secret_sealed !== null) {
+        let secret = opened.get(row.secret_sealed);
+        if (secret === undefined) {
+          secret = openSigningSecret(deps.secrets.encryptionKey, row.secret_sealed);
+          opened.set(row.secret_sealed, secret);
+        }
+        signing = { secret, version: row.secret_version ?? 0 };
+      }
+      const payload = typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload;
+      started.push({
+        deliveryId: row.id,
+        tenantId: row.tenant_id,
+        attempt: contextOf(done.snapshot).attempts,
+        url: row.target_url,
+        origin: row.target_origin,
+        eventType: row.event_type,
+        body: deliveryBody(payload),
+        signing,
+        job: { id: row.id, status: done.to, snapshot: done.snapshot },
+      });
+    }
+    // Started in due order, as claimed.
+    const order = new Map(due.map((d, i) => [d.id, i]));
+    started.sort((a, b) => order.get(a.deliveryId)! - order.get(b.deliveryId)!);
+    return {
+      started,
+      abandoned,
+      more: due.length === limits.slots && started.length < limits.slots,
+      settled,
+    };
+  });
+}
+
+const selectNextDue = statement(
+  'webhook_deliveries_next_due',
+  `select min(due_at) as next from webhook_deliveries
+    where due_at > $1 and ($2::uuid[] is null or tenant_id = any($2::uuid[]))`,
+);
+
+/** When the next job that is not due yet becomes due (a retry, or a lease running out), or null. */
+export async function nextDueAt(sql: Sql, args: { now: Date } & TenantScope): Promise<Date | null> {
+  const [row] = await sql.rows<{ next: string | Date | null }>(selectNextDue, [args.now, scopeParam(args)]);
+  return row?.next ? toDate(row.next) : null;
 }
 
 /** What one attempt came to, as the sender reports it. */
@@ -200,79 +439,55 @@ export interface AttemptResult {
   durationMs: number | null;
 }
 
-/**
- * Records the outcome of attempt `attempt` of a job in the caller's transaction: the machine
- * settles it (SUCCEEDED, RETRY_SCHEDULED with the next due time, or DEAD) and its `record` action
- * becomes the delivery record. A result for an attempt that is no longer the current one (it was
- * abandoned meanwhile) is ignored and writes nothing.
- */
-export async function recordAttemptResult(
-  em: EntityManager,
-  args: {
-    deliveryId: string;
-    attempt: number;
-    result: AttemptResult;
-    secretVersion: number | null;
-    backoffBaseMs: number;
-    now: Date;
-  },
-): Promise<Transition<WebhookDelivery, WebhookDeliveryEvent>> {
-  const { result, now } = args;
-  const event: WebhookDeliveryEvent = result.ok
-    ? { type: 'SUCCEEDED', attempt: args.attempt, responseStatus: result.responseStatus ?? 0, now }
-    : {
-        type: 'FAILED',
-        attempt: args.attempt,
-        responseStatus: result.responseStatus,
-        failureReason: result.failureReason ?? 'failed',
-        backoffBaseMs: args.backoffBaseMs,
-        now,
-      };
-  return applyDeliveryEvent(em, args.deliveryId, event, {
-    secretVersion: args.secretVersion,
-    durationMs: result.durationMs,
-  });
+/** A finished attempt waiting to be recorded. */
+export interface FinishedAttempt {
+  attempt: StartedAttempt;
+  result: AttemptResult;
 }
 
 /**
- * Applies one event to a delivery job through the engine and, when taken, mirrors the machine's
- * due time and attempt count into their columns and writes the delivery records it asks for.
+ * Records the outcomes of a batch of attempts in one statement (its own transaction): the
+ * machine settles each (SUCCEEDED, RETRY_SCHEDULED with the next due time, or DEAD) and its
+ * `record` action becomes the delivery record. A result for an attempt that is no longer the
+ * current one (it was abandoned meanwhile) is ignored and writes nothing. Returns, per attempt
+ * in the order given, the status its job was left in, or null when nothing was written.
  */
-async function applyDeliveryEvent(
-  em: EntityManager,
-  deliveryId: string,
-  event: WebhookDeliveryEvent,
-  extra: { secretVersion?: number | null; durationMs?: number | null } = {},
-): Promise<Transition<WebhookDelivery, WebhookDeliveryEvent>> {
-  return applyEvent(em, {
-    machine: webhookDeliveryMachine,
-    entity: WebhookDelivery,
-    id: deliveryId,
-    event,
-    onTransition: async (tx, t: Transition<WebhookDelivery, WebhookDeliveryEvent>) => {
-      const row = t.row;
-      const context = restore(webhookDeliveryMachine, row).context;
-      row.dueAt = context.dueAt ? new Date(context.dueAt) : null;
-      row.attempts = context.attempts;
-      for (const action of t.actions) {
-        if (action.type !== 'record') throw new Error(`webhook delivery machine asked for ${action.type}`);
-        const params = action.params as RecordParams;
-        tx.create(WebhookDeliveryAttempt, {
-          tenant: row.tenant,
-          delivery: row,
-          eventId: row.event.id,
-          payoutId: row.payoutId ?? null,
-          eventType: row.eventType,
-          attemptNumber: params.attemptNumber,
-          targetUrl: row.targetUrl,
-          status: params.status,
-          responseStatus: params.responseStatus,
-          failureReason: params.failureReason?.slice(0, 500) ?? null,
-          secretVersion: extra.secretVersion ?? null,
-          durationMs: extra.durationMs ?? null,
-          createdAt: event.now,
-        });
-      }
-    },
-  }) as Promise<Transition<WebhookDelivery, WebhookDeliveryEvent>>;
+export async function recordAttemptResults(
+  sql: Sql,
+  finished: readonly FinishedAttempt[],
+  args: { backoffBaseMs: number; now: Date },
+): Promise<(string | null)[]> {
+  return recordIn(sql, finished, args, false);
+}
+
+/** {@link recordAttemptResults}, optionally taking the claim turn in the same statement. */
+async function recordIn(
+  sql: Sql,
+  finished: readonly FinishedAttempt[],
+  args: { backoffBaseMs: number; now: Date },
+  withTurn: boolean,
+): Promise<(string | null)[]> {
+  const { now } = args;
+  const written = await writeSteps(
+    sql,
+    finished.map(({ attempt, result }) => ({
+      job: attempt.job,
+      event: result.ok
+        ? { type: 'SUCCEEDED', attempt: attempt.attempt, responseStatus: result.responseStatus ?? 0, now }
+        : {
+            type: 'FAILED',
+            attempt: attempt.attempt,
+            responseStatus: result.responseStatus,
+            failureReason: result.failureReason ?? 'failed',
+            backoffBaseMs: args.backoffBaseMs,
+            now,
+          },
+      secretVersion: attempt.signing?.version ?? null,
+      durationMs: result.durationMs,
+    })),
+    now,
+    { withTurn },
+  );
+  const settled = new Map(written.map((t) => [t.item.job.id, t.done.to]));
+  return finished.map((f) => settled.get(f.attempt.deliveryId) ?? null);
 }

@@ -2,9 +2,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Deps } from '#src/deps.ts';
 import {
   type AttemptResult,
+  type ClaimRound,
   claimDueDeliveries,
+  type FinishedAttempt,
+  nextDueAt,
   publishEvents,
-  recordAttemptResult,
+  recordAttemptResults,
   type StartedAttempt,
   type TenantScope,
 } from './delivery.service.ts';
@@ -16,8 +19,15 @@ import type { HostResolver } from './url-policy.ts';
  * The webhooks job: turns outbox events into delivery jobs and sends every due attempt, with at
  * most `WEBHOOK_CONCURRENCY` attempts in flight in this worker and at most
  * `WEBHOOK_CONCURRENCY_PER_TARGET` to one receiver across all workers. While attempts are in
- * flight the pass keeps publishing and claiming (every completion, and every poll interval), so a
- * receiver that hangs until the time-out holds its own slots and nobody else's.
+ * flight the pass keeps publishing and claiming (after every recorded batch, and every poll
+ * interval), so a receiver that hangs until the time-out holds its own slots and nobody else's.
+ *
+ * Outcomes are recorded in batches: a finished attempt waits until every attempt in flight has
+ * finished, `RECORD_BATCH` results wait, or `RECORD_DELAY_MS` passed, whichever comes first; the
+ * batch is then the first statement of the next claim round, in its transaction, so that the
+ * places it frees are filled at once (and the round's turn lock costs no round trip of its own).
+ * An attempt holds its place until its outcome is recorded (the database counts it ATTEMPTING
+ * until then, which is what the per-receiver limit counts).
  */
 
 export interface WebhookPassOptions extends TenantScope {
@@ -33,7 +43,21 @@ export interface WebhookPassSummary {
   abandoned: number;
 }
 
-const PUBLISH_BATCH = 200;
+/** Events published per transaction. */
+const PUBLISH_BATCH = 1000;
+
+/**
+ * How often, at most, the pass looks for new outbox events while it delivers (it always looks at
+ * its start and before it ends): one query per interval rather than one per claim round, for at
+ * most this much delay of a new event's first attempt during a busy pass.
+ */
+const PUBLISH_RECHECK_MS = 50;
+
+/** Results that are recorded at once, without waiting for the other attempts in flight. */
+const RECORD_BATCH = 64;
+
+/** The longest a finished attempt waits for others before its outcome is recorded. */
+const RECORD_DELAY_MS = 5;
 
 /** Room above the time-out (and the policy's DNS bound) before an unanswered attempt counts as abandoned. */
 const LEASE_MARGIN_MS = 30_000;
@@ -50,76 +74,115 @@ export async function runWebhooksOnce(
     resolve: options.resolve,
   });
   const summary: WebhookPassSummary = { published: 0, attempted: 0, succeeded: 0, failed: 0, abandoned: 0 };
-  const inFlight = new Set<Promise<void>>();
+  const recorder = createRecorder(deps, summary);
+  const sends = new Set<Promise<void>>();
+  let lastPublish = Number.NEGATIVE_INFINITY;
+  let backlog = false;
+  // While nothing is due and nothing in flight: when (performance.now()) the next retry is due.
+  let idleUntil: number | null = null;
 
   try {
     for (;;) {
-      summary.published += await publishAll(deps, options);
-      const slots = config.WEBHOOK_CONCURRENCY - inFlight.size;
+      let publishedNow = false;
+      let publishedAny = false;
+      if (backlog || performance.now() - lastPublish >= PUBLISH_RECHECK_MS) {
+        const batch = await publishEvents(deps.sql, {
+          now: deps.clock.now(),
+          limit: PUBLISH_BATCH,
+          tenantIds: options.tenantIds,
+        });
+        summary.published += batch.published;
+        backlog = batch.published === PUBLISH_BATCH;
+        publishedAny = batch.jobs > 0;
+        lastPublish = performance.now();
+        publishedNow = true;
+      }
+      const finished = recorder.take();
+      const slots = config.WEBHOOK_CONCURRENCY - recorder.outstanding + finished.length;
       let more = false;
       let started: StartedAttempt[] = [];
-      if (slots > 0) {
-        const round = await deps.orm.em.fork().transactional((tx) =>
-          claimDueDeliveries(tx, deps, {
+      // While waiting for a retry, only new events or the retry's due time call for a round.
+      const waitingForRetry = idleUntil !== null && performance.now() < idleUntil && !publishedAny;
+      if (slots > 0 && !(waitingForRetry && finished.length === 0)) {
+        let round: ClaimRound;
+        try {
+          round = await claimDueDeliveries(deps.sql, deps, {
             now: deps.clock.now(),
             slots,
             perTarget: config.WEBHOOK_CONCURRENCY_PER_TARGET,
             leaseMs: config.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS,
             backoffBaseMs: config.WEBHOOK_BACKOFF_BASE_MS,
             tenantIds: options.tenantIds,
-          }),
-        );
+            finished,
+          });
+        } catch (err) {
+          recorder.settle(finished, null, err);
+          throw err;
+        }
+        recorder.settle(finished, round.settled);
         started = round.started;
         more = round.more || round.abandoned > 0;
         summary.abandoned += round.abandoned;
       }
       for (const attempt of started) {
         summary.attempted++;
-        const running = deliver(deps, send, attempt).then((ok) => {
-          if (ok === true) summary.succeeded++;
-          else if (ok === false) summary.failed++;
-          inFlight.delete(running);
+        recorder.started();
+        const running = attemptOnce(deps, send, attempt).then((result) => {
+          sends.delete(running);
+          recorder.finished({ attempt, result });
         });
-        inFlight.add(running);
+        sends.add(running);
       }
-      if (more) continue;
-      if (inFlight.size === 0) {
-        if (started.length === 0) break;
+      if (started.length > 0) idleUntil = null;
+      if (more || backlog) continue;
+      if (recorder.outstanding === 0) {
+        if (started.length === 0) {
+          if (!publishedNow) {
+            // Look at the outbox once more before deciding there is nothing to do.
+            lastPublish = Number.NEGATIVE_INFINITY;
+            continue;
+          }
+          // Nothing due and nothing in flight. A retry due before the next pass would start is
+          // waited for here, once, so that it goes out on time rather than a poll interval late;
+          // new events are still looked for meanwhile. Should the retry still not be due when
+          // the wait is over (a clock that does not move), the pass ends.
+          if (idleUntil === null) {
+            const wait = await untilNextDue(deps, options);
+            if (wait === null) break;
+            idleUntil = performance.now() + wait;
+          } else if (performance.now() >= idleUntil) break;
+          await sleep(Math.max(0, Math.min(idleUntil - performance.now(), PUBLISH_RECHECK_MS)));
+          lastPublish = Number.NEGATIVE_INFINITY;
+        }
         continue;
       }
+      if (recorder.ready) continue;
       const poll = new AbortController();
       await Promise.race([
-        ...inFlight,
+        recorder.nextReady(),
         sleep(config.WORKER_POLL_INTERVAL_MS, undefined, { signal: poll.signal }).catch(() => undefined),
       ]);
       poll.abort();
     }
   } finally {
-    // A failed claim or publish must not leave attempts running unobserved past the pass.
-    await Promise.all(inFlight);
+    // A failed claim or publish must not leave attempts running or unrecorded past the pass.
+    await Promise.all(sends);
+    await recorder.drain();
   }
   return summary;
 }
 
-/** Publishes every waiting outbox event, in batches. */
-async function publishAll(deps: Deps, scope: TenantScope): Promise<number> {
-  let published = 0;
-  for (;;) {
-    const batch = await deps.orm.em
-      .fork()
-      .transactional((tx) => publishEvents(tx, { now: deps.clock.now(), limit: PUBLISH_BATCH, ...scope }));
-    published += batch.published;
-    if (batch.published < PUBLISH_BATCH) return published;
-  }
+/** Milliseconds until the next job becomes due, when that is within a poll interval; else null. */
+async function untilNextDue(deps: Deps, scope: TenantScope): Promise<number | null> {
+  const now = deps.clock.now();
+  const next = await nextDueAt(deps.sql, { now, ...scope });
+  if (!next) return null;
+  const wait = next.getTime() - now.getTime();
+  return wait <= deps.config.WORKER_POLL_INTERVAL_MS ? wait : null;
 }
 
-/**
- * Sends one started attempt and records its outcome. Returns whether it succeeded, or null when
- * the outcome could not be recorded: the job then stays ATTEMPTING until its lease runs out and
- * a later pass abandons it (a duplicate delivery, never a lost one).
- */
-async function deliver(deps: Deps, send: WebhookSender, attempt: StartedAttempt): Promise<boolean | null> {
-  let result: AttemptResult;
+/** Sends one started attempt; never throws (a crash while sending is a failed attempt). */
+async function attemptOnce(deps: Deps, send: WebhookSender, attempt: StartedAttempt): Promise<AttemptResult> {
   try {
     const headers = deliveryHeaders({
       body: attempt.body,
@@ -129,7 +192,7 @@ async function deliver(deps: Deps, send: WebhookSender, attempt: StartedAttempt)
       now: deps.clock.now(),
     });
     const outcome = await send({ url: attempt.url, body: attempt.body, headers });
-    result = outcome.ok
+    return outcome.ok
       ? {
           ok: true,
           responseStatus: outcome.responseStatus,
@@ -139,41 +202,135 @@ async function deliver(deps: Deps, send: WebhookSender, attempt: StartedAttempt)
       : outcome;
   } catch (err) {
     deps.log.error({ err, delivery: attempt.deliveryId }, 'webhook attempt crashed');
-    result = {
+    return {
       ok: false,
       responseStatus: null,
       failureReason: 'internal error while sending',
       durationMs: null,
     };
   }
-  let settled: string;
-  try {
-    const transition = await deps.orm.em.fork().transactional((tx) =>
-      recordAttemptResult(tx, {
-        deliveryId: attempt.deliveryId,
-        attempt: attempt.attempt,
-        result,
-        secretVersion: attempt.signing?.version ?? null,
-        backoffBaseMs: deps.config.WEBHOOK_BACKOFF_BASE_MS,
-        now: deps.clock.now(),
-      }),
-    );
-    settled = transition.to;
-  } catch (err) {
-    deps.log.error({ err, delivery: attempt.deliveryId }, 'webhook attempt outcome not recorded');
-    return null;
-  }
-  const line = {
-    delivery: attempt.deliveryId,
-    tenant_id: attempt.tenantId,
-    attempt: attempt.attempt,
-    origin: attempt.origin,
-    status: result.responseStatus,
-    failure: result.failureReason,
-    ms: result.durationMs,
+}
+
+/** Collects finished attempts into batches for the claim rounds to record. */
+interface Recorder {
+  /** Attempts started and not yet recorded (or given up on): the places they hold. */
+  readonly outstanding: number;
+  /** A batch waits to be recorded. */
+  readonly ready: boolean;
+  started(): void;
+  finished(attempt: FinishedAttempt): void;
+  /** The batch to record in the next claim round, once one is ready; else nothing. */
+  take(): FinishedAttempt[];
+  /** Accounts for a batch the round recorded (`settled`), or failed to record (null). */
+  settle(batch: readonly FinishedAttempt[], settled: (string | null)[] | null, err?: unknown): void;
+  /** Resolves when a batch is ready. */
+  nextReady(): Promise<void>;
+  /** Records whatever waits on its own, at the end of the pass. */
+  drain(): Promise<void>;
+}
+
+function createRecorder(deps: Deps, summary: WebhookPassSummary): Recorder {
+  let outstanding = 0;
+  let sending = 0;
+  let pending: FinishedAttempt[] = [];
+  let ready = false;
+  let timer: NodeJS.Timeout | undefined;
+  const waiters: (() => void)[] = [];
+
+  const markReady = (): void => {
+    clearTimeout(timer);
+    timer = undefined;
+    if (pending.length === 0) return;
+    ready = true;
+    for (const wake of waiters.splice(0)) wake();
   };
-  // A DEAD delivery needs a person (admin.webhooks.dead lists them); the others are routine.
-  if (settled === 'DEAD') deps.log.warn(line, 'webhook delivery dead after its last attempt');
-  else deps.log.debug(line, 'webhook attempt');
-  return result.ok;
+
+  const recorder: Recorder = {
+    get outstanding() {
+      return outstanding;
+    },
+    get ready() {
+      return ready;
+    },
+    started() {
+      outstanding++;
+      sending++;
+    },
+    finished(attempt) {
+      sending--;
+      pending.push(attempt);
+      if (pending.length >= RECORD_BATCH || sending === 0) markReady();
+      else timer ??= setTimeout(markReady, RECORD_DELAY_MS);
+    },
+    take() {
+      if (!ready) return [];
+      ready = false;
+      clearTimeout(timer);
+      timer = undefined;
+      const batch = pending;
+      pending = [];
+      return batch;
+    },
+    settle(batch, settled, err) {
+      outstanding -= batch.length;
+      if (batch.length > 0) report(deps, summary, batch, settled, err);
+    },
+    nextReady: () => new Promise<void>((resolve) => waiters.push(resolve)),
+    async drain() {
+      clearTimeout(timer);
+      const batch = pending;
+      pending = [];
+      ready = false;
+      if (batch.length === 0) return;
+      try {
+        const settled = await recordAttemptResults(deps.sql, batch, {
+          backoffBaseMs: deps.config.WEBHOOK_BACKOFF_BASE_MS,
+          now: deps.clock.now(),
+        });
+        recorder.settle(batch, settled);
+      } catch (err) {
+        recorder.settle(batch, null, err);
+      }
+    },
+  };
+  return recorder;
+}
+
+/**
+ * Counts and logs a batch of outcomes. One that was not recorded leaves its job ATTEMPTING until
+ * its lease runs out and a later pass abandons it: a duplicate delivery, never a lost one.
+ */
+function report(
+  deps: Deps,
+  summary: WebhookPassSummary,
+  batch: readonly FinishedAttempt[],
+  settled: (string | null)[] | null,
+  err: unknown,
+): void {
+  if (settled === null) {
+    deps.log.error(
+      { err, deliveries: batch.map((f) => f.attempt.deliveryId) },
+      'webhook attempt outcomes not recorded; they are retried after their lease',
+    );
+    return;
+  }
+  const debug = deps.log.isLevelEnabled('debug');
+  batch.forEach(({ attempt, result }, i) => {
+    if (result.ok) summary.succeeded++;
+    else summary.failed++;
+    // A DEAD delivery needs a person (admin.webhooks.dead lists them); the others are routine.
+    const dead = settled[i] === 'DEAD';
+    if (!dead && !debug) return;
+    const line = {
+      delivery: attempt.deliveryId,
+      tenant_id: attempt.tenantId,
+      attempt: attempt.attempt,
+      origin: attempt.origin,
+      status: result.responseStatus,
+      failure: result.failureReason,
+      ms: result.durationMs,
+    };
+    if (dead) deps.log.warn(line, 'webhook delivery dead after its last attempt');
+    else deps.log.debug(line, 'webhook attempt');
+  });
 }

@@ -137,21 +137,19 @@ describe('webhook delivery schedule (fake clock)', () => {
       const leaseMs = config.WEBHOOK_TIMEOUT_MS + 30_000;
 
       // A pass that dies right after committing ATTEMPTING: publish and claim, send nothing.
-      await deps.orm.em
-        .fork()
-        .transactional((tx) =>
-          publishEvents(tx, { now: harness().clock.now(), limit: 10, tenantIds: [merchant.tenantId] }),
-        );
-      const claimed = await deps.orm.em.fork().transactional((tx) =>
-        claimDueDeliveries(tx, deps, {
-          now: harness().clock.now(),
-          slots: 1,
-          perTarget: 1,
-          leaseMs,
-          backoffBaseMs: config.WEBHOOK_BACKOFF_BASE_MS,
-          tenantIds: [merchant.tenantId],
-        }),
-      );
+      await publishEvents(deps.sql, {
+        now: harness().clock.now(),
+        limit: 10,
+        tenantIds: [merchant.tenantId],
+      });
+      const claimed = await claimDueDeliveries(deps.sql, deps, {
+        now: harness().clock.now(),
+        slots: 1,
+        perTarget: 1,
+        leaseMs,
+        backoffBaseMs: config.WEBHOOK_BACKOFF_BASE_MS,
+        tenantIds: [merchant.tenantId],
+      });
       expect(claimed.started).to.have.length(1);
       const deliveryId = claimed.started[0]?.deliveryId;
       expect((await jobOf(payoutId)).status).to.equal('ATTEMPTING');

@@ -14,7 +14,7 @@ import {
   deliverFor,
   deliveryLog,
   type Received,
-  type Receiver,
+  receiversClosedAfterEach,
   rotateSecret,
   startReceiver,
 } from './receiver.ts';
@@ -84,15 +84,7 @@ async function firstAttemptTo(
 }
 
 describe('webhook delivery', () => {
-  const receivers: Receiver[] = [];
-  const receiver = async (...args: Parameters<typeof startReceiver>) => {
-    const r = await startReceiver(...args);
-    receivers.push(r);
-    return r;
-  };
-  afterEach(async () => {
-    await Promise.all(receivers.splice(0).map((r) => r.close()));
-  });
+  const receiver = receiversClosedAfterEach();
 
   describe('a 2xx answer', () => {
     it('delivers the event to the tenant URL, signed, and logs one SUCCESS record', async () => {

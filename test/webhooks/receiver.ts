@@ -87,6 +87,22 @@ export async function startReceiver(
   };
 }
 
+/**
+ * Starts receivers for the tests of the calling `describe` and closes them after each test: call it
+ * in the `describe` body.
+ */
+export function receiversClosedAfterEach(): typeof startReceiver {
+  const started: Receiver[] = [];
+  afterEach(async () => {
+    await Promise.all(started.splice(0).map((r) => r.close()));
+  });
+  return async (...args) => {
+    const r = await startReceiver(...args);
+    started.push(r);
+    return r;
+  };
+}
+
 /** Sets the tenant's webhook URL; returns the signing secret issued with it (or null if one existed). */
 export async function configureWebhook(merchant: Merchant, url: string): Promise<string | null> {
   const res = await call('PUT', '/v1/webhooks/config', { key: merchant.key, body: { webhook_url: url } });

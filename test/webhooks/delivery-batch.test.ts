@@ -1,0 +1,286 @@
+import { expect } from 'chai';
+import { ABANDONED_REASON, webhookDeliveryMachine } from '#machines/webhook-delivery.machine.ts';
+import type { Sql, Statement } from '#src/db/sql.ts';
+import { initialState } from '#src/engine/engine.ts';
+import { WebhookDelivery } from '#src/webhooks/delivery.entities.ts';
+import { claimDueDeliveries, publishEvents, recordAttemptResults } from '#src/webhooks/delivery.service.ts';
+import { runWebhooksOnce } from '#src/webhooks/job.ts';
+import type { Merchant } from '../client.ts';
+import { harness } from '../harness.ts';
+import { payoutReadyMerchant } from '../payouts/fixtures.ts';
+import {
+  configureWebhook,
+  createPayout,
+  deliverFor,
+  deliveryLog,
+  receiversClosedAfterEach,
+} from './receiver.ts';
+
+const backoff = () => harness().service.deps.config.WEBHOOK_BACKOFF_BASE_MS;
+const leaseMs = () => harness().service.deps.config.WEBHOOK_TIMEOUT_MS + 30_000;
+
+async function jobsOf(merchant: Merchant): Promise<WebhookDelivery[]> {
+  return harness()
+    .service.deps.orm.em.fork()
+    .find(WebhookDelivery, { tenant: merchant.tenantId }, { orderBy: { id: 'asc' } });
+}
+
+/** The service's `Sql`, counting what it runs; `refuse` says which statements fail (the connection is lost). */
+function watchedSql(refuse: (name: string, inTransaction: boolean) => boolean = () => false): {
+  sql: Sql;
+  statements: string[];
+  transactions: number;
+} {
+  const real = harness().service.deps.sql;
+  const seen = { statements: [] as string[], transactions: 0 };
+  const wrap = (inner: Sql, outside: boolean): Sql => ({
+    rows<R>(s: Statement, values?: readonly unknown[]): Promise<R[]> {
+      seen.statements.push(s.name);
+      if (refuse(s.name, !outside)) return Promise.reject(new Error(`${s.name}: connection lost`));
+      return inner.rows<R>(s, values);
+    },
+    transaction<T>(work: (tx: Sql) => Promise<T>): Promise<T> {
+      seen.transactions++;
+      return inner.transaction((tx) => work(wrap(tx, false)));
+    },
+  });
+  return {
+    sql: wrap(real, true),
+    get statements() {
+      return seen.statements;
+    },
+    get transactions() {
+      return seen.transactions;
+    },
+  };
+}
+
+/** One pass of the webhooks job over these merchants with another `Sql`. */
+function passWith(sql: Sql, merchants: Merchant[]) {
+  const deps = harness().service.deps;
+  return runWebhooksOnce({ ...deps, sql }, { tenantIds: merchants.map((m) => m.tenantId) });
+}
+
+describe('webhook delivery in batches', () => {
+  const receiver = receiversClosedAfterEach();
+
+  describe('publishing', () => {
+    it('publishes many events in one transaction of two statements, each job in the machine’s first state', async () => {
+      const merchant = await payoutReadyMerchant();
+      const tenantEndpoint = await receiver();
+      const payoutEndpoint = await receiver();
+      await configureWebhook(merchant, tenantEndpoint.url);
+      const routed = await createPayout(merchant, { notification_url: payoutEndpoint.url });
+      for (let i = 0; i < 11; i++) await createPayout(merchant);
+
+      const watched = watchedSql();
+      const now = harness().clock.now();
+      const batch = await publishEvents(watched.sql, { now, limit: 100, tenantIds: [merchant.tenantId] });
+      expect(batch).to.deep.equal({ published: 12, jobs: 12 });
+      expect(watched.transactions).to.equal(1);
+      expect(watched.statements).to.deep.equal([
+        'webhook_outbox_any',
+        'webhook_outbox_claim',
+        'webhook_deliveries_publish',
+      ]);
+
+      const initial = initialState(webhookDeliveryMachine, { now });
+      const jobs = await jobsOf(merchant);
+      expect(jobs).to.have.length(12);
+      for (const job of jobs) {
+        expect(job.status).to.equal(initial.status);
+        expect(job.snapshot).to.deep.equal(initial.snapshot);
+        expect(job.attempts).to.equal(0);
+        expect(job.dueAt?.getTime()).to.equal(now.getTime());
+        expect(job.targetUrl).to.equal(job.payoutId === routed ? payoutEndpoint.url : tenantEndpoint.url);
+        expect(job.targetOrigin).to.equal(new URL(job.targetUrl).origin);
+      }
+      // Published once: nothing is left for the next pass.
+      expect(
+        await publishEvents(watched.sql, { now, limit: 100, tenantIds: [merchant.tenantId] }),
+      ).to.deep.equal({ published: 0, jobs: 0 });
+    });
+
+    it('a batch smaller than the backlog leaves the rest, oldest first, for the next batch', async () => {
+      const merchant = await payoutReadyMerchant();
+      await configureWebhook(merchant, (await receiver()).url);
+      const payouts: string[] = [];
+      for (let i = 0; i < 3; i++) payouts.push(await createPayout(merchant));
+      const sql = harness().service.deps.sql;
+      const now = harness().clock.now();
+      expect(await publishEvents(sql, { now, limit: 2, tenantIds: [merchant.tenantId] })).to.include({
+        published: 2,
+      });
+      expect((await jobsOf(merchant)).map((j) => j.payoutId).sort()).to.deep.equal(
+        payouts.slice(0, 2).sort(),
+      );
+      expect(await publishEvents(sql, { now, limit: 2, tenantIds: [merchant.tenantId] })).to.include({
+        published: 1,
+      });
+    });
+  });
+
+  describe('recording', () => {
+    it('records the outcomes of attempts in flight together, in one statement', async () => {
+      const merchant = await payoutReadyMerchant();
+      const endpoint = await receiver((_, i) => (i % 2 === 0 ? 200 : 500));
+      await configureWebhook(merchant, endpoint.url);
+      for (let i = 0; i < 4; i++) await createPayout(merchant);
+
+      const watched = watchedSql();
+      expect(await passWith(watched.sql, [merchant])).to.include({ attempted: 4, succeeded: 2, failed: 2 });
+      // One claim round starts all four; their outcomes are the first statement of the next round.
+      const applies = watched.statements.filter((s) => s.startsWith('webhook_deliveries_apply'));
+      expect(applies.length).to.be.at.most(3);
+      const log = await deliveryLog(merchant);
+      expect(log.map((r) => r.status).sort()).to.deep.equal(['FAILED', 'FAILED', 'SUCCESS', 'SUCCESS']);
+    });
+
+    it('an outcome that could not be recorded is retried after the lease: delivered at least once, never lost', async () => {
+      const merchant = await payoutReadyMerchant();
+      const endpoint = await receiver();
+      await configureWebhook(merchant, endpoint.url);
+      await createPayout(merchant);
+      await createPayout(merchant);
+
+      // The attempts go out and are answered, then the database is lost before the outcomes are
+      // written: the round that would record them fails, and so does the pass.
+      const broken = watchedSql(
+        (name, inTransaction) =>
+          name === 'webhook_deliveries_apply_turn' || (name === 'webhook_deliveries_apply' && !inTransaction),
+      );
+      const failure = await passWith(broken.sql, [merchant]).then(
+        () => null,
+        (err: Error) => err,
+      );
+      expect(failure?.message).to.match(/connection lost/);
+      expect(endpoint.received).to.have.length(2);
+      expect((await jobsOf(merchant)).map((j) => j.status)).to.deep.equal(['ATTEMPTING', 'ATTEMPTING']);
+      expect(await deliveryLog(merchant)).to.deep.equal([]);
+
+      // Nobody touches them while their lease runs.
+      harness().clock.advance(leaseMs() - 1);
+      expect(await deliverFor([merchant])).to.include({ attempted: 0, abandoned: 0 });
+
+      harness().clock.advance(1);
+      expect(await deliverFor([merchant])).to.include({ attempted: 0, abandoned: 2 });
+      harness().clock.advance(backoff());
+      expect(await deliverFor([merchant])).to.include({ attempted: 2, succeeded: 2 });
+
+      expect(endpoint.received).to.have.length(4);
+      const perDelivery = new Map<string, number>();
+      for (const r of endpoint.received) {
+        const id = String(r.headers['x-service-delivery']);
+        perDelivery.set(id, (perDelivery.get(id) ?? 0) + 1);
+      }
+      expect([...perDelivery.values()]).to.deep.equal([2, 2]);
+      const log = (await deliveryLog(merchant)).reverse();
+      expect(log.map((r) => [r.attempt_number, r.status, r.failure_reason])).to.deep.equal([
+        [1, 'FAILED', ABANDONED_REASON],
+        [1, 'FAILED', ABANDONED_REASON],
+        [2, 'SUCCESS', null],
+        [2, 'SUCCESS', null],
+      ]);
+      expect((await jobsOf(merchant)).map((j) => j.status)).to.deep.equal(['SUCCEEDED', 'SUCCEEDED']);
+    });
+
+    it('a late outcome of an attempt abandoned meanwhile writes nothing', async () => {
+      const merchant = await payoutReadyMerchant();
+      await configureWebhook(merchant, (await receiver()).url);
+      await createPayout(merchant);
+      const deps = harness().service.deps;
+      const scope = { tenantIds: [merchant.tenantId] };
+      await publishEvents(deps.sql, { now: harness().clock.now(), limit: 10, ...scope });
+      const { started } = await claimDueDeliveries(deps.sql, deps, {
+        now: harness().clock.now(),
+        slots: 1,
+        perTarget: 1,
+        leaseMs: leaseMs(),
+        backoffBaseMs: backoff(),
+        ...scope,
+      });
+      expect(started).to.have.length(1);
+      harness().clock.advance(leaseMs());
+      expect(await deliverFor([merchant])).to.include({ abandoned: 1 });
+
+      // The first attempt's answer arrives only now: the job is no longer in that attempt.
+      const settled = await recordAttemptResults(
+        deps.sql,
+        [
+          {
+            attempt: started[0]!,
+            result: { ok: true, responseStatus: 200, failureReason: null, durationMs: 3 },
+          },
+        ],
+        { backoffBaseMs: backoff(), now: harness().clock.now() },
+      );
+      expect(settled).to.deep.equal([null]);
+      expect((await jobsOf(merchant))[0]?.status).to.equal('RETRY_SCHEDULED');
+      expect((await deliveryLog(merchant)).map((r) => [r.attempt_number, r.status])).to.deep.equal([
+        [1, 'FAILED'],
+      ]);
+    });
+  });
+
+  describe('the schedule under a failing receiver', () => {
+    it('a retry due within the poll interval goes out in the same pass, not a pass later', async () => {
+      const merchant = await payoutReadyMerchant();
+      const endpoint = await receiver((_, i) => (i === 0 ? 500 : 200));
+      await configureWebhook(merchant, endpoint.url);
+      await createPayout(merchant);
+      const config = { WEBHOOK_BACKOFF_BASE_MS: 200, WORKER_POLL_INTERVAL_MS: 1000 };
+      // The clock reaches the retry's due time while the pass waits for it.
+      const moved = new Promise<void>((resolve) =>
+        setTimeout(() => {
+          harness().clock.advance(200);
+          resolve();
+        }, 30),
+      );
+      const summary = await deliverFor([merchant], config);
+      await moved;
+      expect(summary).to.include({ attempted: 2, failed: 1, succeeded: 1 });
+      expect((await deliveryLog(merchant)).map((r) => [r.attempt_number, r.status])).to.deep.equal([
+        [2, 'SUCCESS'],
+        [1, 'FAILED'],
+      ]);
+    });
+
+    it('every delivery keeps its own schedule (0, 10, 30, 70, 150 s, then DEAD) within the receiver’s limit', async () => {
+      const merchant = await payoutReadyMerchant();
+      const endpoint = await receiver(() => 500);
+      await configureWebhook(merchant, endpoint.url);
+      const payouts: string[] = [];
+      for (let i = 0; i < 5; i++) payouts.push(await createPayout(merchant));
+      const start = harness().clock.now().getTime();
+      const limits = { WEBHOOK_CONCURRENCY_PER_TARGET: 2 };
+
+      expect(await deliverFor([merchant], limits)).to.include({ attempted: 5, failed: 5 });
+      for (const wait of [10_000, 20_000, 40_000, 80_000]) {
+        harness().clock.advance(wait - 1);
+        expect(await deliverFor([merchant], limits)).to.include({ attempted: 0 });
+        harness().clock.advance(1);
+        expect(await deliverFor([merchant], limits)).to.include({ attempted: 5, failed: 5 });
+      }
+      harness().clock.advance(24 * 60 * 60 * 1000);
+      expect(await deliverFor([merchant], limits)).to.include({ attempted: 0 });
+
+      expect(endpoint.received).to.have.length(25);
+      expect(endpoint.maxConcurrent).to.be.at.most(2);
+      const log = await deliveryLog(merchant);
+      for (const payoutId of payouts) {
+        const mine = log.filter((r) => r.payout_id === payoutId).reverse();
+        expect(mine.map((r) => [r.attempt_number, r.status, r.response_status])).to.deep.equal([
+          [1, 'FAILED', 500],
+          [2, 'FAILED', 500],
+          [3, 'FAILED', 500],
+          [4, 'FAILED', 500],
+          [5, 'DEAD', 500],
+        ]);
+        expect(mine.map((r) => Date.parse(r.created_at) - start)).to.deep.equal([
+          0, 10_000, 30_000, 70_000, 150_000,
+        ]);
+      }
+      expect((await jobsOf(merchant)).every((j) => j.status === 'DEAD' && j.dueAt === null)).to.equal(true);
+    });
+  });
+});
