@@ -601,10 +601,32 @@ async function retryLater(deps: Deps, retries: readonly Retry[]): Promise<void> 
  * each payout is written again in a transaction of its own.
  */
 export async function generateInstructions(deps: Deps, tasks: readonly ClaimedTask[]): Promise<void> {
-  if (tasks.length === 0) return;
+  await writeGeneration(deps, await prepareGeneration(deps, tasks));
+}
+
+/** A claimed batch with everything from outside the database gathered: ready to be written. */
+export interface PreparedGeneration {
+  prepared: Prepared[];
+  now: Date;
+  expiresAt: Date;
+}
+
+/**
+ * The first half of {@link generateInstructions}: reads and provider calls, no transaction and no
+ * lock. The job prepares the next batch while the previous one is being written.
+ */
+export async function prepareGeneration(
+  deps: Deps,
+  tasks: readonly ClaimedTask[],
+): Promise<PreparedGeneration> {
   const now = deps.clock.now();
   const expiresAt = new Date(now.getTime() + deps.config.PAYMENT_INSTRUCTION_TTL_MS);
-  const prepared = await prepare(deps, tasks, expiresAt);
+  return { prepared: tasks.length > 0 ? await prepare(deps, tasks, expiresAt) : [], now, expiresAt };
+}
+
+/** The second half of {@link generateInstructions}: the batch's transaction, then the retries. */
+export async function writeGeneration(deps: Deps, batch: PreparedGeneration): Promise<void> {
+  const { prepared, now, expiresAt } = batch;
   const retries = prepared.filter((p): p is Retry => p.kind === 'retry');
   const rest = prepared.filter((p) => p.kind !== 'retry');
   if (rest.length > 0) retries.push(...(await writeIsolating(deps, rest, now, expiresAt)));
