@@ -4,6 +4,7 @@
  * wakes it — until Bree asks it to stop. Work is claimed in the database, so any number of
  * threads and processes can run the same job side by side.
  */
+import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Config } from '#src/config.ts';
 import type { Secrets } from '#src/deps.ts';
@@ -20,6 +21,14 @@ export interface WorkerData {
   callbackBaseUrl: string;
   secrets: { encryptionKey: string; adminToken: string; callbackSecret: string };
 }
+
+/**
+ * Background work yields the CPU to requests: on Linux a thread's nice value is its own, so this
+ * thread (and only this thread) runs at a lower priority than the thread serving the API, which a
+ * merchant waits on. Elsewhere the call would renice the whole process, so it is left alone.
+ */
+const BACKGROUND_NICE = 10;
+if (process.platform === 'linux') setPriority(BACKGROUND_NICE);
 
 // Bree spreads the job's workerData into the thread's workerData (next to its own `job` key).
 const data = workerData as WorkerData;
