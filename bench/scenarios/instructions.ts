@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import { type BenchContext, startService, waitFor } from '../lib/context.ts';
 import { cpuSample, cpuUse } from '../lib/cpu.ts';
@@ -18,7 +19,10 @@ import { traceWorkers } from '../lib/trace.ts';
  * Instruction generation: `instructionRows` CREATED payouts, each with its GENERATE_INSTRUCTION
  * task due, turned into PENDING_PAYMENT by the instructions worker of one instance; against the
  * same writes done by plain set-based SQL in batches. While the worker drains, a fixed-rate create
- * load measures the API's p99, compared with the same load on an idle instance.
+ * load measures the API's p99, compared with the same load on an idle instance (the target) and
+ * with the same load while plain SQL makes the same writes at the worker's rate: the physical
+ * reference, what writing those rows at that pace costs the API on this machine whatever writes
+ * them (CPU on two shared cores, WAL flushes the API's commits wait behind).
  */
 
 const REFERENCE = 'instr';
@@ -145,6 +149,28 @@ export async function instructionScenario(ctx: BenchContext): Promise<void> {
     `${plainDone} of ${rows} in ${plain.seconds} s`,
   );
 
+  // The reference: the same probe while plain SQL makes the same writes at the worker's pace.
+  await resetWork(pool);
+  ctx.log(`instructions: API probe while plain SQL writes at the worker's rate (${workerRate}/s)`);
+  await seedPayouts(pool, {
+    tenantIds,
+    count: rows,
+    status: 'CREATED',
+    reference: REFERENCE,
+    withTasks: true,
+  });
+  await seedDepositAddresses(pool, tenantIds);
+  const reference = await startService(ctx);
+  let plainLoadProbe: LoadResult;
+  try {
+    await probeLoad(ctx, reference.url, plan.warmupS);
+    const writing = plainInstructions(pool, rows, workerRate);
+    plainLoadProbe = await probeLoad(ctx, reference.url, probeS);
+    await writing;
+  } finally {
+    await reference.stop();
+  }
+
   results.ratio(
     {
       scenario: 'instructions',
@@ -167,6 +193,13 @@ export async function instructionScenario(ctx: BenchContext): Promise<void> {
     },
     { max: 1.5 },
   );
+  results.ratio({
+    scenario: 'instructions',
+    metric: `API p99 under worker load vs under the same writes in plain SQL at the same rate`,
+    value: busyProbe.p99,
+    unit: 'ms',
+    baseline: plainLoadProbe.p99,
+  });
   results.add({
     scenario: 'instructions',
     metric: 'service CPU per payout (worker + probe)',
@@ -186,6 +219,7 @@ export async function instructionScenario(ctx: BenchContext): Promise<void> {
     plain,
     idleProbe,
     busyProbe,
+    plainLoadProbe,
     cpu,
   };
 
@@ -225,8 +259,13 @@ export async function instructionScenario(ctx: BenchContext): Promise<void> {
  * instructions on each tenant's shared address with a unique amount, move the payouts to
  * PENDING_PAYMENT with their prices, append the timeline rows and the payout.pending_payment
  * events. One transaction per batch; the rate is the physical ceiling the worker is compared to.
+ * With `pace`, no faster than `pace` payouts per second (a batch, then a wait until it is due).
  */
-async function plainInstructions(pool: pg.Pool, rows: number): Promise<{ rate: number; seconds: number }> {
+async function plainInstructions(
+  pool: pg.Pool,
+  rows: number,
+  pace?: number,
+): Promise<{ rate: number; seconds: number }> {
   const now = new Date();
   const expiresAt = new Date(now.getTime() + 30 * 60_000);
   const payoutSnapshot = payoutSnapshots(now).PENDING_PAYMENT;
@@ -290,6 +329,10 @@ async function plainInstructions(pool: pg.Pool, rows: number): Promise<{ rate: n
       throw err;
     } finally {
       client.release();
+    }
+    if (pace) {
+      const ahead = started + (moved / pace) * 1000 - performance.now();
+      if (ahead > 0) await sleep(ahead);
     }
   }
   const seconds = (performance.now() - started) / 1000;
