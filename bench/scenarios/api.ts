@@ -26,6 +26,62 @@ const POOL_SIZE = 8;
 
 type Variant = BaselineChildOptions['variant'];
 
+type Side = 'baseline' | 'service';
+
+/**
+ * Runs `run` on the same-SQL baseline and on the service in alternating rounds, the baseline
+ * first in even rounds and the service first in odd ones (ABBA): drift on the machine during the
+ * scenario (other work, CPU steal, tables and caches growing warm) falls on both sides alike
+ * instead of on whichever ran second, so the ratio of their medians is what the targets judge.
+ */
+async function alternate<T>(
+  ctx: BenchContext,
+  servers: Record<Side, Child>,
+  run: (server: Child, side: Side) => Promise<T>,
+): Promise<Record<Side, T[]>> {
+  const out: Record<Side, T[]> = { baseline: [], service: [] };
+  const rounds = ctx.plan.quick ? 2 : 3;
+  for (let round = 0; round < rounds; round++) {
+    const order: Side[] = round % 2 === 0 ? ['baseline', 'service'] : ['service', 'baseline'];
+    for (const side of order) out[side].push(await run(servers[side], side));
+  }
+  return out;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/** Rounds of one measurement summed up: median throughput and latencies; CPU of the round with the median throughput. */
+function medianOf(runs: Measured[]): Measured & { rounds: Measured[] } {
+  const byRps = [...runs].sort((a, b) => a.rps - b.rps);
+  const middle = byRps[Math.floor((byRps.length - 1) / 2)]!;
+  return {
+    ...middle,
+    rps: Math.round(median(runs.map((r) => r.rps))),
+    p50: round(median(runs.map((r) => r.p50)), 2),
+    p99: round(median(runs.map((r) => r.p99)), 2),
+    rounds: runs,
+  };
+}
+
+/** Starts the same-SQL baseline and a service instance, runs `work` with both, stops both. */
+async function withBaselineAndService<T>(
+  ctx: BenchContext,
+  work: (servers: Record<Side, Child>) => Promise<T>,
+): Promise<T> {
+  return withBaseline(ctx, 'same-sql', async (baseline) => {
+    const service = await startService(ctx);
+    try {
+      return await work({ baseline, service });
+    } finally {
+      await service.stop();
+    }
+  });
+}
+
 /** Runs `runs` against a fresh Koa + pg baseline server of `variant`, then stops it. */
 async function withBaseline<T>(
   ctx: BenchContext,
@@ -169,17 +225,42 @@ export async function createScenarios(ctx: BenchContext): Promise<void> {
     unit: 'tx/s',
   });
 
-  // Koa + pg at 64 connections and at 1, in both forms.
-  const koaRuns = (variant: Variant) => async (server: Child) => {
+  // Koa + pg at 64 connections and at 1: the plain form once, for reference; the same-SQL form in
+  // rounds alternating with the service, whose peak RSS is read while its create load runs.
+  const createRuns = async (server: Child, label: string) => {
     await resetWork(ctx.pool);
-    ctx.log(`create: Koa + pg baseline (${variant})`);
+    ctx.log(`create: ${label}, 64 connections and 1`);
     return {
       at64: await measure(ctx, server, 64, plan.createS, createRequests(ctx)),
       at1: await measure(ctx, server, 1, plan.create1S, createRequests(ctx)),
     };
   };
-  const plainKoa = await withBaseline(ctx, 'plain', koaRuns('plain'));
-  const { at64: koa64, at1: koa1 } = await withBaseline(ctx, 'same-sql', koaRuns('same-sql'));
+  const plainKoa = await withBaseline(ctx, 'plain', (server) =>
+    createRuns(server, 'Koa + pg baseline (plain)'),
+  );
+  let peakRss = 0;
+  let hwm = 0;
+  const rounds = await withBaselineAndService(ctx, async (servers) => {
+    const sampler = setInterval(() => {
+      peakRss = Math.max(peakRss, servers.service.memory().rssMb);
+    }, 200);
+    try {
+      const measured = await alternate(ctx, servers, (server, side) =>
+        createRuns(server, side === 'service' ? 'service' : 'Koa + pg baseline (same SQL)'),
+      );
+      hwm = servers.service.memory().peakMb;
+      clearInterval(sampler);
+      ctx.log('replay');
+      await replay(ctx, servers.service, medianOf(measured.service.map((r) => r.at64)));
+      return measured;
+    } finally {
+      clearInterval(sampler);
+    }
+  });
+  const koa64 = medianOf(rounds.baseline.map((r) => r.at64));
+  const koa1 = medianOf(rounds.baseline.map((r) => r.at1));
+  const create64 = medianOf(rounds.service.map((r) => r.at64));
+  const create1 = medianOf(rounds.service.map((r) => r.at1));
   for (const [label, koa] of [
     ['plain', plainKoa],
     ['same SQL', { at64: koa64, at1: koa1 }],
@@ -204,30 +285,6 @@ export async function createScenarios(ctx: BenchContext): Promise<void> {
     });
   }
 
-  // The service, fresh process: its peak RSS is read while the create load runs.
-  await resetWork(ctx.pool);
-  ctx.log('create: service, 64 connections');
-  const service = await startService(ctx);
-  let peakRss = 0;
-  const sampler = setInterval(() => {
-    peakRss = Math.max(peakRss, service.memory().rssMb);
-  }, 200);
-  let create64: Measured;
-  let create1: Measured;
-  let hwm: number;
-  try {
-    create64 = await measure(ctx, service, 64, plan.createS, createRequests(ctx));
-    hwm = service.memory().peakMb;
-    clearInterval(sampler);
-    ctx.log('create: service, 1 connection');
-    create1 = await measure(ctx, service, 1, plan.create1S, createRequests(ctx));
-
-    ctx.log('replay');
-    await replay(ctx, service, create64);
-  } finally {
-    clearInterval(sampler);
-    await service.stop();
-  }
   results.ratio(
     {
       scenario: 'create',
@@ -466,28 +523,30 @@ export async function listScenarios(ctx: BenchContext): Promise<void> {
     await barePool.end();
   }
 
-  const koaRuns = (variant: Variant) => async (server: Child) => {
-    ctx.log(`list: Koa + pg baseline (${variant})`);
+  const listRuns = async (server: Child, label: string, cursors: string[]) => {
+    ctx.log(`list: ${label}`);
     return {
       first: await measure(ctx, server, 64, plan.listS, pages(null)),
-      deep: await measure(ctx, server, 64, plan.listS, pages(plainCursors)),
+      deep: await measure(ctx, server, 64, plan.listS, pages(cursors)),
     };
   };
-  const plainKoa = await withBaseline(ctx, 'plain', koaRuns('plain'));
-  const { first: koaFirst, deep: koaDeep } = await withBaseline(ctx, 'same-sql', koaRuns('same-sql'));
-
-  ctx.log('list: service');
-  const service = await startService(ctx);
-  let first: Measured;
-  let deep: Measured;
-  try {
-    first = await measure(ctx, service, 64, plan.listS, pages(null));
-    deep = await measure(ctx, service, 64, plan.listS, pages(serviceCursors));
+  const plainKoa = await withBaseline(ctx, 'plain', (server) =>
+    listRuns(server, 'Koa + pg baseline (plain)', plainCursors),
+  );
+  const rounds = await withBaselineAndService(ctx, async (servers) => {
+    const measured = await alternate(ctx, servers, (server, side) =>
+      side === 'service'
+        ? listRuns(server, 'service', serviceCursors)
+        : listRuns(server, 'Koa + pg baseline (same SQL)', plainCursors),
+    );
     ctx.log('list: cost ladder');
-    await ladder(ctx, service);
-  } finally {
-    await service.stop();
-  }
+    await ladder(ctx, servers.service);
+    return measured;
+  });
+  const koaFirst = medianOf(rounds.baseline.map((r) => r.first));
+  const koaDeep = medianOf(rounds.baseline.map((r) => r.deep));
+  const first = medianOf(rounds.service.map((r) => r.first));
+  const deep = medianOf(rounds.service.map((r) => r.deep));
   const baselineRows: [string, number][] = [
     ['bare list first page/s (pg, plain)', bareFirst.rps],
     ['bare list deep page/s (pg, plain)', bareDeep.rps],
