@@ -64,6 +64,20 @@ export async function resetWork(db: pg.Pool): Promise<void> {
               webhook_delivery_attempts cascade`,
   );
   await db.query('vacuum analyze');
+  await db.query('checkpoint');
+}
+
+/**
+ * Brings the database to the same state before each measured run of a comparison, without
+ * emptying it: fresh statistics (so that plans, the cached generic plans of prepared statements
+ * included, are made for the tables as they are rather than as they were when a run began on
+ * empty ones) and a checkpoint (otherwise one that a run happens to cross, the previous run's WAL
+ * reaching max_wal_size, lands on whichever side was running then, with its flushes and full-page
+ * writes).
+ */
+export async function settle(db: pg.Pool): Promise<void> {
+  await db.query('analyze');
+  await db.query('checkpoint');
 }
 
 /** One number from a `select count(*)`-like query. */

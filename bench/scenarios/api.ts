@@ -5,7 +5,7 @@ import type { BaselineChildOptions } from '../children/baseline.ts';
 import { type Child, startChild } from '../lib/children.ts';
 import { type BenchContext, startService } from '../lib/context.ts';
 import { type CpuUse, cpuSample, cpuUse } from '../lib/cpu.ts';
-import { pool, resetWork, scalar } from '../lib/db.ts';
+import { pool, resetWork, scalar, settle } from '../lib/db.ts';
 import { type LoadRequest, type LoadResult, percentile, runLoad } from '../lib/load.ts';
 import { authenticate, createPayoutPlain, listPayoutsPlain, plainCursor } from '../lib/plain-sql.ts';
 import { round } from '../lib/report.ts';
@@ -205,9 +205,12 @@ export async function createScenarios(ctx: BenchContext): Promise<void> {
   let bare: Awaited<ReturnType<typeof bareLoop>>;
   let bareSame: Awaited<ReturnType<typeof bareLoop>>;
   try {
+    // The warm-ups also fill the emptied tables, so that the measured loops plan for full ones.
     await bareLoop(ctx, POOL_SIZE, plan.warmupS, bareCreate);
-    bare = await bareLoop(ctx, POOL_SIZE, plan.bareS, bareCreate);
     await bareLoop(ctx, POOL_SIZE, plan.warmupS, bareSameCreate);
+    await settle(ctx.pool);
+    bare = await bareLoop(ctx, POOL_SIZE, plan.bareS, bareCreate);
+    await settle(ctx.pool);
     bareSame = await bareLoop(ctx, POOL_SIZE, plan.bareS, bareSameCreate);
   } finally {
     await barePool.end();
@@ -227,8 +230,12 @@ export async function createScenarios(ctx: BenchContext): Promise<void> {
 
   // Koa + pg at 64 connections and at 1: the plain form once, for reference; the same-SQL form in
   // rounds alternating with the service, whose peak RSS is read while its create load runs.
+  // The tables are not emptied between runs: the bare runs above left thousands of payouts and
+  // keys, every run adds more, and the rounds' alternation spreads that growth over both sides.
+  // (Runs that each began on empty tables measured the generic plans prepared statements had made
+  // for empty tables, kept while the tables filled: sequential scans of thousands of keys.)
   const createRuns = async (server: Child, label: string) => {
-    await resetWork(ctx.pool);
+    await settle(ctx.pool);
     ctx.log(`create: ${label}, 64 connections and 1`);
     return {
       at64: await measure(ctx, server, 64, plan.createS, createRequests(ctx)),
