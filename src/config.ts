@@ -7,6 +7,30 @@ const flag = (fallback: boolean) =>
     .default(fallback ? 'true' : 'false')
     .transform((v) => v === 'true' || v === '1' || v === 'yes');
 
+/** The background jobs, each a worker thread of its own (`src/jobs/registry.ts`). */
+export const JOB_NAMES = ['instructions', 'dispatch', 'refunds', 'settlement', 'webhooks'] as const;
+export type JobName = (typeof JOB_NAMES)[number];
+
+/** `all`, `none`, or a comma-separated list of job names. */
+const jobList = z
+  .string()
+  .default('all')
+  .transform((value, ctx): JobName[] => {
+    const v = value.trim();
+    if (v === 'all') return [...JOB_NAMES];
+    if (v === 'none') return [];
+    const names = [...new Set(v.split(',').map((n) => n.trim()))];
+    const unknown = names.filter((n) => !(JOB_NAMES as readonly string[]).includes(n));
+    if (unknown.length > 0) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `unknown job ${unknown.join(', ')}: use all, none, or some of ${JOB_NAMES.join(', ')}`,
+      });
+      return z.NEVER;
+    }
+    return names as JobName[];
+  });
+
 /**
  * Every environment variable the service reads, with its default. Parsed once at start;
  * the README's configuration table mirrors this schema.
@@ -41,6 +65,11 @@ export const configSchema = z.object({
   /** Webhook attempts in flight at once to one receiver (scheme, host and port), across workers. */
   WEBHOOK_CONCURRENCY_PER_TARGET: int(4, 1),
   WORKER_POLL_INTERVAL_MS: int(1000, 1),
+  /**
+   * The background jobs this instance runs. Instances that share a database share the work, so
+   * API instances may run none (`none`) and leave it to instances that serve no traffic.
+   */
+  JOBS: jobList,
   DISPATCH_MAX_ATTEMPTS: int(3, 1),
   OUTFLOW_QUERY_GRACE_MS: int(30_000, 0),
   REFUND_MAX_ATTEMPTS: int(10, 1),

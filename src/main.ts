@@ -64,6 +64,7 @@ try {
   closers.push(service.close);
   const workers = await startWorkers({
     config,
+    jobs: config.JOBS,
     databaseUrl,
     providersUrl,
     callbackBaseUrl: service.deps.callbackBaseUrl,
@@ -81,6 +82,7 @@ try {
       `  Payout service  ${service.url}`,
       `  Sandbox         ${providersUrl}${config.PROVIDERS_URL ? ' (external providers)' : ''}`,
       `  Database        ${config.DATABASE_URL ? 'DATABASE_URL' : `embedded PostgreSQL in ${path.resolve(config.DATA_DIR, 'pgdata')}`}`,
+      `  Background jobs ${config.JOBS.length > 0 ? config.JOBS.join(', ') : 'none (JOBS=none)'}`,
       '',
       `  Demo API key    ${demo.apiKey}`,
       `  Admin token     ${secrets.adminToken}`,

@@ -1,4 +1,4 @@
-import type { Config } from '#src/config.ts';
+import type { Config, JobName } from '#src/config.ts';
 import type { Deps } from '#src/deps.ts';
 import { runDispatchOnce } from '#src/dispatch/job.ts';
 import { runInstructionsOnce } from '#src/instructions/job.ts';
@@ -8,7 +8,7 @@ import { runWebhooksOnce } from '#src/webhooks/job.ts';
 
 /** A background job: one pass over its due work, and how often it looks when not woken. */
 export interface JobDefinition {
-  name: string;
+  name: JobName;
   intervalMs(config: Config): number;
   runOnce(deps: Deps): Promise<unknown>;
 }
