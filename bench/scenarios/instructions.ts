@@ -67,6 +67,18 @@ export async function instructionScenario(ctx: BenchContext): Promise<void> {
   const rows = plan.instructionRows;
   const probeS = plan.quick ? 5 : 15;
   const tenantIds = ctx.tenants.map((t) => t.id);
+  /** An emptied database with `rows` CREATED payouts, their tasks due (and, for plain SQL, the addresses). */
+  const seedCreated = async (withAddresses: boolean) => {
+    await resetWork(pool);
+    await seedPayouts(pool, {
+      tenantIds,
+      count: rows,
+      status: 'CREATED',
+      reference: REFERENCE,
+      withTasks: true,
+    });
+    if (withAddresses) await seedDepositAddresses(pool, tenantIds);
+  };
 
   // The API without worker load, for the p99 comparison.
   await resetWork(pool);
@@ -80,15 +92,8 @@ export async function instructionScenario(ctx: BenchContext): Promise<void> {
     await idle.stop();
   }
 
-  await resetWork(pool);
   ctx.log(`instructions: seeding ${rows.toLocaleString('en-US')} CREATED payouts with their tasks`);
-  await seedPayouts(pool, {
-    tenantIds,
-    count: rows,
-    status: 'CREATED',
-    reference: REFERENCE,
-    withTasks: true,
-  });
+  await seedCreated(false);
   ctx.log('instructions: worker draining, probe running');
   const service = await startService(ctx, {
     jobs: ['instructions'],
@@ -131,16 +136,8 @@ export async function instructionScenario(ctx: BenchContext): Promise<void> {
   ctx.results.check('instructions: one instruction per payout', stray === 0, `${stray} payouts with two`);
   const workerRate = Math.round(generated / seconds);
 
-  await resetWork(pool);
   ctx.log('instructions: plain SQL batches');
-  await seedPayouts(pool, {
-    tenantIds,
-    count: rows,
-    status: 'CREATED',
-    reference: REFERENCE,
-    withTasks: true,
-  });
-  await seedDepositAddresses(pool, tenantIds);
+  await seedCreated(true);
   const plain = await plainInstructions(pool, rows);
   const plainDone = await done(pool);
   ctx.results.check(
@@ -150,16 +147,8 @@ export async function instructionScenario(ctx: BenchContext): Promise<void> {
   );
 
   // The reference: the same probe while plain SQL makes the same writes at the worker's pace.
-  await resetWork(pool);
   ctx.log(`instructions: API probe while plain SQL writes at the worker's rate (${workerRate}/s)`);
-  await seedPayouts(pool, {
-    tenantIds,
-    count: rows,
-    status: 'CREATED',
-    reference: REFERENCE,
-    withTasks: true,
-  });
-  await seedDepositAddresses(pool, tenantIds);
+  await seedCreated(true);
   const reference = await startService(ctx);
   let plainLoadProbe: LoadResult;
   try {
