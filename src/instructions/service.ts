@@ -678,10 +678,40 @@ const lapsedInstructions = statement(
 
 const updateInstructionStatus = statement(
   'instructions_apply_steps',
-  `update payment_instructions i set status = u.status, snapshot = u.snapshot, updated_at = $4
-     from unnest($1::uuid[], $2::text[], $3::jsonb[]) as u(id, status, snapshot)
+  `update payment_instructions i
+      set status = u.status, snapshot = u.snapshot, paid_at = coalesce(u.paid_at, i.paid_at), updated_at = $5
+     from unnest($1::uuid[], $2::text[], $3::jsonb[], $4::timestamptz[]) as u(id, status, snapshot, paid_at)
     where i.id = u.id`,
 );
+
+/** A payment instruction's transition, as the machine's `step()` computed it. */
+export interface InstructionWrite {
+  id: string;
+  status: string;
+  snapshot: Record<string, unknown>;
+  /** Set when the transition paid the instruction; null keeps the column as it is. */
+  paidAt: Date | null;
+}
+
+/**
+ * Writes a batch of instruction transitions (status, snapshot, paid_at) in one statement, inside
+ * the caller's transaction: the one place a payment instruction's status is written in batches,
+ * for expiry here and for payment in settlement matching.
+ */
+export async function writeInstructionSteps(
+  tx: Sql,
+  writes: readonly InstructionWrite[],
+  now: Date,
+): Promise<void> {
+  if (writes.length === 0) return;
+  await tx.rows(updateInstructionStatus, [
+    writes.map((w) => w.id),
+    writes.map((w) => w.status),
+    writes.map((w) => w.snapshot),
+    writes.map((w) => w.paidAt),
+    now,
+  ]);
+}
 
 /**
  * Ends every UNPAID instruction whose time is up, in batches: the instruction goes EXPIRED and
@@ -702,12 +732,11 @@ export async function expireInstructions(deps: Deps, limit = 200): Promise<numbe
       return done.taken ? [{ row, done }] : [];
     });
     if (expired.length > 0) {
-      await tx.rows(updateInstructionStatus, [
-        expired.map((e) => e.row.id),
-        expired.map((e) => e.done.to),
-        expired.map((e) => e.done.snapshot),
+      await writeInstructionSteps(
+        tx,
+        expired.map((e) => ({ id: e.row.id, status: e.done.to, snapshot: e.done.snapshot, paidAt: null })),
         now,
-      ]);
+      );
       // Read after the update: the payload of payout.expired shows the instruction EXPIRED.
       const payouts = await lockPayouts(
         tx,

@@ -2,6 +2,7 @@ import { paymentInstructionMachine } from '#machines/payment-instruction.machine
 import { type Sql, statement, toDate } from '#src/db/sql.ts';
 import type { Deps } from '#src/deps.ts';
 import { step } from '#src/engine/engine.ts';
+import { type InstructionWrite, writeInstructionSteps } from '#src/instructions/service.ts';
 import { type Decimal, toDecimal } from '#src/lib/money.ts';
 import { applyPayoutSteps, type PayoutStep, type TriggeredBy } from '#src/payouts/lifecycle.ts';
 import { type LockedPayout, lockPayouts } from '#src/payouts/resource.ts';
@@ -257,14 +258,6 @@ const updateInflows = statement(
     where f.id = u.id`,
 );
 
-const updateInstructions = statement(
-  'settlement_update_instructions',
-  `update payment_instructions i
-      set status = u.status, snapshot = u.snapshot, paid_at = $4, updated_at = $4
-     from unnest($1::uuid[], $2::text[], $3::jsonb[]) as u(id, status, snapshot)
-    where i.id = u.id`,
-);
-
 /** How an inflow came to be attributed, recorded on the payout's timeline. */
 export type AttributionRule = 'EXACT' | 'TOP_UP' | 'OVERPAYMENT' | 'ACCOUNT' | 'OPERATOR';
 
@@ -307,7 +300,7 @@ interface InflowWrite {
 /** Everything one transaction writes. */
 interface SettlementWrites {
   inflows: InflowWrite[];
-  instructions: { id: string; status: string; snapshot: Record<string, unknown> }[];
+  instructions: InstructionWrite[];
   payouts: PayoutStep[];
   outcomes: MatchOutcome[];
 }
@@ -666,7 +659,7 @@ function addAttribution(
     if (instruction.status === 'UNPAID') {
       const paid = step(paymentInstructionMachine, instruction, { type: 'PAYMENT_MATCHED', now });
       if (!paid.taken) throw new Error(`instruction ${instruction.id} ignored PAYMENT_MATCHED`);
-      writes.instructions.push({ id: instruction.id, status: paid.to, snapshot: paid.snapshot });
+      writes.instructions.push({ id: instruction.id, status: paid.to, snapshot: paid.snapshot, paidAt: now });
       if (view) view = { ...view, status: paid.to as InstructionFacts['status'], paid_at: now };
     }
     for (const held of others.filter((e) => e.state === 'HELD')) {
@@ -753,15 +746,7 @@ async function writeSettlement(tx: Sql, writes: SettlementWrites, now: Date): Pr
       now,
     ]);
   }
-  if (writes.instructions.length > 0) {
-    const w = writes.instructions;
-    await tx.rows(updateInstructions, [
-      w.map((i) => i.id),
-      w.map((i) => i.status),
-      w.map((i) => i.snapshot),
-      now,
-    ]);
-  }
+  await writeInstructionSteps(tx, writes.instructions, now);
   if (writes.payouts.length === 0) return;
   const outcomes = await applyPayoutSteps(tx, writes.payouts);
   const ignored = outcomes.find((o) => !o.taken);
