@@ -257,17 +257,18 @@ export async function createScenarios(ctx: BenchContext): Promise<void> {
       );
       hwm = servers.service.memory().peakMb;
       clearInterval(sampler);
+      const service64 = medianOf(measured.service.map((r) => r.at64));
       ctx.log('replay');
-      await replay(ctx, servers.service, medianOf(measured.service.map((r) => r.at64)));
-      return measured;
+      await replay(ctx, servers.service, service64);
+      return { measured, service64 };
     } finally {
       clearInterval(sampler);
     }
   });
-  const koa64 = medianOf(rounds.baseline.map((r) => r.at64));
-  const koa1 = medianOf(rounds.baseline.map((r) => r.at1));
-  const create64 = medianOf(rounds.service.map((r) => r.at64));
-  const create1 = medianOf(rounds.service.map((r) => r.at1));
+  const koa64 = medianOf(rounds.measured.baseline.map((r) => r.at64));
+  const koa1 = medianOf(rounds.measured.baseline.map((r) => r.at1));
+  const create64 = rounds.service64;
+  const create1 = medianOf(rounds.measured.service.map((r) => r.at1));
   for (const [label, koa] of [
     ['plain', plainKoa],
     ['same SQL', { at64: koa64, at1: koa1 }],
