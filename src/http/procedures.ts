@@ -20,7 +20,7 @@ import {
   type StoredResponse,
 } from '#src/tenants/auth.ts';
 import { AppError } from './errors.ts';
-import { middleware, publicProcedure, type ResponseHolder } from './trpc.ts';
+import { middleware, publicProcedure, type RequestContext, type ResponseHolder, requestLog } from './trpc.ts';
 
 export type { ResponseHolder } from './trpc.ts';
 
@@ -28,7 +28,9 @@ export type { ResponseHolder } from './trpc.ts';
  * Procedures come in two kinds: merchant procedures (X-API-Key, a scope from `meta.scope`, rate
  * limited, and idempotent when `meta.idempotent`) and admin procedures (bearer ADMIN_TOKEN).
  * Handlers write through `ctx.commit`, which opens the write transaction and, for idempotent
- * procedures, stores the response in that same transaction.
+ * procedures, stores the response in that same transaction. Merchant procedures that talk SQL
+ * alone (`merchantSqlProcedure`) get no EntityManager or request logger: the hot paths skip the
+ * fork.
  */
 
 export type Commit = <T>(work: (em: EntityManager) => Promise<T>) => Promise<T>;
@@ -62,14 +64,31 @@ const authenticate = middleware(async ({ ctx, meta, next }) => {
   return next({ ctx: { principal: principal as Principal, stored } });
 });
 
-const plainCommit =
-  (em: EntityManager): Commit =>
+/**
+ * The request's own EntityManager (a fork: its own identity map) and a logger bound to the request
+ * id, for procedures that work through the ORM. Procedures that talk SQL alone do without.
+ */
+const requestScope = middleware(({ ctx, next }) =>
+  next({ ctx: { em: ctx.deps.orm.em.fork(), log: requestLog(ctx) } }),
+);
+
+/**
+ * Where a write's transaction starts: from the request's EntityManager when the procedure has one
+ * (entities it loaded stay managed inside), otherwise from a fork made only when a write happens.
+ */
+function entityManagerOf(ctx: RequestContext): EntityManager {
+  return (ctx as RequestContext & { em?: EntityManager }).em ?? ctx.deps.orm.em.fork();
+}
+
+const commitOn =
+  (em: () => EntityManager): Commit =>
   (work) =>
-    em.transactional((tx) => work(tx));
+    em().transactional((tx) => work(tx));
 
 const idempotency = middleware(async ({ ctx, meta, path, getRawInput, next }) => {
   const { principal, stored } = ctx as typeof ctx & { principal: Principal; stored: StoredResponse | null };
-  if (!meta?.idempotent) return next({ ctx: { commit: plainCommit(ctx.em), idempotent: null } });
+  if (!meta?.idempotent)
+    return next({ ctx: { commit: commitOn(() => entityManagerOf(ctx)), idempotent: null } });
 
   const header = ctx.headers['idempotency-key'];
   if (!header)
@@ -109,7 +128,7 @@ const idempotency = middleware(async ({ ctx, meta, path, getRawInput, next }) =>
   // anything a handler returned beyond the contract, so a replay can never show more.
   const output = ctx.outputSchemaOf?.(path);
   const commit: Commit = (work) =>
-    ctx.em.transactional(async (tx) => {
+    entityManagerOf(ctx).transactional(async (tx) => {
       const result = await work(tx);
       const body = JSON.stringify(output ? output.parse(result) : result);
       await storeResponse(emSql(tx), write, { body, now: ctx.deps.clock.now() });
@@ -129,15 +148,22 @@ function causeOf(error: unknown): unknown {
   return error instanceof TRPCError ? (error.cause ?? error) : error;
 }
 
-/** Procedures of the merchant REST API. */
-export const merchantProcedure = publicProcedure.use(authenticate).use(idempotency);
+/** Procedures of the merchant REST API, with the request's EntityManager (`ctx.em`) and logger. */
+export const merchantProcedure = publicProcedure.use(authenticate).use(requestScope).use(idempotency);
+
+/**
+ * Merchant procedures that read and write through `deps.sql` alone, without the ORM: the hot
+ * paths (create, list and get payouts), which then never pay for an EntityManager fork.
+ */
+export const merchantSqlProcedure = publicProcedure.use(authenticate).use(idempotency);
 
 /** Internal procedures under `admin.*`, for operators and the admin CLI. */
 export const adminProcedure = publicProcedure.use(async ({ ctx, type, next }) => {
   if (!isAdminAuthorized(ctx.headers['authorization'], ctx.deps.secrets.adminToken)) {
     throw new AppError('ADMIN_UNAUTHORIZED');
   }
-  const result = await next({ ctx: { commit: plainCommit(ctx.em) } });
+  const em = ctx.deps.orm.em.fork();
+  const result = await next({ ctx: { em, log: requestLog(ctx), commit: commitOn(() => em) } });
   // An operator's change (a failed payout, an attributed inflow, a retried refund) starts its
   // follow-up work now rather than at the next poll.
   if (result.ok && type === 'mutation') wakeFollowUps(ctx.deps);

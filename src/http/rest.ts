@@ -1,16 +1,17 @@
 import Router from '@koa/router';
-import type { AnyRouter } from '@trpc/server';
+import { type AnyRouter, callTRPCProcedure } from '@trpc/server';
 import type { Context } from 'koa';
 import type { z } from 'zod';
 import type { Deps } from '#src/deps.ts';
 import { AppError } from './errors.ts';
 import { jsonBody } from './middleware.ts';
 import type { ResponseHolder } from './procedures.ts';
-import { createCallerFactory, type ProcedureMeta, type RequestContext, toAppError } from './trpc.ts';
+import { type ProcedureMeta, type RequestContext, toAppError } from './trpc.ts';
 
 /** A procedure of the router that declares a REST route in `meta.openapi`. */
 export interface RestRoute {
   procedurePath: string;
+  type: 'query' | 'mutation';
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   path: string;
   meta: ProcedureMeta;
@@ -20,9 +21,9 @@ export interface RestRoute {
 export function restRoutes(appRouter: AnyRouter): RestRoute[] {
   const routes: RestRoute[] = [];
   for (const [procedurePath, procedure] of Object.entries(appRouter._def.procedures)) {
-    const meta = (procedure as { _def: { meta?: ProcedureMeta } })._def.meta;
+    const { meta, type } = (procedure as { _def: { meta?: ProcedureMeta; type: RestRoute['type'] } })._def;
     if (!meta?.openapi || meta.openapi.enabled === false) continue;
-    routes.push({ procedurePath, method: meta.openapi.method, path: meta.openapi.path, meta });
+    routes.push({ procedurePath, type, method: meta.openapi.method, path: meta.openapi.path, meta });
   }
   return routes;
 }
@@ -37,26 +38,26 @@ export function requestContext(
   deps: Deps,
   ctx: Context,
   outputSchemaOf?: (path: string) => z.ZodType | undefined,
+  response?: ResponseHolder,
 ): RequestContext {
   return {
     outputSchemaOf,
     deps,
-    em: deps.orm.em.fork(),
     requestId: ctx.state.requestId,
     headers: ctx.headers as Record<string, string | undefined>,
-    log: deps.log.child({ request_id: ctx.state.requestId }),
     ip: ctx.ip,
+    response,
   };
 }
 
 /**
- * The merchant REST API: one Koa route per procedure with `meta.openapi`, called through a
- * server-side caller so that validation, auth, idempotency and errors are the router's own.
- * (trpc-to-openapi's adapters cannot render the contract's envelope or a 201; see stack notes.)
+ * The merchant REST API: one Koa route per procedure with `meta.openapi`, calling the procedure
+ * the way tRPC's own adapters do (`callTRPCProcedure`), so that validation, auth, idempotency and
+ * errors are the router's own. (trpc-to-openapi's adapters cannot render the contract's envelope
+ * or a 201; see stack notes.)
  */
 export function restRouter(deps: Deps, appRouter: AnyRouter): Router {
   const router = new Router();
-  const createCaller = createCallerFactory(appRouter);
   const schemas = outputSchemas(appRouter);
   for (const route of restRoutes(appRouter)) {
     const koaPath = route.path.replace(/\{(\w+)\}/g, ':$1');
@@ -72,15 +73,17 @@ export function restRouter(deps: Deps, appRouter: AnyRouter): Router {
           });
         base[name] = value;
       }
-      const caller = createCaller({ ...requestContext(deps, ctx, schemas), response });
-      const procedure = route.procedurePath
-        .split('.')
-        .reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], caller) as (
-        input: unknown,
-      ) => Promise<unknown>;
       let result: unknown;
       try {
-        result = await procedure(base);
+        result = await callTRPCProcedure({
+          router: appRouter,
+          path: route.procedurePath,
+          type: route.type,
+          ctx: requestContext(deps, ctx, schemas, response),
+          getRawInput: async () => base,
+          signal: undefined,
+          batchIndex: 0,
+        });
       } catch (err) {
         throw toAppError(err, deps.log.child({ request_id: ctx.state.requestId, route: route.path }));
       }

@@ -1,4 +1,3 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
 import { initTRPC, TRPCError } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import { z } from 'zod';
@@ -7,14 +6,16 @@ import type { Logger } from '#src/lib/log.ts';
 import { ProviderUnavailableError } from '#src/providers/providers.ts';
 import { AppError, type ErrorCode } from './errors.ts';
 
-/** What every procedure sees: the request's own EntityManager, headers and logger. */
+/**
+ * What every procedure sees: the dependencies, the request's id, headers and address. Procedures
+ * that work through the ORM get the request's own EntityManager and logger from their builder
+ * (`requestScope` in procedures.ts), so that the hot paths, which talk SQL, never fork one.
+ */
 export interface RequestContext {
   deps: Deps;
-  em: EntityManager;
   requestId: string;
   /** Lower-cased request headers. */
   headers: Record<string, string | undefined>;
-  log: Logger;
   /** Client address, for rate limiting of unauthenticated callers and audit logs. */
   ip: string;
   /** The output schema of a procedure by path (idempotency stores responses as the client sees them). */
@@ -44,7 +45,7 @@ const t = initTRPC
   .meta<ProcedureMeta>()
   .create({
     errorFormatter({ shape, error, ctx }) {
-      const app = toAppError(error, ctx?.log);
+      const app = toAppError(error, ctx && requestLog(ctx));
       return {
         ...shape,
         message: app.message,
@@ -63,6 +64,14 @@ export const router = t.router;
 export const middleware = t.middleware;
 export const publicProcedure = t.procedure;
 export const createCallerFactory = t.createCallerFactory;
+
+/** The service's logger bound to the request's id. */
+export function requestLog(
+  ctx: Pick<RequestContext, 'deps' | 'requestId'>,
+  bindings?: Record<string, string>,
+): Logger {
+  return ctx.deps.log.child({ request_id: ctx.requestId, ...bindings });
+}
 
 /** Wraps an AppError so tRPC carries it to the REST adapter and the error formatter intact. */
 export function fail(code: ErrorCode, options?: ConstructorParameters<typeof AppError>[1]): never {

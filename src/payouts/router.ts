@@ -5,7 +5,7 @@ import { Outflow } from '#src/dispatch/entities.ts';
 import { outflowOut, toOutflowResource } from '#src/dispatch/resource.ts';
 import { AppError } from '#src/http/errors.ts';
 import { decodeCursor, pageFrom, pageOf, pageQuery } from '#src/http/pagination.ts';
-import { merchantProcedure } from '#src/http/procedures.ts';
+import { merchantProcedure, merchantSqlProcedure } from '#src/http/procedures.ts';
 import { idParam } from '#src/http/schemas.ts';
 import { router } from '#src/http/trpc.ts';
 import { PaymentInstruction } from '#src/instructions/entities.ts';
@@ -26,7 +26,7 @@ import { createPayout, createPayoutIn } from './service.ts';
 const byPayoutId = z.strictObject({ payout_id: idParam });
 
 export const payoutsRouter = router({
-  create: merchantProcedure
+  create: merchantSqlProcedure
     .meta({
       openapi: {
         method: 'POST',
@@ -59,7 +59,7 @@ export const payoutsRouter = router({
       return resource;
     }),
 
-  list: merchantProcedure
+  list: merchantSqlProcedure
     .meta({
       openapi: {
         method: 'GET',
@@ -87,7 +87,7 @@ export const payoutsRouter = router({
       return { data: page.items.map(toPayoutResource), meta: page.meta };
     }),
 
-  get: merchantProcedure
+  get: merchantSqlProcedure
     .meta({
       openapi: {
         method: 'GET',
