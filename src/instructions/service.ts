@@ -679,9 +679,9 @@ const lapsedInstructions = statement(
 const updateInstructionStatus = statement(
   'instructions_apply_steps',
   `update payment_instructions i
-      set status = u.status, snapshot = u.snapshot, paid_at = coalesce(u.paid_at, i.paid_at), updated_at = $5
-     from unnest($1::uuid[], $2::text[], $3::jsonb[], $4::timestamptz[]) as u(id, status, snapshot, paid_at)
-    where i.id = u.id`,
+      set status = u->>1, snapshot = u->2, paid_at = coalesce((u->>3)::timestamptz, i.paid_at), updated_at = $2
+     from jsonb_array_elements($1::jsonb) as u
+    where i.id = (u->>0)::uuid`,
 );
 
 /** A payment instruction's transition, as the machine's `step()` computed it. */
@@ -704,13 +704,10 @@ export async function writeInstructionSteps(
   now: Date,
 ): Promise<void> {
   if (writes.length === 0) return;
-  await tx.rows(updateInstructionStatus, [
-    writes.map((w) => w.id),
-    writes.map((w) => w.status),
-    writes.map((w) => w.snapshot),
-    writes.map((w) => w.paidAt),
-    now,
-  ]);
+  // One JSON array of `[id, status, snapshot, paid_at]` rows: the snapshots go as JSON, not
+  // escaped into an array literal (see applyPayoutSteps).
+  const rows = writes.map((w) => [w.id, w.status, w.snapshot, w.paidAt]);
+  await tx.rows(updateInstructionStatus, [JSON.stringify(rows), now]);
 }
 
 /**

@@ -396,23 +396,23 @@ export interface StepOutcome {
   taken: boolean;
 }
 
+// One JSON array of rows, each `[id, status, snapshot, settlement_amount, exchange_rate,
+// mid_market_rate, platform_fee_amount, network_fee_amount, total_fee_amount, received_amount,
+// updated_at]`, amounts as decimal strings or null (kept), like the events below.
 const updatePayouts = statement(
   'payouts_apply_steps',
   `update payouts p
-      set status = u.status, snapshot = u.snapshot,
-          settlement_amount = coalesce(u.settlement_amount, p.settlement_amount),
-          exchange_rate = coalesce(u.exchange_rate, p.exchange_rate),
-          mid_market_rate = coalesce(u.mid_market_rate, p.mid_market_rate),
-          platform_fee_amount = coalesce(u.platform_fee_amount, p.platform_fee_amount),
-          network_fee_amount = coalesce(u.network_fee_amount, p.network_fee_amount),
-          total_fee_amount = coalesce(u.total_fee_amount, p.total_fee_amount),
-          received_amount = coalesce(u.received_amount, p.received_amount),
-          updated_at = u.updated_at
-     from unnest($1::uuid[], $2::text[], $3::jsonb[], $4::numeric[], $5::numeric[], $6::numeric[], $7::numeric[],
-                 $8::numeric[], $9::numeric[], $10::numeric[], $11::timestamptz[])
-          as u(id, status, snapshot, settlement_amount, exchange_rate, mid_market_rate, platform_fee_amount,
-               network_fee_amount, total_fee_amount, received_amount, updated_at)
-    where p.id = u.id`,
+      set status = u->>1, snapshot = u->2,
+          settlement_amount = coalesce((u->>3)::numeric, p.settlement_amount),
+          exchange_rate = coalesce((u->>4)::numeric, p.exchange_rate),
+          mid_market_rate = coalesce((u->>5)::numeric, p.mid_market_rate),
+          platform_fee_amount = coalesce((u->>6)::numeric, p.platform_fee_amount),
+          network_fee_amount = coalesce((u->>7)::numeric, p.network_fee_amount),
+          total_fee_amount = coalesce((u->>8)::numeric, p.total_fee_amount),
+          received_amount = coalesce((u->>9)::numeric, p.received_amount),
+          updated_at = (u->>10)::timestamptz
+     from jsonb_array_elements($1::jsonb) as u
+    where p.id = (u->>0)::uuid`,
 );
 
 const insertTimeline = statement(
@@ -423,12 +423,14 @@ const insertTimeline = statement(
                         $8::jsonb[], $9::timestamptz[])`,
 );
 
+// The events arrive as one JSON array of rows, each row an array whose payload element is the
+// payload's own JSON text: no element is escaped into an array literal by the driver, nor unescaped
+// by PostgreSQL.
 const insertEvents = statement(
   'outbox_insert_many',
   `insert into outbox_events (id, tenant_id, payout_id, event_type, payload, published_at, created_at)
-   select e.id, e.tenant_id, e.payout_id, e.event_type, e.payload, null, e.created_at
-     from unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::jsonb[], $6::timestamptz[])
-          as e(id, tenant_id, payout_id, event_type, payload, created_at)`,
+   select (e->>0)::uuid, (e->>1)::uuid, (e->>2)::uuid, e->>3, e->4, null, (e->>5)::timestamptz
+     from jsonb_array_elements($1::jsonb) as e`,
 );
 
 const decimalOrNull = (d: Decimal | undefined) => (d === undefined ? null : d.toFixed());
@@ -450,7 +452,7 @@ export async function applyPayoutSteps(tx: Sql, steps: readonly PayoutStep[]): P
   const seen = new Set<string>();
   const updates: { step: PayoutStep; status: string; snapshot: Record<string, unknown> }[] = [];
   const timeline: unknown[][] = [[], [], [], [], [], [], [], [], []];
-  const events: unknown[][] = [[], [], [], [], [], []];
+  const events: string[] = [];
   const tasks: { kind: TaskKind; subjectId: string }[] = [];
   for (const item of steps) {
     const { payout, event } = item;
@@ -515,7 +517,10 @@ export async function applyPayoutSteps(tx: Sql, steps: readonly PayoutStep[]): P
           status: view.status,
           resourceJson,
         });
-        pushRow(events, [eventId, payout.tenant_id, payout.id, eventType, payload, now]);
+        events.push(
+          `[${JSON.stringify(eventId)},${JSON.stringify(payout.tenant_id)},${JSON.stringify(payout.id)},` +
+            `${JSON.stringify(eventType)},${payload},${JSON.stringify(now)}]`,
+        );
       }
     }
     for (const kind of effects.tasks) tasks.push({ kind, subjectId: payout.id });
@@ -523,23 +528,22 @@ export async function applyPayoutSteps(tx: Sql, steps: readonly PayoutStep[]): P
   }
   if (updates.length === 0) return outcomes;
 
-  const column = (pick: (set: PayoutChanges) => Decimal | undefined) =>
-    updates.map((u) => decimalOrNull(pick(u.step.set ?? {})));
-  await tx.rows(updatePayouts, [
-    updates.map((u) => u.step.payout.id),
-    updates.map((u) => u.status),
-    updates.map((u) => u.snapshot),
-    column((s) => s.settlementAmount),
-    column((s) => s.exchangeRate),
-    column((s) => s.midMarketRate),
-    column((s) => s.platformFeeAmount),
-    column((s) => s.networkFeeAmount),
-    column((s) => s.totalFeeAmount),
-    column((s) => s.receivedAmount),
-    updates.map((u) => u.step.event.now),
+  const rows = updates.map(({ step: { payout, set = {}, event }, status, snapshot }) => [
+    payout.id,
+    status,
+    snapshot,
+    decimalOrNull(set.settlementAmount),
+    decimalOrNull(set.exchangeRate),
+    decimalOrNull(set.midMarketRate),
+    decimalOrNull(set.platformFeeAmount),
+    decimalOrNull(set.networkFeeAmount),
+    decimalOrNull(set.totalFeeAmount),
+    decimalOrNull(set.receivedAmount),
+    event.now,
   ]);
+  await tx.rows(updatePayouts, [JSON.stringify(rows)]);
   if (timeline[0]!.length > 0) await tx.rows(insertTimeline, timeline);
-  if (events[0]!.length > 0) await tx.rows(insertEvents, events);
+  if (events.length > 0) await tx.rows(insertEvents, [`[${events.join(',')}]`]);
   if (tasks.length > 0) {
     const now = updates[0]!.step.event.now;
     await scheduleTasks(tx, tasks, { dueAt: now, now });
