@@ -136,6 +136,36 @@ export async function instructionScenario(ctx: BenchContext): Promise<void> {
   ctx.results.check('instructions: one instruction per payout', stray === 0, `${stray} payouts with two`);
   const workerRate = Math.round(generated / seconds);
 
+  // The deployment docs/scaling.md recommends: the API on an instance without jobs (JOBS=none),
+  // the worker on another; here both on this one machine, sharing its two cores and PostgreSQL.
+  ctx.log('instructions: worker on an instance of its own, probe on an instance without jobs');
+  const api = await startService(ctx);
+  let apartProbe: LoadResult;
+  let apartSeconds: number;
+  try {
+    await probeLoad(ctx, api.url, plan.warmupS);
+    await seedCreated(false);
+    const worker = await startService(ctx, {
+      jobs: ['instructions'],
+      config: { INSTRUCTION_SWEEP_INTERVAL_MS: 1000 },
+    });
+    try {
+      const started = performance.now();
+      let drainedAt = 0;
+      const drained = waitFor(async () => (await done(pool)) >= rows, plan.workerCapS, 500).then((ok) => {
+        drainedAt = performance.now();
+        return ok;
+      });
+      apartProbe = await probeLoad(ctx, api.url, probeS);
+      await drained;
+      apartSeconds = (drainedAt - started) / 1000;
+    } finally {
+      await worker.stop();
+    }
+  } finally {
+    await api.stop();
+  }
+
   ctx.log('instructions: plain SQL batches');
   await seedCreated(true);
   const plain = await plainInstructions(pool, rows);
@@ -184,6 +214,19 @@ export async function instructionScenario(ctx: BenchContext): Promise<void> {
   );
   results.ratio({
     scenario: 'instructions',
+    metric: `API p99 under worker load, worker on a second instance (JOBS=none on the probed one)`,
+    value: apartProbe.p99,
+    unit: 'ms',
+    baseline: idleProbe.p99,
+  });
+  results.add({
+    scenario: 'instructions',
+    metric: 'CREATED → PENDING_PAYMENT per s, worker on a second instance',
+    value: Math.round(rows / apartSeconds),
+    unit: '/s',
+  });
+  results.ratio({
+    scenario: 'instructions',
     metric: `API p99 under worker load vs under the same writes in plain SQL at the same rate`,
     value: busyProbe.p99,
     unit: 'ms',
@@ -208,6 +251,8 @@ export async function instructionScenario(ctx: BenchContext): Promise<void> {
     plain,
     idleProbe,
     busyProbe,
+    apartProbe,
+    apartSeconds: round(apartSeconds, 1),
     plainLoadProbe,
     cpu,
   };
