@@ -1,7 +1,9 @@
 import { expect } from 'chai';
+import sinon from 'sinon';
 import { ERROR_CATALOGUE } from '#src/http/errors.ts';
 import { call, createMerchant, errorOf, type Merchant } from '../client.ts';
 import { harness } from '../harness.ts';
+import { bankPayout } from '../payouts/fixtures.ts';
 
 describe('HTTP facade @smoke', () => {
   let merchant: Merchant;
@@ -89,6 +91,41 @@ describe('HTTP facade @smoke', () => {
       'destination_provider_code',
       'surprise',
     ]);
+  });
+
+  it('answers an unexpected failure with a bare 500 and logs it once, with the request id', async () => {
+    const { deps } = harness().service;
+    const logged: { bindings: Record<string, unknown>; message: string; err: unknown }[] = [];
+    const child = (bindings: Record<string, unknown>) => ({
+      ...deps.log,
+      error: (fields: { err?: unknown }, message: string) =>
+        logged.push({ bindings, message, err: fields.err }),
+      warn: () => undefined,
+      info: () => undefined,
+    });
+    const stubs = [
+      sinon.stub(deps.log, 'child').callsFake(child as never),
+      sinon.stub(deps.corridors, 'find').throws(new Error('corridor table unreadable at /srv/secret/path')),
+    ];
+    try {
+      const res = await call('POST', '/v1/payouts', {
+        key: merchant.key,
+        body: bankPayout(),
+        headers: { 'x-request-id': 'req-boom-1' },
+      });
+      expect(res.status).to.equal(500);
+      const error = errorOf(res);
+      expect(error.code).to.equal('INTERNAL_ERROR');
+      expect(error.request_id).to.equal('req-boom-1');
+      expect(res.text).not.to.contain('unreadable');
+      expect(res.text).not.to.contain('/srv/secret');
+      const unhandled = logged.filter((l) => l.message === 'unhandled error');
+      expect(unhandled).to.have.length(1);
+      expect(unhandled[0]!.bindings).to.include({ request_id: 'req-boom-1', route: '/v1/payouts' });
+      expect((unhandled[0]!.err as Error).message).to.contain('corridor table unreadable');
+    } finally {
+      for (const stub of stubs) stub.restore();
+    }
   });
 
   it('answers a wrong method on a known path with 405', async () => {
