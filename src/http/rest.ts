@@ -6,7 +6,7 @@ import type { Deps } from '#src/deps.ts';
 import { AppError } from './errors.ts';
 import { jsonBody } from './middleware.ts';
 import type { ResponseHolder } from './procedures.ts';
-import { type ProcedureMeta, type RequestContext, toAppError } from './trpc.ts';
+import { type ProcedureMeta, type RequestContext, requestLog, toAppError } from './trpc.ts';
 
 /** A procedure of the router that declares a REST route in `meta.openapi`. */
 export interface RestRoute {
@@ -85,7 +85,7 @@ export function restRouter(deps: Deps, appRouter: AnyRouter): Router {
           batchIndex: 0,
         });
       } catch (err) {
-        throw toAppError(err, deps.log.child({ request_id: ctx.state.requestId, route: route.path }));
+        throw toAppError(err, requestLog({ deps, requestId: ctx.state.requestId }, { route: route.path }));
       }
       ctx.type = 'application/json';
       if (response.replay) {

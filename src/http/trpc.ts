@@ -63,7 +63,6 @@ const t = initTRPC
 export const router = t.router;
 export const middleware = t.middleware;
 export const publicProcedure = t.procedure;
-export const createCallerFactory = t.createCallerFactory;
 
 /** The service's logger bound to the request's id. */
 export function requestLog(
