@@ -80,6 +80,23 @@ export async function instructionScenario(ctx: BenchContext): Promise<void> {
     if (withAddresses) await seedDepositAddresses(pool, tenantIds);
   };
 
+  /**
+   * Probes `url` while a worker drains the seeded backlog, watching the backlog meanwhile: a worker
+   * that drains before the probe ends is timed when it finishes, not when the probe does (which
+   * would cap the rate at rows / probe seconds).
+   */
+  const probeWhileDraining = async (url: string) => {
+    const started = performance.now();
+    let drainedAt = 0;
+    const drained = waitFor(async () => (await done(pool)) >= rows, plan.workerCapS, 500).then((ok) => {
+      drainedAt = performance.now();
+      return ok;
+    });
+    const probe = await probeLoad(ctx, url, probeS);
+    const finished = await drained;
+    return { probe, finished, seconds: (drainedAt - started) / 1000 };
+  };
+
   // The API without worker load, for the p99 comparison.
   await resetWork(pool);
   ctx.log('instructions: API probe on an idle instance');
@@ -105,17 +122,7 @@ export async function instructionScenario(ctx: BenchContext): Promise<void> {
   let cpu: ReturnType<typeof cpuUse>;
   try {
     const before = cpuSample([service.pid]);
-    const started = performance.now();
-    // Watched while the probe runs: a worker that drains before the probe ends is timed when it
-    // finishes, not when the probe does (which would cap the rate at rows / probe seconds).
-    let drainedAt = 0;
-    const drained = waitFor(async () => (await done(pool)) >= rows, plan.workerCapS, 500).then((ok) => {
-      drainedAt = performance.now();
-      return ok;
-    });
-    busyProbe = await probeLoad(ctx, service.url, probeS);
-    finished = await drained;
-    seconds = (drainedAt - started) / 1000;
+    ({ probe: busyProbe, finished, seconds } = await probeWhileDraining(service.url));
     cpu = cpuUse(before, cpuSample([service.pid]), rows);
   } finally {
     await service.stop();
@@ -150,15 +157,7 @@ export async function instructionScenario(ctx: BenchContext): Promise<void> {
       config: { INSTRUCTION_SWEEP_INTERVAL_MS: 1000 },
     });
     try {
-      const started = performance.now();
-      let drainedAt = 0;
-      const drained = waitFor(async () => (await done(pool)) >= rows, plan.workerCapS, 500).then((ok) => {
-        drainedAt = performance.now();
-        return ok;
-      });
-      apartProbe = await probeLoad(ctx, api.url, probeS);
-      await drained;
-      apartSeconds = (drainedAt - started) / 1000;
+      ({ probe: apartProbe, seconds: apartSeconds } = await probeWhileDraining(api.url));
     } finally {
       await worker.stop();
     }
