@@ -13,13 +13,6 @@ export interface RunningWorkers extends JobKicker {
 const WORKER_FILE = fileURLToPath(new URL('./worker.ts', import.meta.url));
 
 /**
- * A job thread works in batches of hundreds of rows, each batch's objects alive until its
- * transaction ends: with V8's default young generation most of them survive a scavenge or two
- * and are copied, then promoted. A larger young generation lets a batch die young.
- */
-const WORKER_HEAP = { maxYoungGenerationSizeMb: 64 };
-
-/**
  * Starts every background job in its own Bree worker thread. Threads are long-lived loops (a
  * fresh thread per pass would pay ORM start-up every second); a thread that dies is restarted.
  */
@@ -58,7 +51,7 @@ export async function startWorkers(options: {
           callbackSecret: options.secrets.callbackSecret,
         },
       };
-      return { name, path: WORKER_FILE, timeout: 0, worker: { workerData, resourceLimits: WORKER_HEAP } };
+      return { name, path: WORKER_FILE, timeout: 0, worker: { workerData } };
     }),
     errorHandler: (error, data) => {
       log.error({ err: error, job: data.name }, 'worker failed');
