@@ -4,7 +4,7 @@ import { type Price, price } from '#src/corridors/pricing.ts';
 import { type Sql, statement } from '#src/db/sql.ts';
 import type { Deps } from '#src/deps.ts';
 import { initialState, step } from '#src/engine/engine.ts';
-import { type ClaimedTask, completeTasks, retryTask, taskBackoffMs } from '#src/jobs/tasks.ts';
+import { type ClaimedTask, completeTasks, retryTasks, taskBackoffMs } from '#src/jobs/tasks.ts';
 import { newId } from '#src/lib/ids.ts';
 import { currencyDecimals, type Decimal, toDecimal } from '#src/lib/money.ts';
 import { applyPayoutSteps, type PayoutStep } from '#src/payouts/lifecycle.ts';
@@ -581,16 +581,16 @@ async function writeBatch(
 
 /** Puts tasks back for a later attempt with backoff, keeping what went wrong. */
 async function retryLater(deps: Deps, retries: readonly Retry[]): Promise<void> {
-  const em = deps.orm.em.fork();
-  for (const { task, error } of retries) {
-    const now = deps.clock.now();
-    await retryTask(em, {
+  const now = deps.clock.now();
+  await retryTasks(
+    deps.sql,
+    retries.map(({ task, error }) => ({
       task,
       dueAt: new Date(now.getTime() + taskBackoffMs(task.attempts)),
       error,
-      now,
-    });
-  }
+    })),
+    now,
+  );
 }
 
 /**

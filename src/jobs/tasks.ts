@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { type Sql, statement } from '#src/db/sql.ts';
+import { emSql, type Sql, statement } from '#src/db/sql.ts';
 import { newId } from '#src/lib/ids.ts';
 import type { TaskKind } from './entities.ts';
 
@@ -127,16 +127,40 @@ export async function completeTasks(
   await sql.rows(completeMany, [tasks.map((t) => t.id), tasks.map((t) => t.generation), now]);
 }
 
-/** Puts a claimed task back for a later attempt, keeping what went wrong (due at once if it was scheduled again meanwhile). */
-export async function retryTask(
-  em: EntityManager,
-  args: { task: Pick<ClaimedTask, 'id' | 'generation'>; dueAt: Date; error: string; now: Date },
-): Promise<void> {
-  await em.execute(
-    `update tasks set due_at = case when generation = ? then ?::timestamptz else ?::timestamptz end, last_error = ?, updated_at = ?
-      where id = ?`,
-    [args.task.generation, args.dueAt, args.now, args.error.slice(0, 2000), args.now, args.task.id],
-  );
+/** A claimed task to put back for a later attempt, with what went wrong. */
+export interface TaskRetry {
+  task: Pick<ClaimedTask, 'id' | 'generation'>;
+  dueAt: Date;
+  error: string;
+}
+
+const retryMany = statement(
+  'tasks_retry',
+  `update tasks t
+      set due_at = case when t.generation = r.generation then r.due_at else $5::timestamptz end,
+          last_error = r.error, updated_at = $5
+     from unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::text[]) as r(id, generation, due_at, error)
+    where t.id = r.id`,
+);
+
+/**
+ * Puts claimed tasks back for a later attempt each, in one statement, keeping what went wrong
+ * (due at once instead when one was scheduled again meanwhile: its generation moved on).
+ */
+export async function retryTasks(sql: Sql, retries: readonly TaskRetry[], now: Date): Promise<void> {
+  if (retries.length === 0) return;
+  await sql.rows(retryMany, [
+    retries.map((r) => r.task.id),
+    retries.map((r) => r.task.generation),
+    retries.map((r) => r.dueAt),
+    retries.map((r) => r.error.slice(0, 2000)),
+    now,
+  ]);
+}
+
+/** {@link retryTasks} for one task, in the EntityManager's transaction when it has one. */
+export async function retryTask(em: EntityManager, args: TaskRetry & { now: Date }): Promise<void> {
+  await retryTasks(emSql(em), [args], args.now);
 }
 
 /** Exponential backoff for task retries: 1 s, 2 s, 4 s … capped at `capMs`. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { Task } from '#src/jobs/entities.ts';
-import { claimTasks, completeTask, retryTask, scheduleTask } from '#src/jobs/tasks.ts';
+import { claimTasks, completeTask, retryTask, retryTasks, scheduleTask } from '#src/jobs/tasks.ts';
 import { harness } from '../harness.ts';
 
 describe('task rows', () => {
@@ -70,5 +70,31 @@ describe('task rows', () => {
     const [waiting] = await open(subjectId);
     expect(waiting).to.deep.include({ lastError: 'rail unreachable', attempts: 1 });
     expect(waiting!.dueAt.getTime()).to.equal(later(5000).getTime());
+  });
+
+  it('puts a batch back in one statement: each with its own backoff, at once when rescheduled meanwhile', async () => {
+    now = later(7_200_000);
+    const [quiet, busy] = [randomUUID(), randomUUID()];
+    for (const subjectId of [quiet, busy]) {
+      await scheduleTask(em(), { kind: 'GENERATE_INSTRUCTION', subjectId, dueAt: now, now });
+    }
+    const claimed = (
+      await claimTasks(em(), { kind: 'GENERATE_INSTRUCTION', now, limit: 100, leaseMs: 60_000 })
+    ).filter((t) => t.subjectId === quiet || t.subjectId === busy);
+    expect(claimed).to.have.length(2);
+    // New work for `busy` while its worker handles it: its generation moves on.
+    await scheduleTask(em(), { kind: 'GENERATE_INSTRUCTION', subjectId: busy, dueAt: now, now });
+    const retryAt = later(8000);
+    await retryTasks(
+      harness().service.deps.sql,
+      claimed.map((task) => ({ task, dueAt: retryAt, error: `rates "down" for ${task.subjectId}, {a,b}` })),
+      now,
+    );
+    const [q] = await open(quiet);
+    const [b] = await open(busy);
+    expect(q!.dueAt.getTime()).to.equal(retryAt.getTime());
+    expect(q!.lastError).to.equal(`rates "down" for ${quiet}, {a,b}`);
+    expect(b!.dueAt.getTime()).to.equal(now.getTime());
+    expect(b!.lastError).to.equal(`rates "down" for ${busy}, {a,b}`);
   });
 });
