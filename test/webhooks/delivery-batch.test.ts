@@ -61,6 +61,10 @@ function passWith(sql: Sql, merchants: Merchant[]) {
   return runWebhooksOnce({ ...deps, sql }, { tenantIds: merchants.map((m) => m.tenantId) });
 }
 
+/** Ten thousand events of one tenant, waiting to be published. */
+const burstSql = `insert into outbox_events (id, tenant_id, payout_id, event_type, payload, published_at, created_at)
+  select gen_random_uuid(), $1, null, 'payout.created', '{}', null, now() from generate_series(1, 10000)`;
+
 describe('webhook delivery in batches', () => {
   const receiver = receiversClosedAfterEach();
 
@@ -117,6 +121,50 @@ describe('webhook delivery in batches', () => {
       expect(await publishEvents(sql, { now, limit: 2, tenantIds: [merchant.tenantId] })).to.include({
         published: 1,
       });
+    });
+
+    it('asks whether anything waits through the index of waiting events, even with statistics of a burst', async () => {
+      const merchant = await payoutReadyMerchant();
+      const watched = watchedSql();
+      const probes: Statement[] = [];
+      const sql: Sql = {
+        rows: (s, values) => {
+          if (s.name === 'webhook_outbox_any') probes.push(s);
+          return watched.sql.rows(s, values);
+        },
+        transaction: (work) => watched.sql.transaction(work),
+      };
+      await publishEvents(sql, { now: harness().clock.now(), limit: 1, tenantIds: [] });
+      const [probe] = probes;
+      expect(probe, 'the probe ran').to.not.equal(undefined);
+
+      // A burst is analysed while it waits, then published: the statistics still say nearly every
+      // event waits. Rolled back, so the outbox and its statistics are left as they were.
+      const rolledBack = new Error('rolled back');
+      let plan = '';
+      await harness()
+        .service.deps.sql.transaction(async (tx) => {
+          await tx.rows({ name: 'test_outbox_burst', text: burstSql }, [merchant.tenantId]);
+          await tx.rows({ name: 'test_outbox_analyze', text: 'analyze outbox_events' });
+          await tx.rows(
+            {
+              name: 'test_outbox_publish_burst',
+              text: `update outbox_events set published_at = now() where published_at is null and tenant_id = $1`,
+            },
+            [merchant.tenantId],
+          );
+          const rows = await tx.rows<Record<string, unknown>>(
+            { name: 'test_outbox_probe_plan', text: `explain (format json) ${probe!.text}` },
+            [null],
+          );
+          plan = JSON.stringify(rows);
+          throw rolledBack;
+        })
+        .catch((err: unknown) => {
+          if (err !== rolledBack) throw err;
+        });
+      expect(plan).to.include('outbox_events_unpublished_index');
+      expect(plan).to.not.include('Seq Scan');
     });
   });
 
