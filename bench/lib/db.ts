@@ -81,6 +81,16 @@ export async function settle(db: pg.Pool): Promise<void> {
 }
 
 /** One number from a `select count(*)`-like query. */
+/**
+ * Whether fewer than `cap` rows match (`rows`: a table and its condition, as after `from`), found
+ * by reading at most `cap` of them through an index: a scenario polls this while a worker drains
+ * its backlog and counts exactly only once the backlog is nearly gone, so that its polling does
+ * not compete with the worker it measures for PostgreSQL.
+ */
+export async function fewerThan(db: pg.Pool, rows: string, cap: number): Promise<boolean> {
+  return (await scalar(db, `select count(*) from (select 1 from ${rows} limit ${cap}) x`)) < cap;
+}
+
 export async function scalar(
   db: pg.Pool | pg.PoolClient,
   sql: string,

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import { type BenchContext, startService, waitFor } from '../lib/context.ts';
 import { cpuSample, cpuUse } from '../lib/cpu.ts';
-import { resetWork, scalar } from '../lib/db.ts';
+import { fewerThan, resetWork, scalar } from '../lib/db.ts';
 import { type LoadResult, runLoad } from '../lib/load.ts';
 import { judged, round } from '../lib/report.ts';
 import {
@@ -40,6 +40,11 @@ const done = (pool: pg.Pool) =>
     `select count(*) from payouts where merchant_reference like $1 || '-%' and status = 'PENDING_PAYMENT'`,
     [REFERENCE],
   );
+
+/** Every seeded payout moved; counted (a scan of every payout) only once few instruction tasks are open. */
+const drainedAll = async (pool: pg.Pool, rows: number) =>
+  (await fewerThan(pool, `tasks where kind = 'GENERATE_INSTRUCTION' and done_at is null`, 100)) &&
+  (await done(pool)) >= rows;
 
 function probeLoad(ctx: BenchContext, url: string, seconds: number): Promise<LoadResult> {
   let n = 0;
@@ -88,7 +93,7 @@ export async function instructionScenario(ctx: BenchContext): Promise<void> {
   const probeWhileDraining = async (url: string) => {
     const started = performance.now();
     let drainedAt = 0;
-    const drained = waitFor(async () => (await done(pool)) >= rows, plan.workerCapS, 500).then((ok) => {
+    const drained = waitFor(() => drainedAll(pool, rows), plan.workerCapS, 500).then((ok) => {
       drainedAt = performance.now();
       return ok;
     });

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import type { Child } from '../lib/children.ts';
 import { type BenchContext, startService, waitFor } from '../lib/context.ts';
 import { cpuSample, cpuUse } from '../lib/cpu.ts';
-import { resetWork, scalar } from '../lib/db.ts';
+import { fewerThan, resetWork, scalar } from '../lib/db.ts';
 import { judged, round } from '../lib/report.ts';
 import {
   instructionSnapshots,
@@ -55,7 +55,13 @@ export async function settlementScenario(ctx: BenchContext): Promise<void> {
     // From the moment both instances are up (their workers start matching at once).
     const started = performance.now();
     const before = cpuSample(instances.map((i) => i.pid));
-    finished = await waitFor(async () => (await matched(pool)) >= rows, plan.workerCapS, 500);
+    // Counted (a scan of every inflow) only once few are left to match.
+    finished = await waitFor(
+      async () =>
+        (await fewerThan(pool, `inflows where state = 'CONFIRMED'`, 100)) && (await matched(pool)) >= rows,
+      plan.workerCapS,
+      500,
+    );
     seconds = (performance.now() - started) / 1000;
     cpu = cpuUse(before, cpuSample(instances.map((i) => i.pid)), rows);
   } finally {
