@@ -241,6 +241,8 @@ const earlierInflows = statement(
 );
 
 // Null keeps a column as it is: an inflow moved to HELD or UNMATCHED changes its state and little else.
+// The ids are also given as a list: the planner then finds the rows through the primary key
+// whatever it thinks of the table's size (joined to the unnest alone, it hashed all of it).
 const updateInflows = statement(
   'settlement_update_inflows',
   `update inflows f
@@ -255,7 +257,7 @@ const updateInflows = statement(
      from unnest($1::uuid[], $2::text[], $3::boolean[], $4::timestamptz[], $5::boolean[], $6::uuid[], $7::uuid[],
                  $8::numeric[])
           as u(id, state, is_matched, matched_at, is_underpaid, payout_id, instruction_id, overpayment_amount)
-    where f.id = u.id`,
+    where f.id = any($1::uuid[]) and f.id = u.id`,
 );
 
 /** How an inflow came to be attributed, recorded on the payout's timeline. */
