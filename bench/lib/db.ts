@@ -80,7 +80,6 @@ export async function settle(db: pg.Pool): Promise<void> {
   await db.query('checkpoint');
 }
 
-/** One number from a `select count(*)`-like query. */
 /**
  * Whether fewer than `cap` rows match (`rows`: a table and its condition, as after `from`), found
  * by reading at most `cap` of them through an index: a scenario polls this while a worker drains
@@ -91,6 +90,7 @@ export async function fewerThan(db: pg.Pool, rows: string, cap: number): Promise
   return (await scalar(db, `select count(*) from (select 1 from ${rows} limit ${cap}) x`)) < cap;
 }
 
+/** One number from a `select count(*)`-like query. */
 export async function scalar(
   db: pg.Pool | pg.PoolClient,
   sql: string,

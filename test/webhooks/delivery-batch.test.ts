@@ -125,25 +125,25 @@ describe('webhook delivery in batches', () => {
 
     it('asks whether anything waits through the index of waiting events, even with statistics of a burst', async () => {
       const merchant = await payoutReadyMerchant();
-      const watched = watchedSql();
+      const real = harness().service.deps.sql;
       const probes: Statement[] = [];
       const sql: Sql = {
         rows: (s, values) => {
           if (s.name === 'webhook_outbox_any') probes.push(s);
-          return watched.sql.rows(s, values);
+          return real.rows(s, values);
         },
-        transaction: (work) => watched.sql.transaction(work),
+        transaction: (work) => real.transaction(work),
       };
       await publishEvents(sql, { now: harness().clock.now(), limit: 1, tenantIds: [] });
       const [probe] = probes;
       expect(probe, 'the probe ran').to.not.equal(undefined);
 
       // A burst is analysed while it waits, then published: the statistics still say nearly every
-      // event waits. Rolled back, so the outbox and its statistics are left as they were.
+      // event waits. Rolled back: the outbox keeps none of it.
       const rolledBack = new Error('rolled back');
       let plan = '';
-      await harness()
-        .service.deps.sql.transaction(async (tx) => {
+      await real
+        .transaction(async (tx) => {
           await tx.rows({ name: 'test_outbox_burst', text: burstSql }, [merchant.tenantId]);
           await tx.rows({ name: 'test_outbox_analyze', text: 'analyze outbox_events' });
           await tx.rows(
