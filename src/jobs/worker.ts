@@ -50,6 +50,9 @@ const deps = await createDeps({
   log,
 });
 
+// Running: the main thread counts the job as started from here on.
+parentPort?.postMessage('ready');
+
 let stopping = false;
 let wake: (() => void) | undefined;
 parentPort?.on('message', (message: unknown) => {

@@ -7,14 +7,24 @@ import { JOBS } from './registry.ts';
 import type { WorkerData } from './worker.ts';
 
 export interface RunningWorkers extends JobKicker {
+  /** The jobs whose thread is running now: built its dependencies, and has not exited since. */
+  running(): string[];
   stop(): Promise<void>;
 }
+
+/** How long start-up waits for the job threads to be running before it carries on without them. */
+export const WORKERS_READY_TIMEOUT_MS = 60_000;
 
 const WORKER_FILE = fileURLToPath(new URL('./worker.ts', import.meta.url));
 
 /**
  * Starts every background job in its own Bree worker thread. Threads are long-lived loops (a
  * fresh thread per pass would pay ORM start-up every second); a thread that dies is restarted.
+ *
+ * Resolves once every thread says it is running (its modules loaded, its pool and providers
+ * built: about a second), so that what starts the service knows its jobs are working when it
+ * says so. A thread that cannot start (the database unreachable, say) does not hold start-up
+ * back beyond `readyTimeoutMs`: it is logged, and Bree keeps restarting it.
  */
 export async function startWorkers(options: {
   config: Config;
@@ -24,10 +34,16 @@ export async function startWorkers(options: {
   secrets: Secrets;
   log: Logger;
   jobs?: readonly string[];
+  readyTimeoutMs?: number;
 }): Promise<RunningWorkers> {
   const { log } = options;
   const names = options.jobs ?? JOBS.map((j) => j.name);
   let stopping = false;
+  const running = new Set<string>();
+  let allRunning: () => void = () => undefined;
+  const started = new Promise<void>((resolve) => {
+    allRunning = resolve;
+  });
   const bree: Bree = new Bree({
     root: false,
     doRootCheck: false,
@@ -53,11 +69,17 @@ export async function startWorkers(options: {
       };
       return { name, path: WORKER_FILE, timeout: 0, worker: { workerData } };
     }),
+    workerMessageHandler: ({ name, message }: { name: string; message: unknown }) => {
+      if (message !== 'ready') return;
+      running.add(name);
+      if (running.size === names.length) allRunning();
+    },
     errorHandler: (error, data) => {
       log.error({ err: error, job: data.name }, 'worker failed');
     },
   });
   bree.on('worker deleted', (name: string) => {
+    running.delete(name);
     if (stopping) return;
     log.warn({ job: name }, 'worker exited; restarting');
     setTimeout(() => {
@@ -65,10 +87,23 @@ export async function startWorkers(options: {
     }, 1000).unref();
   });
   await bree.start();
+  if (names.length === 0) allRunning();
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(true), options.readyTimeoutMs ?? WORKERS_READY_TIMEOUT_MS);
+  });
+  if (await Promise.race([started.then(() => false), timedOut])) {
+    log.warn(
+      { jobs: names.filter((name) => !running.has(name)) },
+      'background jobs not running yet; carrying on without them',
+    );
+  }
+  clearTimeout(timer);
   return {
     kick(job: string) {
       bree.workers.get(job)?.postMessage('kick');
     },
+    running: () => names.filter((name) => running.has(name)),
     async stop() {
       stopping = true;
       await bree.stop();

@@ -1,9 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import sinon from 'sinon';
 import { loadConfig } from '#src/config.ts';
 import { Corridors } from '#src/corridors/corridors.ts';
 import { startEmbeddedPostgres } from '#src/db/embedded.ts';
 import { Outflow } from '#src/dispatch/entities.ts';
+import { JOBS } from '#src/jobs/registry.ts';
 import { type RunningWorkers, startWorkers } from '#src/jobs/workers.ts';
 import { systemClock } from '#src/lib/clock.ts';
 import { createLogger } from '#src/lib/log.ts';
@@ -91,6 +93,8 @@ describe('several instances against one database', function () {
         log,
       });
       stops.push(set.stop);
+      // Start-up waits for the threads: every job is working by the time it returns.
+      expect(set.running()).to.have.members(JOBS.map((j) => j.name));
       workers.push(set);
     }
     const em = services[0]!.deps.orm.em.fork();
@@ -129,6 +133,30 @@ describe('several instances against one database', function () {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }
+
+  it('does not hold start-up back for a job thread that cannot start', async () => {
+    const log = createLogger({ level: 'silent' });
+    const warn = sinon.spy(log, 'warn');
+    const started = Date.now();
+    const set = await startWorkers({
+      config: loadConfig({ PORT: '0', DATA_DIR: '.test-data', LOG_LEVEL: 'silent' }),
+      // Nothing listens on port 1: the thread fails to build its pool, and Bree restarts it.
+      databaseUrl: 'postgres://postgres@127.0.0.1:1/nowhere',
+      providersUrl: sandbox.url,
+      callbackBaseUrl: services[0]!.deps.callbackBaseUrl,
+      secrets: services[0]!.deps.secrets,
+      log,
+      jobs: ['refunds'],
+      readyTimeoutMs: 1_500,
+    });
+    try {
+      expect(Date.now() - started).to.be.lessThan(10_000);
+      expect(set.running()).to.deep.equal([]);
+      expect(warn.calledWithMatch({ jobs: ['refunds'] })).to.equal(true);
+    } finally {
+      await set.stop();
+    }
+  });
 
   it('generates, settles, dispatches and refunds every payout exactly once', async () => {
     await api(0, 'PUT', '/v1/refund-destinations', {
