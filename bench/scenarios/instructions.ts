@@ -33,6 +33,11 @@ const REFERENCE = 'instr';
  */
 const PROBE = { connections: 1, rate: 25 };
 const BATCH = 500;
+/**
+ * How often the drain is looked at: the end of a drain is known to within this, so it is short
+ * against a drain of several seconds; a look is an index probe of at most 100 open tasks.
+ */
+const POLL_MS = 100;
 
 const done = (pool: pg.Pool) =>
   scalar(
@@ -93,7 +98,7 @@ export async function instructionScenario(ctx: BenchContext): Promise<void> {
   const probeWhileDraining = async (url: string) => {
     const started = performance.now();
     let drainedAt = 0;
-    const drained = waitFor(() => drainedAll(pool, rows), plan.workerCapS, 500).then((ok) => {
+    const drained = waitFor(() => drainedAll(pool, rows), plan.workerCapS, POLL_MS).then((ok) => {
       drainedAt = performance.now();
       return ok;
     });
