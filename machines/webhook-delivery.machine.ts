@@ -161,8 +161,8 @@ export const webhookDeliveryMachine = setup({
 }).createMachine({
   id: 'webhookDelivery',
   initial: 'PENDING',
-  // XState builds a throwaway initial snapshot, without input, inside every pure `transition()`:
-  // answering it with no due time instead of throwing saves an exception per step.
+  // Building an actor computes an initial snapshot without input (XState's pure `transition()` does
+  // it per call, the engine once per machine): it gets no due time instead of an exception.
   context: ({ input }) => ({
     attempts: 0,
     dueAt: input ? input.now.toISOString() : null,

@@ -1,11 +1,10 @@
 import { type EntityManager, LockMode } from '@mikro-orm/postgresql';
-import { transition } from 'xstate';
 import { type QuoteStatus, quoteMachine } from '#machines/quote.machine.ts';
 import type { Rail } from '#src/corridors/corridors.ts';
 import { type Price, price } from '#src/corridors/pricing.ts';
 import { findForTenant } from '#src/db/lookup.ts';
 import type { Deps } from '#src/deps.ts';
-import { applyEvent, initialState, restore } from '#src/engine/engine.ts';
+import { applyEvent, initialState, pureTransition, restore } from '#src/engine/engine.ts';
 import { AppError, type ErrorDetail } from '#src/http/errors.ts';
 import type { Commit } from '#src/http/procedures.ts';
 import { decimalsIssue, iso, moneyJson } from '#src/http/schemas.ts';
@@ -22,7 +21,7 @@ import type { QuoteResource } from './schemas.ts';
 
 /** The status a quote reads as at `now`: the machine decides whether it has lapsed. */
 export function quoteStatusAt(quote: Quote, now: Date): QuoteStatus {
-  const [next] = transition(quoteMachine, restore(quoteMachine, quote), { type: 'EXPIRE', now });
+  const [next] = pureTransition(quoteMachine, restore(quoteMachine, quote), { type: 'EXPIRE', now });
   return next.value as QuoteStatus;
 }
 
