@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import Bree from 'bree';
 import type { Config } from '#src/config.ts';
@@ -88,17 +89,20 @@ export async function startWorkers(options: {
   });
   await bree.start();
   if (names.length === 0) allRunning();
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<boolean>((resolve) => {
-    timer = setTimeout(() => resolve(true), options.readyTimeoutMs ?? WORKERS_READY_TIMEOUT_MS);
-  });
-  if (await Promise.race([started.then(() => false), timedOut])) {
+  const patience = new AbortController();
+  const late = await Promise.race([
+    started.then(() => false),
+    sleep(options.readyTimeoutMs ?? WORKERS_READY_TIMEOUT_MS, true, { signal: patience.signal }).catch(
+      () => false,
+    ),
+  ]);
+  patience.abort();
+  if (late) {
     log.warn(
       { jobs: names.filter((name) => !running.has(name)) },
       'background jobs not running yet; carrying on without them',
     );
   }
-  clearTimeout(timer);
   return {
     kick(job: string) {
       bree.workers.get(job)?.postMessage('kick');
