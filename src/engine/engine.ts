@@ -25,6 +25,9 @@ export interface MachineRow {
   snapshot: Record<string, unknown>;
 }
 
+/** An action as XState's transitions hand it back (with functions bound to their scope besides). */
+type XStateAction = { type: string; params?: unknown };
+
 /** A custom action the machine asked for, reduced to data (no functions, no actor refs). */
 export interface MachineAction {
   type: string;
@@ -77,7 +80,7 @@ function persist(machine: AnyStateMachine, snapshot: unknown): Record<string, un
   >;
 }
 
-function actionsOf(actions: readonly { type: string; params?: unknown }[]): MachineAction[] {
+function actionsOf(actions: readonly XStateAction[]): MachineAction[] {
   // Built-in actions (xstate.raise, xstate.spawnChild...) would mean delays or actors that this
   // engine cannot honour; machines that need them must model due times as rows instead.
   const builtIn = actions.find((a) => a.type.startsWith('xstate.'));
@@ -118,10 +121,7 @@ function pureScope(machine: AnyStateMachine, actions: unknown[]): AnyActorScope 
   };
 }
 
-type PureResult<TMachine extends AnyStateMachine> = [
-  SnapshotFrom<TMachine>,
-  { type: string; params?: unknown }[],
-];
+type PureResult<TMachine extends AnyStateMachine> = [SnapshotFrom<TMachine>, XStateAction[]];
 
 /** XState's `transition(machine, snapshot, event)`, in a scope built once per machine. */
 export function pureTransition<TMachine extends AnyStateMachine>(
@@ -129,7 +129,7 @@ export function pureTransition<TMachine extends AnyStateMachine>(
   snapshot: SnapshotFrom<TMachine>,
   event: EventFromLogic<TMachine>,
 ): PureResult<TMachine> {
-  const actions: { type: string; params?: unknown }[] = [];
+  const actions: XStateAction[] = [];
   const next = machine.transition(snapshot as never, event as never, pureScope(machine, actions));
   return [next as SnapshotFrom<TMachine>, actions];
 }
@@ -139,7 +139,7 @@ export function pureInitialTransition<TMachine extends AnyStateMachine>(
   machine: TMachine,
   input: InputFrom<TMachine>,
 ): PureResult<TMachine> {
-  const actions: { type: string; params?: unknown }[] = [];
+  const actions: XStateAction[] = [];
   const snapshot = machine.getInitialSnapshot(pureScope(machine, actions), input);
   return [snapshot as SnapshotFrom<TMachine>, actions];
 }
