@@ -80,6 +80,8 @@ export async function runWebhooksOnce(
   let backlog = false;
   // While nothing is due and nothing in flight: when (performance.now()) the next retry is due.
   let idleUntil: number | null = null;
+  // The clock when the last claim round looked for due jobs: what became due since, it did not see.
+  let lookedAt = deps.clock.now();
 
   try {
     for (;;) {
@@ -105,9 +107,10 @@ export async function runWebhooksOnce(
       const waitingForRetry = idleUntil !== null && performance.now() < idleUntil && !publishedAny;
       if (slots > 0 && !(waitingForRetry && finished.length === 0)) {
         let round: ClaimRound;
+        lookedAt = deps.clock.now();
         try {
           round = await claimDueDeliveries(deps.sql, deps, {
-            now: deps.clock.now(),
+            now: lookedAt,
             slots,
             perTarget: config.WEBHOOK_CONCURRENCY_PER_TARGET,
             leaseMs: config.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS,
@@ -147,7 +150,7 @@ export async function runWebhooksOnce(
           // new events are still looked for meanwhile. Should the retry still not be due when
           // the wait is over (a clock that does not move), the pass ends.
           if (idleUntil === null) {
-            const wait = await untilNextDue(deps, options);
+            const wait = await untilNextDue(deps, options, lookedAt);
             if (wait === null) break;
             idleUntil = performance.now() + wait;
           } else if (performance.now() >= idleUntil) break;
@@ -172,13 +175,16 @@ export async function runWebhooksOnce(
   return summary;
 }
 
-/** Milliseconds until the next job becomes due, when that is within a poll interval; else null. */
-async function untilNextDue(deps: Deps, scope: TenantScope): Promise<number | null> {
-  const now = deps.clock.now();
-  const next = await nextDueAt(deps.sql, { now, ...scope });
+/**
+ * Milliseconds until the next job becomes due, when that is within a poll interval; else null.
+ * Jobs that became due after the last claim round looked (`lookedAt`) count too, with no wait:
+ * a retry falling due between that round and this question is still sent in this pass.
+ */
+async function untilNextDue(deps: Deps, scope: TenantScope, lookedAt: Date): Promise<number | null> {
+  const next = await nextDueAt(deps.sql, { now: lookedAt, ...scope });
   if (!next) return null;
-  const wait = next.getTime() - now.getTime();
-  return wait <= deps.config.WORKER_POLL_INTERVAL_MS ? wait : null;
+  const wait = next.getTime() - deps.clock.now().getTime();
+  return wait <= deps.config.WORKER_POLL_INTERVAL_MS ? Math.max(0, wait) : null;
 }
 
 /** Sends one started attempt; never throws (a crash while sending is a failed attempt). */
