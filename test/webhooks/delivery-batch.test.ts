@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import { ABANDONED_REASON, webhookDeliveryMachine } from '#machines/webhook-delivery.machine.ts';
 import type { Sql, Statement } from '#src/db/sql.ts';
@@ -277,14 +278,22 @@ describe('webhook delivery in batches', () => {
       await configureWebhook(merchant, endpoint.url);
       await createPayout(merchant);
       const config = { WEBHOOK_BACKOFF_BASE_MS: 200, WORKER_POLL_INTERVAL_MS: 1000 };
-      // The clock reaches the retry's due time while the pass waits for it.
-      const moved = new Promise<void>((resolve) =>
-        setTimeout(() => {
-          harness().clock.advance(200);
-          resolve();
-        }, 30),
-      );
-      const summary = await deliverFor([merchant], config);
+      // The clock reaches the retry's due time while the pass waits for it: once the first attempt's
+      // failure is recorded (the backoff counts from then), not after a fixed real-time delay, which a
+      // slow machine could outrun before that failure was recorded.
+      let passOver = false;
+      const moved = (async () => {
+        while (!passOver) {
+          if ((await deliveryLog(merchant)).some((r) => r.status === 'FAILED')) {
+            harness().clock.advance(200);
+            return;
+          }
+          await sleep(5);
+        }
+      })();
+      const summary = await deliverFor([merchant], config).finally(() => {
+        passOver = true;
+      });
       await moved;
       expect(summary).to.include({ attempted: 2, failed: 1, succeeded: 1 });
       expect((await deliveryLog(merchant)).map((r) => [r.attempt_number, r.status])).to.deep.equal([
