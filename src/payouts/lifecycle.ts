@@ -415,12 +415,16 @@ const updatePayouts = statement(
     where p.id = (u->>0)::uuid`,
 );
 
+// One JSON array of rows, each `[id, payout_id, from_status, to_status, triggered_by, reason_code,
+// reason_detail, metadata, created_at]`, as the payouts above: no element escaped into an array
+// literal. JSON null is SQL NULL in the two jsonb columns (a note's absent detail or metadata).
 const insertTimeline = statement(
   'payout_timeline_insert_many',
   `insert into payout_status_timeline (id, payout_id, from_status, to_status, triggered_by, reason_code,
        reason_detail, metadata, created_at)
-   select * from unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::jsonb[],
-                        $8::jsonb[], $9::timestamptz[])`,
+   select (t->>0)::uuid, (t->>1)::uuid, t->>2, t->>3, t->>4, t->>5, nullif(t->6, 'null'::jsonb),
+          nullif(t->7, 'null'::jsonb), (t->>8)::timestamptz
+     from jsonb_array_elements($1::jsonb) as t`,
 );
 
 // The events arrive as one JSON array of rows, each row an array whose payload element is the
@@ -435,11 +439,6 @@ const insertEvents = statement(
 
 const decimalOrNull = (d: Decimal | undefined) => (d === undefined ? null : d.toFixed());
 
-/** Appends one row to column arrays (the shape `unnest` takes). */
-function pushRow(columns: unknown[][], row: readonly unknown[]): void {
-  for (let i = 0; i < row.length; i++) columns[i]!.push(row[i]);
-}
-
 /**
  * Applies one event to each payout of a batch inside the caller's transaction, where the caller
  * read them with {@link lockPayouts}: the batch form of {@link applyPayoutEvent}, with the same
@@ -451,7 +450,7 @@ export async function applyPayoutSteps(tx: Sql, steps: readonly PayoutStep[]): P
   const outcomes: StepOutcome[] = [];
   const seen = new Set<string>();
   const updates: { step: PayoutStep; status: string; snapshot: Record<string, unknown> }[] = [];
-  const timeline: unknown[][] = [[], [], [], [], [], [], [], [], []];
+  const timeline: unknown[][] = [];
   const events: string[] = [];
   const tasks: { kind: TaskKind; subjectId: string }[] = [];
   for (const item of steps) {
@@ -494,7 +493,7 @@ export async function applyPayoutSteps(tx: Sql, steps: readonly PayoutStep[]): P
         created_at: now,
       };
       view.timeline.push(row);
-      pushRow(timeline, [
+      timeline.push([
         newId(),
         payout.id,
         row.from_status,
@@ -542,7 +541,7 @@ export async function applyPayoutSteps(tx: Sql, steps: readonly PayoutStep[]): P
     event.now,
   ]);
   await tx.rows(updatePayouts, [JSON.stringify(rows)]);
-  if (timeline[0]!.length > 0) await tx.rows(insertTimeline, timeline);
+  if (timeline.length > 0) await tx.rows(insertTimeline, [JSON.stringify(timeline)]);
   if (events.length > 0) await tx.rows(insertEvents, [`[${events.join(',')}]`]);
   if (tasks.length > 0) {
     const now = updates[0]!.step.event.now;

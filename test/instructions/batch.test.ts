@@ -163,6 +163,16 @@ describe('instruction generation in batches', () => {
       reason_code: 'INSTRUCTION_GENERATION_FAILED',
       reason_detail: { reason: 'the corridor is no longer offered' },
     });
+    // A note without metadata is stored as SQL NULL, not as a JSON null.
+    const [failedRow] = await deps()
+      .orm.em.fork()
+      .getConnection()
+      .execute<{ metadata_absent: boolean; detail: string }[]>(
+        `select metadata is null as metadata_absent, jsonb_typeof(reason_detail) as detail
+           from payout_status_timeline where payout_id = ? and to_status = 'FAILED'`,
+        [closed],
+      );
+    expect(failedRow).to.deep.equal({ metadata_absent: true, detail: 'object' });
     expect((await events(closed)).map((e) => e.eventType)).to.deep.equal(['payout.created', 'payout.failed']);
     await expectPayloadIsResource(merchant, closed, 'payout.failed');
     expect((await instructionTask(closed)).doneAt).to.not.equal(null);
