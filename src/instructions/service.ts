@@ -1,6 +1,6 @@
 import { paymentInstructionMachine } from '#machines/payment-instruction.machine.ts';
 import type { Network, SettlementCurrency } from '#src/corridors/corridors.ts';
-import { type Price, price } from '#src/corridors/pricing.ts';
+import { type Price, pricer } from '#src/corridors/pricing.ts';
 import { type Sql, statement } from '#src/db/sql.ts';
 import type { Deps } from '#src/deps.ts';
 import { initialState, step } from '#src/engine/engine.ts';
@@ -167,7 +167,8 @@ async function mapBounded<T, R>(
  * Prices every payout of the batch: a quote's frozen price when it has one (all quotes in one
  * query), else the corridor's pricing on the mid-market rate, fetched once per currency pair for
  * the whole batch (the batch is generated at one instant, so one rate is what one-at-a-time
- * generation within that instant would have locked too).
+ * generation within that instant would have locked too), with the customer rate and the network
+ * fee worked out once per set of terms.
  */
 async function priceAll(deps: Deps, payouts: readonly PayoutToPrice[]): Promise<(Priced | Error)[]> {
   const quoteIds = [...new Set(payouts.flatMap((p) => (p.quote_id ? [p.quote_id] : [])))];
@@ -176,6 +177,40 @@ async function priceAll(deps: Deps, payouts: readonly PayoutToPrice[]): Promise<
       ? new Map<string, Quote>()
       : new Map((await deps.orm.em.fork().find(Quote, { id: { $in: quoteIds } })).map((q) => [q.id, q]));
   const rates = new Map<string, ReturnType<Deps['providers']['rates']['midMarket']>>();
+  const rateOf = (settlement: SettlementCurrency, destination: string) => {
+    const pair = `${settlement}:${destination}`;
+    let rate = rates.get(pair);
+    if (!rate) {
+      rate = deps.providers.rates.midMarket(settlement, destination);
+      rates.set(pair, rate);
+    }
+    return rate;
+  };
+  // One pricer per corridor, settlement currency and network: the terms every payout of the
+  // batch on them shares (the pair's one rate, the corridor's pricing, the network's fee).
+  const pricers = new Map<string, Promise<{ priceOf: (amount: Decimal) => Price; source: string }>>();
+  const pricerOf = (payout: PayoutToPrice) => {
+    const settlement = payout.settlement_currency as SettlementCurrency;
+    const terms = `${settlement}:${payout.destination_country}:${payout.destination_currency}:${payout.settlement_network}`;
+    let found = pricers.get(terms);
+    if (!found) {
+      const corridor = deps.corridors.find(payout.destination_country, payout.destination_currency);
+      const pricing = corridor && deps.corridors.pricing(corridor, settlement);
+      found = !pricing
+        ? Promise.reject(new PermanentGenerationError('the corridor is no longer offered'))
+        : rateOf(settlement, payout.destination_currency).then((mid) => ({
+            priceOf: pricer({
+              settlementCurrency: settlement,
+              midMarketRate: mid.rate,
+              pricing,
+              networkFee: deps.corridors.networkFee(settlement, payout.settlement_network),
+            }),
+            source: mid.source,
+          }));
+      pricers.set(terms, found);
+    }
+    return found;
+  };
   return Promise.all(
     payouts.map(async (payout): Promise<Priced | Error> => {
       try {
@@ -185,27 +220,8 @@ async function priceAll(deps: Deps, payouts: readonly PayoutToPrice[]): Promise<
           const frozen = frozenPrice(quote);
           return { ...frozen, source: frozen.provider };
         }
-        const settlement = payout.settlement_currency as SettlementCurrency;
-        const corridor = deps.corridors.find(payout.destination_country, payout.destination_currency);
-        const pricing = corridor && deps.corridors.pricing(corridor, settlement);
-        if (!pricing) throw new PermanentGenerationError('the corridor is no longer offered');
-        const pair = `${settlement}:${payout.destination_currency}`;
-        let rate = rates.get(pair);
-        if (!rate) {
-          rate = deps.providers.rates.midMarket(settlement, payout.destination_currency);
-          rates.set(pair, rate);
-        }
-        const mid = await rate;
-        return {
-          ...price({
-            destinationAmount: toDecimal(payout.destination_amount),
-            settlementCurrency: settlement,
-            midMarketRate: mid.rate,
-            pricing,
-            networkFee: deps.corridors.networkFee(settlement, payout.settlement_network),
-          }),
-          source: mid.source,
-        };
+        const { priceOf, source } = await pricerOf(payout);
+        return { ...priceOf(toDecimal(payout.destination_amount)), source };
       } catch (err) {
         return err as Error;
       }

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { Corridors, type Pricing, type SettlementCurrency } from '#src/corridors/corridors.ts';
-import { price } from '#src/corridors/pricing.ts';
+import { price, pricer } from '#src/corridors/pricing.ts';
 import { toDecimal } from '#src/lib/money.ts';
 
 const corridors = Corridors.load();
@@ -71,6 +71,31 @@ describe('price()', () => {
     // 250 x 0.30% = 0.75
     expect(p.platformFee.toFixed()).to.equal('0.75');
     expect(p.settlementAmount.toFixed()).to.equal('250.75');
+  });
+
+  it('prices many amounts on one set of terms as price() does each (a worker batch prices this way)', () => {
+    const terms = {
+      settlementCurrency: 'USDT',
+      midMarketRate: toDecimal('1535.40'),
+      pricing: corridorPricing('NGN', 'USDT'),
+      networkFee: corridors.networkFee('USDT', null),
+    };
+    const priceOf = pricer(terms);
+    const first = priceOf(toDecimal('100000'));
+    const second = priceOf(toDecimal('50000'));
+    expect(first.settlementAmount.toFixed()).to.equal('67.61642');
+    // 50000 / 1520.046 = 32.89374137... -> 32.893742 (up); 32.893742 x 0.50% + 0.50 = 0.664469 (half-up)
+    expect(second.platformFee.toFixed()).to.equal('0.664469');
+    expect(second.settlementAmount.toFixed()).to.equal('34.558211');
+    for (const [amount, got] of [
+      ['100000', first],
+      ['50000', second],
+    ] as const) {
+      const alone = price({ ...terms, destinationAmount: toDecimal(amount) });
+      expect(Object.fromEntries(Object.entries(got).map(([k, v]) => [k, v.toFixed()]))).to.deep.equal(
+        Object.fromEntries(Object.entries(alone).map(([k, v]) => [k, v.toFixed()])),
+      );
+    }
   });
 
   describe('rounding', () => {
