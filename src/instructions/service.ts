@@ -87,6 +87,8 @@ const takenAmounts = statement(
         where o.account_unique = w.account and o.status = 'UNPAID'
           and o.expected_amount >= w.low and o.expected_amount < w.high
        offset 0) as i`,
+  // A range scan per window: planned for each batch (see `statement`).
+  { replan: true },
 );
 
 // The partial unique index of open amounts is the arbiter: a row whose amount an open instruction

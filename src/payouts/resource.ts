@@ -238,10 +238,15 @@ const selectView = (extra = '') => `
     from payouts p`;
 const SELECT_VIEW = selectView();
 
-const byIds = statement('payouts_by_ids', `${SELECT_VIEW} where p.id = any($1::uuid[]) order by p.id`);
+// The batch reads look up each payout's instruction and timeline through subqueries: planned for
+// each batch (see `statement`), never with a plan made while those tables were nearly empty.
+const byIds = statement('payouts_by_ids', `${SELECT_VIEW} where p.id = any($1::uuid[]) order by p.id`, {
+  replan: true,
+});
 const byIdsLocked = statement(
   'payouts_by_ids_locked',
   `${selectView('p.snapshot, ')} where p.id = any($1::uuid[]) order by p.id for update of p`,
+  { replan: true },
 );
 const oneOfTenant = statement('payout_of_tenant', `${SELECT_VIEW} where p.id = $1 and p.tenant_id = $2`);
 const firstPage = statement(

@@ -216,6 +216,8 @@ const lockCandidates = statement(
     where i.id in (select id from candidates)
     order by i.id
     for update of i`,
+  // Per-inflow subqueries and lateral scans of the instructions: planned for each batch.
+  { replan: true },
 );
 
 /** Operators name the payout: its instruction, locked. */
