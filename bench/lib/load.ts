@@ -24,6 +24,11 @@ export interface LoadOptions {
   overallRate?: number;
   /** Builds each request; called once per request. */
   next: () => LoadRequest;
+  /**
+   * Ends the run early once this says so; a response that arrives after it did is not counted (a
+   * probe of the API while something else runs measures only while that runs).
+   */
+  until?: () => boolean;
 }
 
 export interface LoadResult {
@@ -82,6 +87,13 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     (err) => finish(err ?? null),
   );
   instance.on('response', (_client, statusCode, _bytes, responseTime) => {
+    if (options.until?.()) {
+      if (!stopped) {
+        stopped = true;
+        instance.stop();
+      }
+      return;
+    }
     if (statusCode >= 200 && statusCode < 300) latencies.push(responseTime);
     else non2xx[statusCode] = (non2xx[statusCode] ?? 0) + 1;
     if (!stopped && latencies.length + errors >= options.maxRequests) {

@@ -51,7 +51,26 @@ const drainedAll = async (pool: pg.Pool, rows: number) =>
   (await fewerThan(pool, `tasks where kind = 'GENERATE_INSTRUCTION' and done_at is null`, 100)) &&
   (await done(pool)) >= rows;
 
-function probeLoad(ctx: BenchContext, url: string, seconds: number): Promise<LoadResult> {
+/** Tasks deferred by {@link deferBacklog}: due a day later than seeded. */
+const DEFERRED = `kind = 'GENERATE_INSTRUCTION' and done_at is null and due_at > now() + interval '1 hour'`;
+
+/** Puts the seeded backlog's tasks a day off, so that an instance can start and warm up first. */
+const deferBacklog = (pool: pg.Pool) =>
+  pool.query(
+    `update tasks set due_at = due_at + interval '1 day' where kind = 'GENERATE_INSTRUCTION' and done_at is null`,
+  );
+
+/** Makes the deferred backlog due again, all at once (the instance's own tasks are left alone). */
+const releaseBacklog = (pool: pg.Pool) =>
+  pool.query(`update tasks set due_at = due_at - interval '1 day' where ${DEFERRED}`);
+
+/** `until`: stops the probe, and ends what it counts, once that is true (a drain has finished). */
+function probeLoad(
+  ctx: BenchContext,
+  url: string,
+  seconds: number,
+  until?: () => boolean,
+): Promise<LoadResult> {
   let n = 0;
   return runLoad({
     url,
@@ -59,6 +78,7 @@ function probeLoad(ctx: BenchContext, url: string, seconds: number): Promise<Loa
     overallRate: PROBE.rate,
     durationS: seconds,
     maxRequests: PROBE.rate * seconds + 10,
+    until,
     next: () => {
       n++;
       const tenant = ctx.tenants[n % ctx.tenants.length]!;
@@ -93,16 +113,19 @@ export async function instructionScenario(ctx: BenchContext): Promise<void> {
   /**
    * Probes `url` while a worker drains the seeded backlog, watching the backlog meanwhile: a worker
    * that drains before the probe ends is timed when it finishes, not when the probe does (which
-   * would cap the rate at rows / probe seconds).
+   * would cap the rate at rows / probe seconds), and the probe stops there too, so that it counts
+   * only requests made under the worker's load. `release`, when given, makes a deferred backlog
+   * due; the clock starts once it has.
    */
-  const probeWhileDraining = async (url: string) => {
+  const probeWhileDraining = async (url: string, release?: () => Promise<unknown>) => {
+    await release?.();
     const started = performance.now();
     let drainedAt = 0;
     const drained = waitFor(() => drainedAll(pool, rows), plan.workerCapS, POLL_MS).then((ok) => {
       drainedAt = performance.now();
       return ok;
     });
-    const probe = await probeLoad(ctx, url, probeS);
+    const probe = await probeLoad(ctx, url, probeS, () => drainedAt > 0);
     const finished = await drained;
     return { probe, finished, seconds: (drainedAt - started) / 1000 };
   };
@@ -119,9 +142,12 @@ export async function instructionScenario(ctx: BenchContext): Promise<void> {
     await idle.stop();
   }
 
+  // The instance is warmed up as the idle one was, with its backlog deferred; the backlog then
+  // falls due at once. (Probed cold, its first requests, on connections that have prepared
+  // nothing yet, counted against the worker.)
   ctx.log(`instructions: seeding ${rows.toLocaleString('en-US')} CREATED payouts with their tasks`);
   await seedCreated(false);
-  ctx.log('instructions: worker draining, probe running');
+  await deferBacklog(pool);
   const service = await startService(ctx, {
     jobs: ['instructions'],
     config: { INSTRUCTION_SWEEP_INTERVAL_MS: 1000 },
@@ -131,8 +157,14 @@ export async function instructionScenario(ctx: BenchContext): Promise<void> {
   let finished: boolean;
   let cpu: ReturnType<typeof cpuUse>;
   try {
+    await probeLoad(ctx, service.url, plan.warmupS);
+    ctx.log('instructions: worker draining, probe running');
     const before = cpuSample([service.pid]);
-    ({ probe: busyProbe, finished, seconds } = await probeWhileDraining(service.url));
+    ({
+      probe: busyProbe,
+      finished,
+      seconds,
+    } = await probeWhileDraining(service.url, () => releaseBacklog(pool)));
     cpu = cpuUse(before, cpuSample([service.pid]), rows);
   } finally {
     await service.stop();
@@ -192,8 +224,11 @@ export async function instructionScenario(ctx: BenchContext): Promise<void> {
   let plainLoadProbe: LoadResult;
   try {
     await probeLoad(ctx, reference.url, plan.warmupS);
-    const writing = plainInstructions(pool, rows, workerRate);
-    plainLoadProbe = await probeLoad(ctx, reference.url, probeS);
+    let written = false;
+    const writing = plainInstructions(pool, rows, workerRate).finally(() => {
+      written = true;
+    });
+    plainLoadProbe = await probeLoad(ctx, reference.url, probeS, () => written);
     await writing;
   } finally {
     await reference.stop();
