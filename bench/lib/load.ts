@@ -29,6 +29,11 @@ export interface LoadOptions {
    * probe of the API while something else runs measures only while that runs).
    */
   until?: () => boolean;
+  /**
+   * Receives every 2xx latency (ms) as well, so that several runs can be summed up as one sample
+   * ({@link latencyStats}).
+   */
+  samples?: number[];
 }
 
 export interface LoadResult {
@@ -94,8 +99,10 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       }
       return;
     }
-    if (statusCode >= 200 && statusCode < 300) latencies.push(responseTime);
-    else non2xx[statusCode] = (non2xx[statusCode] ?? 0) + 1;
+    if (statusCode >= 200 && statusCode < 300) {
+      latencies.push(responseTime);
+      options.samples?.push(responseTime);
+    } else non2xx[statusCode] = (non2xx[statusCode] ?? 0) + 1;
     if (!stopped && latencies.length + errors >= options.maxRequests) {
       stopped = true;
       instance.stop();
@@ -106,17 +113,27 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   });
   await done;
   const seconds = (performance.now() - started) / 1000;
-  latencies.sort((a, b) => a - b);
-  const round = (n: number) => Math.round(n * 100) / 100;
   return {
-    requests: latencies.length,
+    ...latencyStats(latencies),
     rps: Math.round(latencies.length / seconds),
-    p50: round(percentile(latencies, 50)),
-    p90: round(percentile(latencies, 90)),
-    p99: round(percentile(latencies, 99)),
-    max: round(latencies.at(-1) ?? Number.NaN),
     non2xx,
     errors,
-    seconds: round(seconds),
+    seconds: hundredths(seconds),
+  };
+}
+
+const hundredths = (n: number) => Math.round(n * 100) / 100;
+
+/** Count and percentiles of latencies (ms), in any order. */
+export function latencyStats(
+  latencies: readonly number[],
+): Pick<LoadResult, 'requests' | 'p50' | 'p90' | 'p99' | 'max'> {
+  const sorted = [...latencies].sort((a, b) => a - b);
+  return {
+    requests: sorted.length,
+    p50: hundredths(percentile(sorted, 50)),
+    p90: hundredths(percentile(sorted, 90)),
+    p99: hundredths(percentile(sorted, 99)),
+    max: hundredths(sorted.at(-1) ?? Number.NaN),
   };
 }

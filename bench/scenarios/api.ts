@@ -8,7 +8,7 @@ import { type CpuUse, cpuSample, cpuUse } from '../lib/cpu.ts';
 import { pool, resetWork, scalar, settle } from '../lib/db.ts';
 import { type LoadRequest, type LoadResult, percentile, runLoad } from '../lib/load.ts';
 import { authenticate, createPayoutPlain, listPayoutsPlain, plainCursor } from '../lib/plain-sql.ts';
-import { round } from '../lib/report.ts';
+import { median, round } from '../lib/report.ts';
 import { sameSql } from '../lib/same-sql.ts';
 import { api, payoutBody, seedPayouts } from '../lib/seed.ts';
 import { traceRequests } from '../lib/trace.ts';
@@ -46,12 +46,6 @@ async function alternate<T>(
     for (const side of order) out[side].push(await run(servers[side], side));
   }
   return out;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 /** Rounds of one measurement summed up: median throughput and latencies; CPU of the round with the median throughput. */

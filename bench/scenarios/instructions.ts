@@ -4,8 +4,8 @@ import type pg from 'pg';
 import { type BenchContext, startService, waitFor } from '../lib/context.ts';
 import { cpuSample, cpuUse } from '../lib/cpu.ts';
 import { fewerThan, resetWork, scalar } from '../lib/db.ts';
-import { type LoadResult, runLoad } from '../lib/load.ts';
-import { judged, round } from '../lib/report.ts';
+import { type LoadResult, latencyStats, runLoad } from '../lib/load.ts';
+import { judged, median, round } from '../lib/report.ts';
 import {
   instructionSnapshots,
   payoutBody,
@@ -33,6 +33,8 @@ const REFERENCE = 'instr';
  */
 const PROBE = { connections: 1, rate: 25 };
 const BATCH = 500;
+/** Rounds of a full run (a quick run does one). */
+const ROUNDS = 3;
 /**
  * How often the drain is looked at: the end of a drain is known to within this, so it is short
  * against a drain of several seconds; a look is an index probe of at most 100 open tasks.
@@ -70,6 +72,7 @@ function probeLoad(
   url: string,
   seconds: number,
   until?: () => boolean,
+  samples?: number[],
 ): Promise<LoadResult> {
   let n = 0;
   return runLoad({
@@ -79,6 +82,7 @@ function probeLoad(
     durationS: seconds,
     maxRequests: PROBE.rate * seconds + 10,
     until,
+    samples,
     next: () => {
       n++;
       const tenant = ctx.tenants[n % ctx.tenants.length]!;
@@ -117,7 +121,7 @@ export async function instructionScenario(ctx: BenchContext): Promise<void> {
    * only requests made under the worker's load. `release`, when given, makes a deferred backlog
    * due; the clock starts once it has.
    */
-  const probeWhileDraining = async (url: string, release?: () => Promise<unknown>) => {
+  const probeWhileDraining = async (url: string, samples?: number[], release?: () => Promise<unknown>) => {
     await release?.();
     const started = performance.now();
     let drainedAt = 0;
@@ -125,68 +129,149 @@ export async function instructionScenario(ctx: BenchContext): Promise<void> {
       drainedAt = performance.now();
       return ok;
     });
-    const probe = await probeLoad(ctx, url, probeS, () => drainedAt > 0);
+    const probe = await probeLoad(ctx, url, probeS, () => drainedAt > 0, samples);
     const finished = await drained;
     return { probe, finished, seconds: (drainedAt - started) / 1000 };
   };
 
-  // The API without worker load, for the p99 comparison.
-  await resetWork(pool);
-  ctx.log('instructions: API probe on an idle instance');
-  const idle = await startService(ctx);
-  let idleProbe: LoadResult;
-  try {
-    await probeLoad(ctx, idle.url, plan.warmupS);
-    idleProbe = await probeLoad(ctx, idle.url, probeS);
-  } finally {
-    await idle.stop();
-  }
+  /** The API without worker load: the p99 comparison's denominator. */
+  const idleRun = async (samples: number[]) => {
+    await resetWork(pool);
+    const idle = await startService(ctx);
+    try {
+      await probeLoad(ctx, idle.url, plan.warmupS);
+      return await probeLoad(ctx, idle.url, probeS, undefined, samples);
+    } finally {
+      await idle.stop();
+    }
+  };
 
-  // The instance is warmed up as the idle one was, with its backlog deferred; the backlog then
-  // falls due at once. (Probed cold, its first requests, on connections that have prepared
-  // nothing yet, counted against the worker.)
-  ctx.log(`instructions: seeding ${rows.toLocaleString('en-US')} CREATED payouts with their tasks`);
-  await seedCreated(false);
-  await deferBacklog(pool);
-  const service = await startService(ctx, {
-    jobs: ['instructions'],
-    config: { INSTRUCTION_SWEEP_INTERVAL_MS: 1000 },
-  });
-  let busyProbe: LoadResult;
-  let seconds: number;
-  let finished: boolean;
-  let cpu: ReturnType<typeof cpuUse>;
-  try {
-    await probeLoad(ctx, service.url, plan.warmupS);
-    ctx.log('instructions: worker draining, probe running');
-    const before = cpuSample([service.pid]);
-    ({
-      probe: busyProbe,
-      finished,
-      seconds,
-    } = await probeWhileDraining(service.url, () => releaseBacklog(pool)));
-    cpu = cpuUse(before, cpuSample([service.pid]), rows);
-  } finally {
-    await service.stop();
+  /**
+   * The worker drains the backlog, the probe running. The instance is warmed up as the idle one
+   * is, with its backlog deferred; the backlog then falls due at once. (Probed cold, its first
+   * requests, on connections that have prepared nothing yet, counted against the worker.)
+   */
+  const workerRun = async (samples: number[]) => {
+    await seedCreated(false);
+    await deferBacklog(pool);
+    const service = await startService(ctx, {
+      jobs: ['instructions'],
+      config: { INSTRUCTION_SWEEP_INTERVAL_MS: 1000 },
+    });
+    let drain: Awaited<ReturnType<typeof probeWhileDraining>>;
+    let cpu: ReturnType<typeof cpuUse>;
+    try {
+      await probeLoad(ctx, service.url, plan.warmupS);
+      const before = cpuSample([service.pid]);
+      drain = await probeWhileDraining(service.url, samples, () => releaseBacklog(pool));
+      cpu = cpuUse(before, cpuSample([service.pid]), rows);
+    } finally {
+      await service.stop();
+    }
+    const generated = await done(pool);
+    const doubled = await scalar(
+      pool,
+      `select count(*) from (select payout_id from payment_instructions group by payout_id having count(*) > 1) x`,
+    );
+    return {
+      ...drain,
+      seconds: round(drain.seconds, 2),
+      rate: Math.round(generated / drain.seconds),
+      generated,
+      doubled,
+      cpu,
+    };
+  };
+
+  /** Plain SQL's batches at full speed: the rate's denominator. */
+  const plainRun = async () => {
+    await seedCreated(true);
+    const plain = await plainInstructions(pool, rows);
+    return { ...plain, moved: await done(pool) };
+  };
+
+  /** The probe while plain SQL makes the same writes at `rate`: what writing those rows at that pace costs the API. */
+  const referenceRun = async (rate: number, samples: number[]) => {
+    await seedCreated(true);
+    const reference = await startService(ctx);
+    try {
+      await probeLoad(ctx, reference.url, plan.warmupS);
+      let written = false;
+      const writing = plainInstructions(pool, rows, rate).finally(() => {
+        written = true;
+      });
+      const probe = await probeLoad(ctx, reference.url, probeS, () => written, samples);
+      await writing;
+      return probe;
+    } finally {
+      await reference.stop();
+    }
+  };
+
+  // Alternating rounds: the idle probe first in even rounds and plain SQL first in odd ones, so
+  // that drift on the machine falls on both sides of each comparison. The worker's and plain
+  // SQL's rates are the medians of the rounds; each p99 is taken over every request of its
+  // probes together (a p99 of one probe of 375 requests is its fourth-slowest, and moved between
+  // 2 and 4 times idle over runs of unchanged code).
+  const rounds = plan.quick ? 1 : ROUNDS;
+  const samples = { idle: [] as number[], busy: [] as number[], reference: [] as number[] };
+  const idleProbes: LoadResult[] = [];
+  const workers: Awaited<ReturnType<typeof workerRun>>[] = [];
+  const plains: Awaited<ReturnType<typeof plainRun>>[] = [];
+  const references: LoadResult[] = [];
+  for (let r = 0; r < rounds; r++) {
+    const idleFirst = r % 2 === 0;
+    if (idleFirst) {
+      ctx.log(`instructions: round ${r + 1} of ${rounds}, API probe on an idle instance`);
+      idleProbes.push(await idleRun(samples.idle));
+    } else {
+      ctx.log(`instructions: round ${r + 1} of ${rounds}, plain SQL batches`);
+      plains.push(await plainRun());
+    }
+    ctx.log(
+      `instructions: round ${r + 1}, seeding ${rows.toLocaleString('en-US')} CREATED payouts, worker draining, probe running`,
+    );
+    const worker = await workerRun(samples.busy);
+    workers.push(worker);
+    ctx.log(
+      `instructions: round ${r + 1}, API probe while plain SQL writes at the worker's rate (${worker.rate}/s)`,
+    );
+    references.push(await referenceRun(worker.rate, samples.reference));
+    if (idleFirst) {
+      ctx.log(`instructions: round ${r + 1}, plain SQL batches`);
+      plains.push(await plainRun());
+    } else {
+      ctx.log(`instructions: round ${r + 1}, API probe on an idle instance`);
+      idleProbes.push(await idleRun(samples.idle));
+    }
   }
-  const generated = await done(pool);
+  const generated = workers.reduce((n, w) => n + w.generated, 0);
   // Not finishing within the cap is a measurement (too slow), not a correctness failure.
   results.add({
     scenario: 'instructions',
     metric: `payouts moved within ${plan.workerCapS} s`,
     value: generated,
-    unit: `of ${rows}`,
-    pass: finished && generated === rows,
+    unit: `of ${rows * rounds}`,
+    pass: workers.every((w) => w.finished) && generated === rows * rounds,
   });
-  const stray = await scalar(
-    pool,
-    `select count(*) from (select payout_id from payment_instructions group by payout_id having count(*) > 1) x`,
+  const doubled = workers.reduce((n, w) => n + w.doubled, 0);
+  ctx.results.check('instructions: one instruction per payout', doubled === 0, `${doubled} payouts with two`);
+  ctx.results.check(
+    'instructions: plain SQL moved every payout',
+    plains.every((p) => p.moved === rows),
+    plains.map((p) => `${p.moved} of ${rows} in ${p.seconds} s`).join('; '),
   );
-  ctx.results.check('instructions: one instruction per payout', stray === 0, `${stray} payouts with two`);
-  const workerRate = Math.round(generated / seconds);
+  const workerRate = Math.round(median(workers.map((w) => w.rate)));
+  const plainRate = Math.round(median(plains.map((p) => p.rate)));
+  const idle = latencyStats(samples.idle);
+  const busy = latencyStats(samples.busy);
+  const referenceStats = latencyStats(samples.reference);
+  // The CPU figures of the round whose rate was the median.
+  const middle = [...workers].sort((a, b) => a.rate - b.rate)[Math.floor((workers.length - 1) / 2)]!;
 
   // The deployment docs/scaling.md recommends: the API on an instance without jobs (JOBS=none),
   // the worker on another; here both on this one machine, sharing its two cores and PostgreSQL.
+  // One round, set against the idle probes of all.
   ctx.log('instructions: worker on an instance of its own, probe on an instance without jobs');
   const api = await startService(ctx);
   let apartProbe: LoadResult;
@@ -207,40 +292,14 @@ export async function instructionScenario(ctx: BenchContext): Promise<void> {
     await api.stop();
   }
 
-  ctx.log('instructions: plain SQL batches');
-  await seedCreated(true);
-  const plain = await plainInstructions(pool, rows);
-  const plainDone = await done(pool);
-  ctx.results.check(
-    'instructions: plain SQL moved every payout',
-    plainDone === rows,
-    `${plainDone} of ${rows} in ${plain.seconds} s`,
-  );
-
-  // The reference: the same probe while plain SQL makes the same writes at the worker's pace.
-  ctx.log(`instructions: API probe while plain SQL writes at the worker's rate (${workerRate}/s)`);
-  await seedCreated(true);
-  const reference = await startService(ctx);
-  let plainLoadProbe: LoadResult;
-  try {
-    await probeLoad(ctx, reference.url, plan.warmupS);
-    let written = false;
-    const writing = plainInstructions(pool, rows, workerRate).finally(() => {
-      written = true;
-    });
-    plainLoadProbe = await probeLoad(ctx, reference.url, probeS, () => written);
-    await writing;
-  } finally {
-    await reference.stop();
-  }
-
+  const pooledOver = (n: number) => `${n} requests of ${rounds} round${rounds === 1 ? '' : 's'}`;
   results.ratio(
     {
       scenario: 'instructions',
-      metric: 'CREATED → PENDING_PAYMENT per s vs plain SQL',
+      metric: `CREATED → PENDING_PAYMENT per s vs plain SQL${rounds > 1 ? ` (medians of ${rounds} rounds)` : ''}`,
       value: workerRate,
       unit: '/s',
-      baseline: plain.rate,
+      baseline: plainRate,
       target: judged(plan, '≥ 0.5'),
     },
     plan.quick ? undefined : { min: 0.5 },
@@ -248,20 +307,40 @@ export async function instructionScenario(ctx: BenchContext): Promise<void> {
   results.ratio(
     {
       scenario: 'instructions',
-      metric: `API p99 under worker load (${PROBE.rate} creates/s)`,
-      value: busyProbe.p99,
+      metric: `API p99 under worker load (${PROBE.rate} creates/s; ${pooledOver(busy.requests)})`,
+      value: busy.p99,
       unit: 'ms',
-      baseline: idleProbe.p99,
+      baseline: idle.p99,
       target: judged(plan, '≤ 1.5'),
     },
     plan.quick ? undefined : { max: 1.5 },
   );
   results.ratio({
     scenario: 'instructions',
-    metric: `API p99 under worker load, worker on a second instance (JOBS=none on the probed one)`,
+    metric: `API p99 under the same writes in plain SQL at the worker's rate, vs idle (${pooledOver(referenceStats.requests)})`,
+    value: referenceStats.p99,
+    unit: 'ms',
+    baseline: idle.p99,
+  });
+  results.ratio({
+    scenario: 'instructions',
+    metric: `API p99 under worker load vs under the same writes in plain SQL at the same rate`,
+    value: busy.p99,
+    unit: 'ms',
+    baseline: referenceStats.p99,
+  });
+  results.add({
+    scenario: 'instructions',
+    metric: `API p99 on an idle instance (${pooledOver(idle.requests)})`,
+    value: idle.p99,
+    unit: 'ms',
+  });
+  results.ratio({
+    scenario: 'instructions',
+    metric: `API p99 under worker load, worker on a second instance (JOBS=none on the probed one; one round)`,
     value: apartProbe.p99,
     unit: 'ms',
-    baseline: idleProbe.p99,
+    baseline: idle.p99,
   });
   results.add({
     scenario: 'instructions',
@@ -269,36 +348,36 @@ export async function instructionScenario(ctx: BenchContext): Promise<void> {
     value: Math.round(rows / apartSeconds),
     unit: '/s',
   });
-  results.ratio({
-    scenario: 'instructions',
-    metric: `API p99 under worker load vs under the same writes in plain SQL at the same rate`,
-    value: busyProbe.p99,
-    unit: 'ms',
-    baseline: plainLoadProbe.p99,
-  });
   results.add({
     scenario: 'instructions',
     metric: 'service CPU per payout (worker + probe)',
-    value: cpu.serverMsPerOp,
+    value: middle.cpu.serverMsPerOp,
     unit: 'ms',
   });
   results.add({
     scenario: 'instructions',
     metric: 'PostgreSQL CPU per payout',
-    value: cpu.postgresMsPerOp,
+    value: middle.cpu.postgresMsPerOp,
     unit: 'ms',
   });
   results.details.instructions = {
     rows,
-    seconds: round(seconds, 1),
+    rounds,
     workerRate,
-    plain,
-    idleProbe,
-    busyProbe,
+    plainRate,
+    pooled: { idle, busy, reference: referenceStats },
+    workers: workers.map((w) => ({
+      seconds: w.seconds,
+      rate: w.rate,
+      finished: w.finished,
+      probe: w.probe,
+      cpu: w.cpu,
+    })),
+    plains,
+    idleProbes,
+    references,
     apartProbe,
     apartSeconds: round(apartSeconds, 1),
-    plainLoadProbe,
-    cpu,
   };
 
   // Round trips per generated instruction.
