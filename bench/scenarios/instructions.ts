@@ -186,8 +186,10 @@ export async function instructionScenario(ctx: BenchContext): Promise<void> {
   /** Plain SQL's batches at full speed: the rate's denominator. */
   const plainRun = async () => {
     await seedCreated(true);
+    const before = cpuSample([]);
     const plain = await plainInstructions(pool, rows);
-    return { ...plain, moved: await done(pool) };
+    const cpu = cpuUse(before, cpuSample([]), rows);
+    return { ...plain, moved: await done(pool), cpu };
   };
 
   /** The probe while plain SQL makes the same writes at `rate`: what writing those rows at that pace costs the API. */
@@ -358,6 +360,12 @@ export async function instructionScenario(ctx: BenchContext): Promise<void> {
     scenario: 'instructions',
     metric: 'PostgreSQL CPU per payout',
     value: middle.cpu.postgresMsPerOp,
+    unit: 'ms',
+  });
+  results.add({
+    scenario: 'instructions',
+    metric: 'PostgreSQL CPU per payout, plain SQL',
+    value: median(plains.map((p) => p.cpu.postgresMsPerOp)),
     unit: 'ms',
   });
   results.details.instructions = {
