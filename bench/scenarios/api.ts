@@ -8,7 +8,7 @@ import { type CpuUse, cpuSample, cpuUse } from '../lib/cpu.ts';
 import { pool, resetWork, scalar, settle } from '../lib/db.ts';
 import { type LoadRequest, type LoadResult, percentile, runLoad } from '../lib/load.ts';
 import { authenticate, createPayoutPlain, listPayoutsPlain, plainCursor } from '../lib/plain-sql.ts';
-import { median, round } from '../lib/report.ts';
+import { median, middleBy, round } from '../lib/report.ts';
 import { sameSql } from '../lib/same-sql.ts';
 import { api, payoutBody, seedPayouts } from '../lib/seed.ts';
 import { traceRequests } from '../lib/trace.ts';
@@ -50,10 +50,8 @@ async function alternate<T>(
 
 /** Rounds of one measurement summed up: median throughput and latencies; CPU of the round with the median throughput. */
 function medianOf(runs: Measured[]): Measured & { rounds: Measured[] } {
-  const byRps = [...runs].sort((a, b) => a.rps - b.rps);
-  const middle = byRps[Math.floor((byRps.length - 1) / 2)]!;
   return {
-    ...middle,
+    ...middleBy(runs, (r) => r.rps),
     rps: Math.round(median(runs.map((r) => r.rps))),
     p50: round(median(runs.map((r) => r.p50)), 2),
     p99: round(median(runs.map((r) => r.p99)), 2),

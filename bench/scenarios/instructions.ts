@@ -5,7 +5,7 @@ import { type BenchContext, startService, waitFor } from '../lib/context.ts';
 import { cpuSample, cpuUse } from '../lib/cpu.ts';
 import { fewerThan, resetWork, scalar } from '../lib/db.ts';
 import { type LoadResult, latencyStats, runLoad } from '../lib/load.ts';
-import { judged, median, round } from '../lib/report.ts';
+import { judged, median, middleBy, round } from '../lib/report.ts';
 import {
   instructionSnapshots,
   payoutBody,
@@ -270,7 +270,7 @@ export async function instructionScenario(ctx: BenchContext): Promise<void> {
   const busy = latencyStats(samples.busy);
   const referenceStats = latencyStats(samples.reference);
   // The CPU figures of the round whose rate was the median.
-  const middle = [...workers].sort((a, b) => a.rate - b.rate)[Math.floor((workers.length - 1) / 2)]!;
+  const middle = middleBy(workers, (w) => w.rate);
 
   // The deployment docs/scaling.md recommends: the API on an instance without jobs (JOBS=none),
   // the worker on another; here both on this one machine, sharing its two cores and PostgreSQL.
