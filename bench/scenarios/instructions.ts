@@ -4,7 +4,7 @@ import type pg from 'pg';
 import { type BenchContext, startService, waitFor } from '../lib/context.ts';
 import { cpuSample, cpuUse } from '../lib/cpu.ts';
 import { fewerThan, resetWork, scalar } from '../lib/db.ts';
-import { type LoadResult, latencyStats, runLoad } from '../lib/load.ts';
+import { type LoadOptions, type LoadResult, latencyStats, runLoad } from '../lib/load.ts';
 import { judged, median, middleBy, round } from '../lib/report.ts';
 import {
   instructionSnapshots,
@@ -66,13 +66,15 @@ const deferBacklog = (pool: pg.Pool) =>
 const releaseBacklog = (pool: pg.Pool) =>
   pool.query(`update tasks set due_at = due_at - interval '1 day' where ${DEFERRED}`);
 
-/** `until`: stops the probe, and ends what it counts, once that is true (a drain has finished). */
+/**
+ * `until`: stops the probe, and ends what it counts, once that is true (a drain has finished);
+ * `samples` receives every latency too (see `runLoad`).
+ */
 function probeLoad(
   ctx: BenchContext,
   url: string,
   seconds: number,
-  until?: () => boolean,
-  samples?: number[],
+  { until, samples }: Pick<LoadOptions, 'until' | 'samples'> = {},
 ): Promise<LoadResult> {
   let n = 0;
   return runLoad({
@@ -127,7 +129,7 @@ export async function instructionScenario(ctx: BenchContext): Promise<void> {
       drainedAt = performance.now();
       return ok;
     });
-    const probe = await probeLoad(ctx, url, probeS, () => drainedAt > 0, samples);
+    const probe = await probeLoad(ctx, url, probeS, { until: () => drainedAt > 0, samples });
     const finished = await drained;
     return { probe, finished, seconds: (drainedAt - started) / 1000 };
   };
@@ -138,7 +140,7 @@ export async function instructionScenario(ctx: BenchContext): Promise<void> {
     const idle = await startService(ctx);
     try {
       await probeLoad(ctx, idle.url, plan.warmupS);
-      return await probeLoad(ctx, idle.url, probeS, undefined, samples);
+      return await probeLoad(ctx, idle.url, probeS, { samples });
     } finally {
       await idle.stop();
     }
@@ -203,7 +205,7 @@ export async function instructionScenario(ctx: BenchContext): Promise<void> {
       const writing = plainInstructions(pool, rows, rate).finally(() => {
         written = true;
       });
-      const probe = await probeLoad(ctx, reference.url, probeS, () => written, samples);
+      const probe = await probeLoad(ctx, reference.url, probeS, { until: () => written, samples });
       await writing;
       return probe;
     } finally {
@@ -223,14 +225,16 @@ export async function instructionScenario(ctx: BenchContext): Promise<void> {
   const plains: Awaited<ReturnType<typeof plainRun>>[] = [];
   const references: LoadResult[] = [];
   for (let r = 0; r < rounds; r++) {
-    const idleFirst = r % 2 === 0;
-    if (idleFirst) {
+    const idleStep = async () => {
       ctx.log(`instructions: round ${r + 1} of ${rounds}, API probe on an idle instance`);
       idleProbes.push(await idleRun(samples.idle));
-    } else {
+    };
+    const plainStep = async () => {
       ctx.log(`instructions: round ${r + 1} of ${rounds}, plain SQL batches`);
       plains.push(await plainRun());
-    }
+    };
+    const [first, last] = r % 2 === 0 ? [idleStep, plainStep] : [plainStep, idleStep];
+    await first();
     ctx.log(
       `instructions: round ${r + 1}, seeding ${rows.toLocaleString('en-US')} CREATED payouts, worker draining, probe running`,
     );
@@ -240,13 +244,7 @@ export async function instructionScenario(ctx: BenchContext): Promise<void> {
       `instructions: round ${r + 1}, API probe while plain SQL writes at the worker's rate (${worker.rate}/s)`,
     );
     references.push(await referenceRun(worker.rate, samples.reference));
-    if (idleFirst) {
-      ctx.log(`instructions: round ${r + 1}, plain SQL batches`);
-      plains.push(await plainRun());
-    } else {
-      ctx.log(`instructions: round ${r + 1}, API probe on an idle instance`);
-      idleProbes.push(await idleRun(samples.idle));
-    }
+    await last();
   }
   const generated = workers.reduce((n, w) => n + w.generated, 0);
   // Not finishing within the cap is a measurement (too slow), not a correctness failure.
