@@ -7,8 +7,9 @@ import type { TaskKind } from './entities.ts';
  * Makes `kind` due for `subjectId` at `dueAt` inside the caller's transaction. At most one open
  * task exists per kind and subject (a partial unique index), so the same work is never queued
  * twice; scheduling an open task again bumps its generation, so that a worker handling it right
- * now cannot complete away the work just asked for. Its due time is left alone: a worker may hold
- * it (the lease), and two workers must not handle one task at once.
+ * now cannot complete away the work just asked for. Its due time is left alone: a task waiting out
+ * a retry's backoff keeps waiting, and a task a worker holds becomes due at once when that worker
+ * completes it (see {@link completeTask}).
  */
 export async function scheduleTask(
   em: EntityManager,
@@ -60,9 +61,10 @@ export interface ClaimedTask {
 }
 
 /**
- * Claims up to `limit` due tasks of `kind` by pushing their due time `leaseMs` into the future,
- * in one statement under `FOR UPDATE SKIP LOCKED`: two instances never claim the same task, and a
- * task whose worker died becomes due again when the lease runs out.
+ * Claims up to `limit` due tasks of `kind` by leasing them for `leaseMs`, in one statement under
+ * `FOR UPDATE SKIP LOCKED`: two instances never claim the same task, and a task whose worker died
+ * is claimable again when its lease runs out. The lease is a column of its own, not a later due
+ * time: the claim moves nothing an index reads, so PostgreSQL rewrites each row in place (HOT).
  */
 export async function claimTasks(
   em: EntityManager,
@@ -71,15 +73,15 @@ export async function claimTasks(
   const rows = await em.execute<
     { id: string; kind: TaskKind; subject_id: string; attempts: number; generation: number }[]
   >(
-    `update tasks set due_at = ?, attempts = attempts + 1, updated_at = ?
+    `update tasks set leased_until = ?, attempts = attempts + 1, updated_at = ?
       where id in (
         select id from tasks
-         where kind = ? and done_at is null and due_at <= ?
+         where kind = ? and done_at is null and due_at <= ? and (leased_until is null or leased_until <= ?)
          order by due_at
          limit ?
          for update skip locked)
       returning id, kind, subject_id, attempts, generation`,
-    [new Date(args.now.getTime() + args.leaseMs), args.now, args.kind, args.now, args.limit],
+    [new Date(args.now.getTime() + args.leaseMs), args.now, args.kind, args.now, args.now, args.limit],
   );
   return rows.map((r) => ({
     id: r.id,
@@ -91,8 +93,8 @@ export async function claimTasks(
 }
 
 /**
- * Marks a claimed task done, unless it was scheduled again since the claim: then it stays open
- * and becomes due at once, so the next pass does the new work.
+ * Marks a claimed task done and ends its lease, unless it was scheduled again since the claim:
+ * then it stays open and becomes due at once, so the next pass does the new work.
  */
 export async function completeTask(
   em: EntityManager,
@@ -101,7 +103,8 @@ export async function completeTask(
 ): Promise<void> {
   await em.execute(
     `update tasks set done_at = case when generation = ? then ?::timestamptz end,
-                      due_at = case when generation = ? then due_at else ?::timestamptz end, updated_at = ?
+                      due_at = case when generation = ? then due_at else ?::timestamptz end,
+                      leased_until = null, updated_at = ?
       where id = ?`,
     [task.generation, now, task.generation, now, now, task.id],
   );
@@ -112,7 +115,7 @@ const completeMany = statement(
   `update tasks t
       set done_at = case when t.generation = c.generation then $3::timestamptz end,
           due_at = case when t.generation = c.generation then t.due_at else $3::timestamptz end,
-          updated_at = $3
+          leased_until = null, updated_at = $3
      from unnest($1::uuid[], $2::int[]) as c(id, generation)
     where t.id = c.id`,
 );
@@ -138,14 +141,15 @@ const retryMany = statement(
   'tasks_retry',
   `update tasks t
       set due_at = case when t.generation = r.generation then r.due_at else $5::timestamptz end,
-          last_error = r.error, updated_at = $5
+          leased_until = null, last_error = r.error, updated_at = $5
      from unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::text[]) as r(id, generation, due_at, error)
     where t.id = r.id`,
 );
 
 /**
- * Puts claimed tasks back for a later attempt each, in one statement, keeping what went wrong
- * (due at once instead when one was scheduled again meanwhile: its generation moved on).
+ * Puts claimed tasks back for a later attempt each, in one statement, ending their leases and
+ * keeping what went wrong (due at once instead when one was scheduled again meanwhile: its
+ * generation moved on).
  */
 export async function retryTasks(sql: Sql, retries: readonly TaskRetry[], now: Date): Promise<void> {
   if (retries.length === 0) return;

@@ -97,4 +97,69 @@ describe('task rows', () => {
     expect(b!.dueAt.getTime()).to.equal(now.getTime());
     expect(b!.lastError).to.equal(`rates "down" for ${busy}, {a,b}`);
   });
+
+  it('leases a claim without moving its due time, and hands it out again once the lease runs out', async () => {
+    now = later(10_800_000);
+    const subjectId = randomUUID();
+    await scheduleTask(em(), { kind: 'DISPATCH', subjectId, dueAt: now, now });
+    const claim = async (at: Date) =>
+      (await claimTasks(em(), { kind: 'DISPATCH', now: at, limit: 100, leaseMs: 60_000 })).filter(
+        (t) => t.subjectId === subjectId,
+      );
+    expect(await claim(now)).to.have.length(1);
+    const [held] = await open(subjectId);
+    expect(held!.dueAt.getTime(), 'the due time stays').to.equal(now.getTime());
+    expect(held!.leasedUntil?.getTime()).to.equal(later(60_000).getTime());
+    expect(await claim(later(59_999)), 'held until the lease ends').to.deep.equal([]);
+    // Its worker died: the next claim after the lease takes it, as a further attempt.
+    const [again] = await claim(later(60_000));
+    expect(again).to.deep.include({ subjectId, attempts: 2 });
+    await completeTask(em(), again!, later(60_000));
+    const [done] = await em().find(Task, { subjectId });
+    expect(done).to.deep.include({ leasedUntil: null });
+    expect(done!.doneAt?.getTime()).to.equal(later(60_000).getTime());
+  });
+
+  it('ends the lease when a task is put back, so it is due at its retry time, not at the end of the lease', async () => {
+    now = later(10_800_000);
+    const subjectId = randomUUID();
+    await scheduleTask(em(), { kind: 'QUERY_OUTFLOW', subjectId, dueAt: now, now });
+    const claim = async (at: Date) =>
+      (await claimTasks(em(), { kind: 'QUERY_OUTFLOW', now: at, limit: 100, leaseMs: 60_000 })).filter(
+        (t) => t.subjectId === subjectId,
+      );
+    const [claimed] = await claim(now);
+    await retryTask(em(), { task: claimed!, dueAt: later(5000), error: 'processor busy', now });
+    expect(await claim(later(4999)), 'not before its retry time').to.deep.equal([]);
+    expect(await claim(later(5000))).to.have.length(1);
+  });
+
+  it('claims with a HOT update: no index entry is written, the row is rewritten on its own page', async () => {
+    now = later(10_800_000);
+    const subjects: string[] = [randomUUID(), randomUUID(), randomUUID()];
+    for (const subjectId of subjects)
+      await scheduleTask(em(), { kind: 'RAISE_REFUND', subjectId, dueAt: now, now });
+    // This connection's counters, read before and after the claim within one transaction: nothing
+    // any other connection does shows in them.
+    const counts = await em().transactional(async (tx) => {
+      const read = async () =>
+        (
+          await tx.execute<{ updated: string; hot: string }[]>(
+            `select pg_stat_get_xact_tuples_updated('tasks'::regclass) as updated,
+                    pg_stat_get_xact_tuples_hot_updated('tasks'::regclass) as hot`,
+          )
+        ).map((r) => ({ updated: Number(r.updated), hot: Number(r.hot) }))[0]!;
+      const before = await read();
+      const claimed = await claimTasks(tx, { kind: 'RAISE_REFUND', now, limit: 100, leaseMs: 60_000 });
+      const after = await read();
+      return {
+        claimed: claimed.filter((t) => subjects.includes(t.subjectId)).length,
+        updated: after.updated - before.updated,
+        hot: after.hot - before.hot,
+      };
+    });
+    expect(counts.claimed).to.equal(3);
+    expect(counts.updated).to.be.at.least(3);
+    expect(counts.hot, 'every update of the claim is HOT').to.equal(counts.updated);
+  });
 });
