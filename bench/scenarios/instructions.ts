@@ -481,7 +481,7 @@ async function plainInstructions(
         `insert into outbox_events (id, tenant_id, payout_id, event_type, payload, created_at)
          select gen_random_uuid(), p.tenant_id, p.id, 'payout.pending_payment',
                 jsonb_build_object('event_type', 'payout.pending_payment', 'status', p.status,
-                                   'data', to_jsonb(p) - 'snapshot' || jsonb_build_object('payment_instruction', to_jsonb(i) - 'snapshot')),
+                                   'data', to_jsonb(p) - 'snapshot' || jsonb_build_object('payment_instruction', to_jsonb(i) - 'snapshot'))::text,
                 now()
            from payouts p join payment_instructions i on i.payout_id = p.id where p.id = any($1)`,
         [ids],

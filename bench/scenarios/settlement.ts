@@ -246,7 +246,7 @@ async function plainSettlement(pool: pg.Pool, rows: number): Promise<{ rate: num
       await client.query(
         `insert into outbox_events (id, tenant_id, payout_id, event_type, payload, created_at)
          select gen_random_uuid(), p.tenant_id, p.id, 'payout.payment_received',
-                jsonb_build_object('event_type', 'payout.payment_received', 'status', p.status, 'data', to_jsonb(p) - 'snapshot'),
+                jsonb_build_object('event_type', 'payout.payment_received', 'status', p.status, 'data', to_jsonb(p) - 'snapshot')::text,
                 now()
            from payouts p where p.id = any($1)`,
         [payoutIds],

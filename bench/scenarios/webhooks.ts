@@ -173,7 +173,7 @@ async function seedEvents(ctx: BenchContext, count: number): Promise<void> {
     `insert into outbox_events (id, tenant_id, payout_id, event_type, payload, created_at)
      select id, tenant_id, null, 'payout.created',
             jsonb_build_object('event_id', id, 'event_type', 'payout.created', 'created_at', at,
-                               'status', 'CREATED', 'data', $2::jsonb), at
+                               'status', 'CREATED', 'data', $2::jsonb)::text, at
        from (select gen_random_uuid() as id, ($1::uuid[])[1 + n % array_length($1::uuid[], 1)] as tenant_id,
                     now() - interval '1 minute' + n * interval '1 microsecond' as at
                from generate_series(1, $3::int) as n) e`,

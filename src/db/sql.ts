@@ -113,6 +113,43 @@ export function poolSql(pool: pg.Pool): Sql {
   };
 }
 
+/** PostgreSQL's type oid of `text`, the element type a binary `text[]` names. */
+const TEXT_OID = 25;
+
+/**
+ * A `text[]` parameter of long strings, sent in PostgreSQL's binary array format: each string's
+ * UTF-8 bytes behind its length, nothing escaped by the driver, nothing unescaped or parsed by
+ * PostgreSQL. For outbox payloads (2-3 KB of JSON each), where an array literal cost the driver
+ * about 30 µs per payload to escape, and a JSON array cost PostgreSQL about 25 µs to parse.
+ * The statement must cast the parameter to `text[]`. Through {@link emSql} it is an array literal.
+ */
+export class TextArray {
+  readonly items: readonly string[];
+
+  constructor(items: readonly string[]) {
+    this.items = items;
+  }
+
+  /** The binary form (`pg` sends a Buffer parameter in binary format). */
+  toPostgres(): Buffer {
+    let size = 20;
+    for (const item of this.items) size += 4 + Buffer.byteLength(item);
+    const out = Buffer.allocUnsafe(size);
+    out.writeInt32BE(1, 0); // dimensions
+    out.writeInt32BE(0, 4); // no nulls
+    out.writeUInt32BE(TEXT_OID, 8);
+    out.writeInt32BE(this.items.length, 12);
+    out.writeInt32BE(1, 16); // lower bound
+    let at = 20;
+    for (const item of this.items) {
+      const length = out.write(item, at + 4, 'utf8');
+      out.writeInt32BE(length, at);
+      at += 4 + length;
+    }
+    return out;
+  }
+}
+
 const questionMarkText = new WeakMap<Statement, { text: string; order: number[] }>();
 
 /**
@@ -144,6 +181,7 @@ export function emSql(em: EntityManager): Sql {
 function bindValue(value: unknown): unknown {
   if (value === null || value === undefined) return null;
   if (value instanceof Date) return value.toISOString();
+  if (value instanceof TextArray) return bindValue(value.items);
   if (Array.isArray(value)) {
     const items = value.map((item) =>
       item === null || item === undefined

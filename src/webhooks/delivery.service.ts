@@ -9,7 +9,6 @@ import type { Secrets } from '#src/deps.ts';
 import { initialState, type Step, step } from '#src/engine/engine.ts';
 import { newId } from '#src/lib/ids.ts';
 import { openSigningSecret } from './secret.ts';
-import { deliveryBody } from './signature.ts';
 
 /**
  * The database side of webhook delivery: outbox events become delivery jobs, due jobs are
@@ -354,7 +353,7 @@ export async function claimDueDeliveries(
       status: string;
       snapshot: Record<string, unknown>;
       busy: number;
-      payload: Record<string, unknown> | string;
+      payload: string;
       secret_sealed: string | null;
       secret_version: number | null;
     }>(selectDue, [now, limits.perTarget, limits.slots, scopeParam(limits), window]);
@@ -399,7 +398,6 @@ export async function claimDueDeliveries(
         }
         signing = { secret, version: row.secret_version ?? 0 };
       }
-      const payload = typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload;
       started.push({
         deliveryId: row.id,
         tenantId: row.tenant_id,
@@ -407,7 +405,7 @@ export async function claimDueDeliveries(
         url: row.target_url,
         origin: row.target_origin,
         eventType: row.event_type,
-        body: deliveryBody(payload),
+        body: row.payload,
         signing,
         job: { id: row.id, status: done.to, snapshot: done.snapshot },
       });

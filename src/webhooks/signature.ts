@@ -37,13 +37,3 @@ export function deliveryHeaders(input: DeliveryHeaderInput): Record<string, stri
   }
   return headers;
 }
-
-/**
- * The body merchants receive for an outbox payload: the contract's fields first, in the
- * contract's order, so that the raw bytes read naturally (the database hands the JSON back with
- * its keys reordered). Deterministic, so every attempt sends the same bytes.
- */
-export function deliveryBody(payload: Record<string, unknown>): string {
-  const { event_id, event_type, created_at, status, data, ...rest } = payload;
-  return JSON.stringify({ event_id, event_type, created_at, status, data, ...rest });
-}

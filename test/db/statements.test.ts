@@ -1,8 +1,12 @@
 import { expect } from 'chai';
-import { statement } from '#src/db/sql.ts';
+import { emSql, statement, TextArray } from '#src/db/sql.ts';
 import { harness } from '../harness.ts';
 
 const prepared = statement('test_statements_prepared', `select $1::int + 1 as n /* prepared */`);
+const echoTexts = statement(
+  'test_statements_text_array',
+  `select t.text, t.n from unnest($1::text[]) with ordinality as t(text, n) order by t.n`,
+);
 const replanned = statement('test_statements_replanned', `select $1::int + 2 as n /* replanned */`, {
   replan: true,
 });
@@ -27,5 +31,21 @@ describe('hot-path statements', () => {
     expect(seen.results).to.deep.equal([2, 3, 4]);
     expect(seen.texts).to.include(prepared.text);
     expect(seen.texts.filter((t) => t.includes('/* replanned */'))).to.deep.equal([]);
+  });
+
+  it('sends a TextArray as text[] that arrives exactly as written, on the pool and through the ORM', async () => {
+    const items = [
+      '{"event_id":"e1","data":{"name":"O\'Brien \\ \\"Ade\\""}}',
+      '',
+      'naïve – ₦ 1,000 – 😀',
+      '{,}"\\NULL',
+      'x'.repeat(5000),
+    ];
+    const { sql, orm } = harness().service.deps;
+    for (const path of [sql, emSql(orm.em.fork())]) {
+      const rows = await path.rows<{ text: string }>(echoTexts, [new TextArray(items)]);
+      expect(rows.map((r) => r.text)).to.deep.equal(items);
+      expect(await path.rows(echoTexts, [new TextArray([])])).to.deep.equal([]);
+    }
   });
 });

@@ -40,7 +40,7 @@ async function instructionTask(payoutId: string) {
 async function expectPayloadIsResource(merchant: Merchant, id: string, eventType: string) {
   const event = (await events(id)).find((e) => e.eventType === eventType);
   expect(event, eventType).to.not.equal(undefined);
-  const { object, ...data } = (event!.payload as { data: Record<string, unknown> }).data;
+  const { object, ...data } = (JSON.parse(event!.payload) as { data: Record<string, unknown> }).data;
   expect(object).to.equal('payout');
   expect(data).to.deep.equal(await payout(merchant, id));
 }

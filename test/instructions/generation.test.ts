@@ -61,7 +61,7 @@ describe('instruction generation', () => {
       .orm.em.fork()
       .find(OutboxEvent, { payoutId: id }, { orderBy: { createdAt: 'asc', id: 'asc' } });
     expect(events.map((e) => e.eventType)).to.deep.equal(['payout.created', 'payout.pending_payment']);
-    const data = (events[1]!.payload as { data: { payment_instruction: { id: string } } }).data;
+    const data = (JSON.parse(events[1]!.payload) as { data: { payment_instruction: { id: string } } }).data;
     expect(data.payment_instruction.id).to.equal(i.id);
   });
 

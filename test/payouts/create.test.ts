@@ -82,7 +82,9 @@ describe('POST /v1/payouts', () => {
       const em = harness().service.deps.orm.em.fork();
       const events = await em.find(OutboxEvent, { payoutId: res.body.id });
       expect(events.map((e) => e.eventType)).to.deep.equal(['payout.created']);
-      const payload = events[0]!.payload as Record<string, any>;
+      const payload = JSON.parse(events[0]!.payload) as Record<string, any>;
+      // Stored as the text merchants receive, the contract's fields in the contract's order.
+      expect(Object.keys(payload)).to.deep.equal(['event_id', 'event_type', 'created_at', 'status', 'data']);
       expect(payload.event_id).to.equal(events[0]!.id);
       expect(payload.status).to.equal('CREATED');
       expect(payload.data).to.deep.include({ object: 'payout', id: res.body.id });

@@ -62,7 +62,7 @@ describe('payout steps in batches', () => {
         { orderBy: { createdAt: 'asc', id: 'asc' } },
       );
       expect(events.map((e) => e.eventType)).to.deep.equal(['payout.created', 'payout.failed']);
-      const payload = events[1]!.payload as Record<string, unknown>;
+      const payload = JSON.parse(events[1]!.payload) as Record<string, unknown>;
       expect(payload).to.include({ event_id: events[1]!.id, event_type: 'payout.failed', status: 'FAILED' });
       // The payload is the payout exactly as a read shows it after the transaction.
       expect(payload.data).to.deep.equal({ object: 'payout', ...read.body });

@@ -117,11 +117,11 @@ describe('refunds of failed payouts', () => {
       .orm.em.fork()
       .find(OutboxEvent, { payoutId: id, eventType: { $like: 'refund.%' } });
     for (const row of rows) {
-      const payload = row.payload as { status: string; data: { object: string; id: string } };
+      const payload = JSON.parse(row.payload) as { status: string; data: { object: string; id: string } };
       expect(payload.status).to.equal('FAILED');
       expect(payload.data).to.include({ object: 'payout', id });
     }
-    const created = rows.find((r) => r.eventType === 'refund.created')!.payload as {
+    const created = JSON.parse(rows.find((r) => r.eventType === 'refund.created')!.payload) as {
       data: { is_refunded: boolean; refund_reference: string };
     };
     expect(created.data).to.include({ is_refunded: true, refund_reference: done.id });

@@ -108,6 +108,8 @@ describe('webhook delivery', () => {
       expect(request.headers['x-service-signature']).to.match(/^t=\d+,v1=[0-9a-f]{64}$/);
       expect(verified(request, secret)).to.equal(true);
 
+      // The body is the stored payload, byte for byte.
+      expect(request.body.toString('utf8')).to.equal(event.payload);
       const body = bodyOf(request);
       expect(Object.keys(body)).to.deep.equal(['event_id', 'event_type', 'created_at', 'status', 'data']);
       expect(body).to.deep.include({ event_id: event.id, event_type: 'payout.created', status: 'CREATED' });
