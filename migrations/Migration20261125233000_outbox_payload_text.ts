@@ -3,7 +3,7 @@ import { Migration } from '@mikro-orm/migrations';
 /**
  * Outbox payloads are stored as the JSON text merchants receive instead of as jsonb: nothing in
  * the service reads inside them, and taking 2-3 KB of JSON apart into jsonb was the largest part
- * of writing an event (about 35 of 55 µs of PostgreSQL's CPU per event, measured). Payloads
+ * of writing an event (about 30 of 50 µs of PostgreSQL's CPU per event, measured). Payloads
  * written before keep jsonb's rendering of them, which is the same JSON with its keys reordered.
  * The column keeps lz4 where the server has it (the change of type resets the setting).
  */

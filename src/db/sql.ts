@@ -120,7 +120,7 @@ const TEXT_OID = 25;
  * A `text[]` parameter of long strings, sent in PostgreSQL's binary array format: each string's
  * UTF-8 bytes behind its length, nothing escaped by the driver, nothing unescaped or parsed by
  * PostgreSQL. For outbox payloads (2-3 KB of JSON each), where an array literal cost the driver
- * about 30 µs per payload to escape, and a JSON array cost PostgreSQL about 25 µs to parse.
+ * about 30 µs per payload to escape, and a JSON array cost PostgreSQL about as much to parse.
  * The statement must cast the parameter to `text[]`. Through {@link emSql} it is an array literal.
  */
 export class TextArray {
