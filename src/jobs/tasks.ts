@@ -65,6 +65,8 @@ export interface ClaimedTask {
  * `FOR UPDATE SKIP LOCKED`: two instances never claim the same task, and a task whose worker died
  * is claimable again when its lease runs out. The lease is a column of its own, not a later due
  * time: the claim moves nothing an index reads, so PostgreSQL rewrites each row in place (HOT).
+ * Leased tasks stay in the due index, and the next claims read past them (the batches in flight,
+ * a few hundred rows at most).
  */
 export async function claimTasks(
   em: EntityManager,
