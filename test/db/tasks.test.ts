@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { Task } from '#src/jobs/entities.ts';
+import { Task, type TaskKind } from '#src/jobs/entities.ts';
 import { claimTasks, completeTask, retryTask, retryTasks, scheduleTask } from '#src/jobs/tasks.ts';
 import { harness } from '../harness.ts';
 
@@ -12,6 +12,12 @@ describe('task rows', () => {
 
   async function open(subjectId: string) {
     return em().find(Task, { subjectId, doneAt: null });
+  }
+
+  /** What a claim at `at` (a lease of 60 s) hands out of `subjectId`'s task of `kind`. */
+  async function claimOf(kind: TaskKind, subjectId: string, at: Date) {
+    const claimed = await claimTasks(em(), { kind, now: at, limit: 100, leaseMs: 60_000 });
+    return claimed.filter((t) => t.subjectId === subjectId);
   }
 
   it('keeps one open task per kind and subject however often it is scheduled', async () => {
@@ -102,10 +108,7 @@ describe('task rows', () => {
     now = later(10_800_000);
     const subjectId = randomUUID();
     await scheduleTask(em(), { kind: 'DISPATCH', subjectId, dueAt: now, now });
-    const claim = async (at: Date) =>
-      (await claimTasks(em(), { kind: 'DISPATCH', now: at, limit: 100, leaseMs: 60_000 })).filter(
-        (t) => t.subjectId === subjectId,
-      );
+    const claim = (at: Date) => claimOf('DISPATCH', subjectId, at);
     expect(await claim(now)).to.have.length(1);
     const [held] = await open(subjectId);
     expect(held!.dueAt.getTime(), 'the due time stays').to.equal(now.getTime());
@@ -124,10 +127,7 @@ describe('task rows', () => {
     now = later(10_800_000);
     const subjectId = randomUUID();
     await scheduleTask(em(), { kind: 'QUERY_OUTFLOW', subjectId, dueAt: now, now });
-    const claim = async (at: Date) =>
-      (await claimTasks(em(), { kind: 'QUERY_OUTFLOW', now: at, limit: 100, leaseMs: 60_000 })).filter(
-        (t) => t.subjectId === subjectId,
-      );
+    const claim = (at: Date) => claimOf('QUERY_OUTFLOW', subjectId, at);
     const [claimed] = await claim(now);
     await retryTask(em(), { task: claimed!, dueAt: later(5000), error: 'processor busy', now });
     expect(await claim(later(4999)), 'not before its retry time').to.deep.equal([]);
