@@ -40,6 +40,11 @@ const ROUNDS = 3;
  * against a drain of several seconds; a look is an index probe of at most 100 open tasks.
  */
 const POLL_MS = 100;
+/**
+ * An instance that runs the instructions worker: only that job, with a sweep every second, so a
+ * released backlog is picked up within a second even without the wake-up a create sends.
+ */
+const WORKER_INSTANCE = { jobs: ['instructions'], config: { INSTRUCTION_SWEEP_INTERVAL_MS: 1000 } };
 
 const done = (pool: pg.Pool) =>
   scalar(
@@ -154,10 +159,7 @@ export async function instructionScenario(ctx: BenchContext): Promise<void> {
   const workerRun = async (samples: number[]) => {
     await seedCreated(false);
     await deferBacklog(pool);
-    const service = await startService(ctx, {
-      jobs: ['instructions'],
-      config: { INSTRUCTION_SWEEP_INTERVAL_MS: 1000 },
-    });
+    const service = await startService(ctx, WORKER_INSTANCE);
     let drain: Awaited<ReturnType<typeof probeWhileDraining>>;
     let cpu: ReturnType<typeof cpuUse>;
     try {
@@ -222,10 +224,7 @@ export async function instructionScenario(ctx: BenchContext): Promise<void> {
     try {
       await probeLoad(ctx, api.url, plan.warmupS);
       await seedCreated(false);
-      const worker = await startService(ctx, {
-        jobs: ['instructions'],
-        config: { INSTRUCTION_SWEEP_INTERVAL_MS: 1000 },
-      });
+      const worker = await startService(ctx, WORKER_INSTANCE);
       try {
         return await probeWhileDraining(api.url, samples);
       } finally {
@@ -410,9 +409,8 @@ export async function instructionScenario(ctx: BenchContext): Promise<void> {
     withTasks: true,
   });
   const trace = await traceWorkers(ctx, {
-    jobs: ['instructions'],
+    ...WORKER_INSTANCE,
     items,
-    config: { INSTRUCTION_SWEEP_INTERVAL_MS: 1000 },
     done: async () => (await done(pool)) >= items,
   });
   results.add({
