@@ -5,7 +5,8 @@
  * own (`bench_<random>` on the local PostgreSQL), dropped at the end.
  *
  * Options: --quick; --only=create,list,instructions,settlement,webhooks; --profile (CPU profile
- * of the service during create, into bench/results/profiles/).
+ * of the service during create, into bench/results/profiles/); --service-flag=<flag>, repeatable
+ * (a Node or V8 flag for every measured service instance, e.g. --service-flag=--single-threaded-gc).
  */
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -31,6 +32,9 @@ type ScenarioName = keyof typeof SCENARIOS;
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
 const profile = args.includes('--profile');
+const serviceFlags = args
+  .filter((a) => a.startsWith('--service-flag='))
+  .map((a) => a.slice('--service-flag='.length));
 const onlyArg = args.find((a) => a.startsWith('--only='))?.slice('--only='.length);
 const only = (onlyArg ? onlyArg.split(',') : Object.keys(SCENARIOS)) as ScenarioName[];
 for (const name of only) if (!(name in SCENARIOS)) throw new Error(`unknown scenario ${name}`);
@@ -61,7 +65,10 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 const results = new Results();
 let failed: unknown;
 try {
-  log(`database ${db.name}; ${quick ? 'quick' : 'full'} run: ${only.join(', ')}`);
+  log(
+    `database ${db.name}; ${quick ? 'quick' : 'full'} run: ${only.join(', ')}` +
+      (serviceFlags.length > 0 ? `; service flags: ${serviceFlags.join(' ')}` : ''),
+  );
   const secrets = newSecrets();
   const tenants = await migrateAndCreateTenants(db.url, plan.tenants + 1 + plan.webhookTenants);
   const sandbox: Child = await startChild('sandbox', { callbackSecret: secrets.callbackSecret });
@@ -79,7 +86,7 @@ try {
     listTenant: tenants[plan.tenants]!,
     webhookTenants: tenants.slice(plan.tenants + 1),
     results,
-    serviceExecArgv: profile ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [],
+    serviceExecArgv: [...serviceFlags, ...(profile ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [])],
     log,
   };
   // Every payout needs a refund destination; one service instance sets them through the API.
@@ -105,6 +112,7 @@ const file = writeResults(
     date: new Date().toISOString(),
     mode: quick ? 'quick' : 'full',
     scenarios: only,
+    ...(serviceFlags.length > 0 ? { serviceFlags } : {}),
     seconds,
     machine: machine(),
     postgres: PG_BASE.replace(/\/\/[^@]*@/, '//'),
