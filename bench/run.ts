@@ -4,9 +4,10 @@
  * the table and writes `bench/results/<date>.json`. Everything runs against a database of its
  * own (`bench_<random>` on the local PostgreSQL), dropped at the end.
  *
- * Options: --quick; --only=create,list,instructions,settlement,webhooks; --profile (CPU profile
- * of the service during create, into bench/results/profiles/); --service-flag=<flag>, repeatable
- * (a Node or V8 flag for every measured service instance, e.g. --service-flag=--single-threaded-gc).
+ * Options: --quick; --only=create,list,instructions,settlement,webhooks; --profile (CPU profiles
+ * of every measured service instance, one per thread, into bench/results/profiles/);
+ * --service-flag=<flag>, repeatable (a Node or V8 flag for every measured service instance, e.g.
+ * --service-flag=--single-threaded-gc).
  */
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
