@@ -96,20 +96,15 @@ export async function claimTasks(
 
 /**
  * Marks a claimed task done and ends its lease, unless it was scheduled again since the claim:
- * then it stays open and becomes due at once, so the next pass does the new work.
+ * then it stays open and becomes due at once, so the next pass does the new work. In the
+ * EntityManager's transaction when it has one: {@link completeTasks} with one task.
  */
 export async function completeTask(
   em: EntityManager,
   task: Pick<ClaimedTask, 'id' | 'generation'>,
   now: Date,
 ): Promise<void> {
-  await em.execute(
-    `update tasks set done_at = case when generation = ? then ?::timestamptz end,
-                      due_at = case when generation = ? then due_at else ?::timestamptz end,
-                      leased_until = null, updated_at = ?
-      where id = ?`,
-    [task.generation, now, task.generation, now, now, task.id],
-  );
+  await completeTasks(emSql(em), [task], now);
 }
 
 const completeMany = statement(
