@@ -454,14 +454,14 @@ export async function applyPayoutSteps(tx: Sql, steps: readonly PayoutStep[]): P
   const seen = new Set<string>();
   const updates: { step: PayoutStep; status: string; snapshot: Record<string, unknown> }[] = [];
   const timeline: unknown[][] = [];
-  const events = {
-    ids: [] as string[],
-    tenantIds: [] as string[],
-    payoutIds: [] as string[],
-    types: [] as string[],
-    payloads: [] as string[],
-    createdAt: [] as Date[],
-  };
+  const events: {
+    id: string;
+    tenantId: string;
+    payoutId: string;
+    type: string;
+    payload: string;
+    at: Date;
+  }[] = [];
   const tasks: { kind: TaskKind; subjectId: string }[] = [];
   for (const item of steps) {
     const { payout, event } = item;
@@ -519,14 +519,20 @@ export async function applyPayoutSteps(tx: Sql, steps: readonly PayoutStep[]): P
       const resourceJson = JSON.stringify(toPayoutResource(view));
       for (const eventType of effects.events) {
         const eventId = newId();
-        events.ids.push(eventId);
-        events.tenantIds.push(payout.tenant_id);
-        events.payoutIds.push(payout.id);
-        events.types.push(eventType);
-        events.payloads.push(
-          payoutEventPayload({ eventId, eventType, createdAt: now, status: view.status, resourceJson }),
-        );
-        events.createdAt.push(now);
+        events.push({
+          id: eventId,
+          tenantId: payout.tenant_id,
+          payoutId: payout.id,
+          type: eventType,
+          payload: payoutEventPayload({
+            eventId,
+            eventType,
+            createdAt: now,
+            status: view.status,
+            resourceJson,
+          }),
+          at: now,
+        });
       }
     }
     for (const kind of effects.tasks) tasks.push({ kind, subjectId: payout.id });
@@ -549,14 +555,14 @@ export async function applyPayoutSteps(tx: Sql, steps: readonly PayoutStep[]): P
   ]);
   await tx.rows(updatePayouts, [JSON.stringify(rows)]);
   if (timeline.length > 0) await tx.rows(insertTimeline, [JSON.stringify(timeline)]);
-  if (events.ids.length > 0) {
+  if (events.length > 0) {
     await tx.rows(insertEvents, [
-      events.ids,
-      events.tenantIds,
-      events.payoutIds,
-      events.types,
-      new TextArray(events.payloads),
-      events.createdAt,
+      events.map((e) => e.id),
+      events.map((e) => e.tenantId),
+      events.map((e) => e.payoutId),
+      events.map((e) => e.type),
+      new TextArray(events.map((e) => e.payload)),
+      events.map((e) => e.at),
     ]);
   }
   if (tasks.length > 0) {
