@@ -49,6 +49,12 @@ const authenticate = middleware(async ({ ctx, meta, next }) => {
   );
   if (!found) throw new AppError('UNAUTHENTICATED');
   const { principal, stored } = found;
+  // Every request of a known key counts, whatever becomes of it; the REST adapter shows the state.
+  const limit = ctx.deps.rateLimiter.take(principal.keyId, ctx.deps.clock.now().getTime());
+  if (ctx.response) ctx.response.rateLimit = limit;
+  if (!limit.allowed) {
+    throw new AppError('RATE_LIMITED', { headers: { 'Retry-After': String(limit.retryAfter) } });
+  }
   const scope = meta?.scope;
   if (!scope) throw new Error('merchant procedure without meta.scope');
   if (!principal.scopes.has(scope)) {
@@ -56,10 +62,6 @@ const authenticate = middleware(async ({ ctx, meta, next }) => {
       message: `This operation requires the scope '${scope}'.`,
       details: [{ field: 'X-API-Key', issue: `missing scope ${scope}` }],
     });
-  }
-  const wait = ctx.deps.rateLimiter.take(principal.keyId, Date.now());
-  if (wait > 0) {
-    throw new AppError('RATE_LIMITED', { headers: { 'Retry-After': String(Math.ceil(wait / 1000)) } });
   }
   return next({ ctx: { principal: principal as Principal, stored } });
 });

@@ -6,6 +6,7 @@ import type { Deps } from '#src/deps.ts';
 import { AppError } from './errors.ts';
 import { jsonBody } from './middleware.ts';
 import type { ResponseHolder } from './procedures.ts';
+import { rateLimitField } from './rate-limit.ts';
 import { type ProcedureMeta, type RequestContext, requestLog, toAppError } from './trpc.ts';
 
 /** A procedure of the router that declares a REST route in `meta.openapi`. */
@@ -64,6 +65,7 @@ export function restRouter(deps: Deps, appRouter: AnyRouter): Router {
     const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
     router[method](koaPath, async (ctx) => {
       const response: ResponseHolder = {};
+      ctx.set('RateLimit-Policy', deps.rateLimiter.policy);
       const base =
         route.method === 'GET' || route.method === 'DELETE' ? firstValues(ctx.query) : jsonBody(ctx);
       for (const [name, value] of Object.entries(ctx.params)) {
@@ -85,8 +87,10 @@ export function restRouter(deps: Deps, appRouter: AnyRouter): Router {
           batchIndex: 0,
         });
       } catch (err) {
+        if (response.rateLimit) ctx.set('RateLimit', rateLimitField(response.rateLimit));
         throw toAppError(err, requestLog({ deps, requestId: ctx.state.requestId }, { route: route.path }));
       }
+      if (response.rateLimit) ctx.set('RateLimit', rateLimitField(response.rateLimit));
       ctx.type = 'application/json';
       if (response.replay) {
         ctx.status = response.replay.status;

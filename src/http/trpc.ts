@@ -5,6 +5,7 @@ import type { Deps } from '#src/deps.ts';
 import type { Logger } from '#src/lib/log.ts';
 import { ProviderUnavailableError } from '#src/providers/providers.ts';
 import { AppError, type ErrorCode } from './errors.ts';
+import type { RateLimitState } from './rate-limit.ts';
 
 /**
  * What every procedure sees: the dependencies, the request's id, headers and address. Procedures
@@ -29,6 +30,8 @@ export interface ResponseHolder {
   replay?: { status: number; body: string };
   /** The response body exactly as stored under the Idempotency-Key. */
   rendered?: string;
+  /** The caller's rate-limit state, once its API key is known. */
+  rateLimit?: RateLimitState;
 }
 
 export interface ProcedureMeta extends OpenApiMeta {

@@ -1,0 +1,49 @@
+/**
+ * The headers the merchant API sets on its responses, in one place: the REST adapter sets them,
+ * and the OpenAPI document declares them from this list.
+ */
+export interface ResponseHeader {
+  description: string;
+  schema: { type: 'string' | 'integer'; example?: string | number; enum?: readonly string[] };
+  /**
+   * Which responses carry it: `all` every response of an operation; `authenticated` every response
+   * once the API key is known (success or error); `rate-limited` the 429; `replayed` a write
+   * answered from its Idempotency-Key.
+   */
+  on: 'all' | 'authenticated' | 'rate-limited' | 'replayed';
+}
+
+export const RESPONSE_HEADERS = {
+  'X-Request-Id': {
+    description:
+      'The request id: the caller’s X-Request-Id when it was sane, else generated. Quoted in every error.',
+    schema: { type: 'string', example: 'req_019a7f3c2b1e7d4a9c5e8f0a1b2c3d4e' },
+    on: 'all',
+  },
+  'RateLimit-Policy': {
+    description:
+      'The rate-limit policy (draft-ietf-httpapi-ratelimit-headers): a bucket of q requests per API key, ' +
+      'refilled in w seconds.',
+    schema: { type: 'string', example: '"api-key";q=100;w=2' },
+    on: 'all',
+  },
+  RateLimit: {
+    description:
+      'What is left of this API key’s bucket (draft-ietf-httpapi-ratelimit-headers): r requests, full again in t seconds.',
+    schema: { type: 'string', example: '"api-key";r=99;t=1' },
+    on: 'authenticated',
+  },
+  'Retry-After': {
+    description: 'Seconds to wait before the next request is allowed.',
+    schema: { type: 'integer', example: 1 },
+    on: 'rate-limited',
+  },
+  'Idempotent-Replayed': {
+    description:
+      'Present when the response is the stored response of an earlier request with the same Idempotency-Key.',
+    schema: { type: 'string', enum: ['true'] },
+    on: 'replayed',
+  },
+} as const satisfies Record<string, ResponseHeader>;
+
+export type ResponseHeaderName = keyof typeof RESPONSE_HEADERS;
