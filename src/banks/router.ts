@@ -1,7 +1,14 @@
 import { z } from 'zod';
 import { merchantProcedure } from '#src/http/procedures.ts';
 import { router } from '#src/http/trpc.ts';
-import { countryCode, currencyCode, institutionOut, nameEnquiryOut, payableType } from './schemas.ts';
+import {
+  countryCode,
+  currencyCode,
+  institutionOut,
+  nameEnquiryIn,
+  nameEnquiryOut,
+  payableType,
+} from './schemas.ts';
 import { listInstitutions, resolveAccount } from './service.ts';
 
 export const banksRouter = router({
@@ -10,10 +17,15 @@ export const banksRouter = router({
       openapi: {
         method: 'GET',
         path: '/v1/banks',
+        operationId: 'listBanks',
         tags: ['Banks'],
         summary: 'List institutions of a corridor',
+        description:
+          'Every bank or every mobile money provider (never both in one answer) able to receive payouts in the ' +
+          'country and currency. Read provider_code from here: codes come from an upstream directory and can change.',
       },
       scope: 'banks:read',
+      errors: ['CORRIDOR_NOT_SUPPORTED', 'UPSTREAM_UNAVAILABLE'],
     })
     .input(
       z.strictObject({
@@ -45,21 +57,21 @@ export const banksRouter = router({
       openapi: {
         method: 'POST',
         path: '/v1/banks/resolve',
+        operationId: 'resolveAccount',
         tags: ['Banks'],
         summary: 'Name enquiry',
         description:
           'Returns the institution-confirmed account name. Writes nothing; needs no Idempotency-Key.',
       },
       scope: 'identity:enquiry',
+      errors: [
+        'CORRIDOR_NOT_SUPPORTED',
+        'PROVIDER_CODE_UNKNOWN',
+        'ACCOUNT_NOT_FOUND',
+        'UPSTREAM_UNAVAILABLE',
+      ],
     })
-    .input(
-      z.strictObject({
-        destination_type: payableType,
-        destination_currency: currencyCode,
-        destination_account_unique: z.string().trim().min(1).max(34),
-        destination_provider_code: z.string().trim().min(1).max(32),
-      }),
-    )
+    .input(nameEnquiryIn)
     .output(nameEnquiryOut)
     .mutation(async ({ ctx, input }) => {
       const { accountName } = await resolveAccount(ctx.deps, {

@@ -1,23 +1,52 @@
 import { z } from 'zod';
-import { DESTINATION_TYPES } from '#src/corridors/corridors.ts';
+import { currencySchema, destinationTypeSchema } from '#src/http/schemas.ts';
 
-export const countryCode = z.string().regex(/^[A-Z]{2}$/, 'must be an ISO 3166-1 alpha-2 code, upper case');
-export const currencyCode = z.string().regex(/^[A-Z]{3,4}$/, 'must be an ISO 4217 code, upper case');
-export const payableType = z.enum(['BANK_ACCOUNT', 'MOBILE_MONEY']);
-export const destinationType = z.enum(DESTINATION_TYPES);
-
-export const institutionOut = z.object({
-  provider_name: z.string(),
-  provider_code: z.string(),
-  destination_type: destinationType,
+export const countryCode = z
+  .string()
+  .regex(/^[A-Z]{2}$/, 'must be an ISO 3166-1 alpha-2 code, upper case')
+  .describe('ISO 3166-1 alpha-2 country code, upper case.');
+export const currencyCode = currencySchema;
+export const payableType = z.enum(['BANK_ACCOUNT', 'MOBILE_MONEY']).meta({
+  id: 'PayableDestinationType',
+  description: 'A destination with an institution behind it: a bank account or a mobile money wallet.',
 });
+export const destinationType = destinationTypeSchema;
 
-export const nameEnquiryOut = z.object({
-  destination_account_name: z.string(),
-  destination_account_unique: z.string(),
-  destination_provider_code: z.string(),
-  destination_type: destinationType,
-});
+export const institutionOut = z
+  .object({
+    provider_name: z.string().describe('Display name; never a routing value.'),
+    provider_code: z.string().describe('The value to send as destination_provider_code.'),
+    destination_type: destinationType,
+  })
+  .meta({
+    id: 'Institution',
+    description: 'A bank or mobile money provider able to receive payouts in a corridor.',
+  });
+
+export const nameEnquiryIn = z
+  .strictObject({
+    destination_type: payableType,
+    destination_currency: currencyCode,
+    destination_account_unique: z
+      .string()
+      .trim()
+      .min(1)
+      .max(34)
+      .describe('Bank account number (10-digit NUBAN for NGN) or mobile number.'),
+    destination_provider_code: z.string().trim().min(1).max(32).describe('provider_code from GET /v1/banks.'),
+  })
+  .meta({ id: 'NameEnquiryRequest' });
+
+export const nameEnquiryOut = z
+  .object({
+    destination_account_name: z
+      .string()
+      .describe('The name the institution holds; send it as destination_account_name.'),
+    destination_account_unique: z.string(),
+    destination_provider_code: z.string(),
+    destination_type: destinationType,
+  })
+  .meta({ id: 'NameEnquiryResult', description: 'The institution-confirmed holder of an account.' });
 
 /**
  * Account-number shapes the service accepts before asking anyone: a 10-digit NUBAN for Nigerian

@@ -1,22 +1,27 @@
 import { z } from 'zod';
-import { iso, moneyJson, moneyOut, timestampOut } from '#src/http/schemas.ts';
+import { currencyOut, iso, moneyJson, moneyOut, timestampOut } from '#src/http/schemas.ts';
 import type { Outflow } from './entities.ts';
 
-export const outflowOut = z.object({
-  id: z.string(),
-  payout_id: z.string(),
-  processor: z.string(),
-  status: z.enum(['PENDING', 'PROCESSING', 'SUCCESSFUL', 'FAILED']),
-  attempt_number: z.number().int(),
-  destination_amount: moneyOut,
-  destination_currency: z.string(),
-  processor_reference: z.string().nullable(),
-  failure_reason: z.string().nullable(),
-  failure_code: z.string().nullable(),
-  dispatched_at: timestampOut.nullable(),
-  settled_at: timestampOut.nullable(),
-  created_at: timestampOut,
-});
+export const outflowOut = z
+  .object({
+    id: z.string(),
+    payout_id: z.string(),
+    processor: z.string(),
+    status: z.enum(['PENDING', 'PROCESSING', 'SUCCESSFUL', 'FAILED']).meta({ id: 'OutflowStatus' }),
+    attempt_number: z.number().int().describe('1 for the first attempt; each retry is a row of its own.'),
+    destination_amount: moneyOut,
+    destination_currency: currencyOut,
+    processor_reference: z.string().nullable(),
+    failure_reason: z.string().nullable(),
+    failure_code: z.string().nullable(),
+    dispatched_at: timestampOut.nullable(),
+    settled_at: timestampOut.nullable(),
+    created_at: timestampOut,
+  })
+  .meta({
+    id: 'Outflow',
+    description: 'One attempt to pay the beneficiary through the processor (immutable).',
+  });
 
 export function toOutflowResource(o: Outflow): z.input<typeof outflowOut> {
   return {

@@ -12,10 +12,12 @@ export const outflowsRouter = router({
       openapi: {
         method: 'GET',
         path: '/v1/outflows/{id}',
+        operationId: 'getOutflow',
         tags: ['Payouts'],
         summary: 'One dispatch attempt',
       },
       scope: 'payouts:read',
+      errors: ['OUTFLOW_NOT_FOUND'],
     })
     .input(z.strictObject({ id: idParam }))
     .output(outflowOut)

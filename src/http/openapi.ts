@@ -1,123 +1,615 @@
 import type { AnyRouter } from '@trpc/server';
-import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
-import { ERROR_CATALOGUE } from './errors.ts';
-import { restRoutes } from './rest.ts';
+import { z } from 'zod';
+import { createDocument, createSchema, type oas31 } from 'zod-openapi';
+import { payoutEventOut, WEBHOOK_EVENTS, WEBHOOK_HEADERS } from '#src/webhooks/events.ts';
+import { ERROR_CATALOGUE, type ErrorCode } from './errors.ts';
+import { type RestRoute, restRoutes } from './rest.ts';
+import type { RequestVariant } from './schemas.ts';
 
-type Operation = {
-  responses?: Record<string, unknown>;
-  parameters?: unknown[];
-  security?: unknown[];
-  [key: string]: unknown;
-};
+export type OpenApiDocument = oas31.OpenAPIObject;
+type Schema = Record<string, unknown>;
 
-const errorSchema: Record<string, unknown> = {
-  type: 'object',
-  required: ['error'],
-  properties: {
-    error: {
-      type: 'object',
-      required: ['code', 'message', 'details', 'request_id'],
-      properties: {
-        code: { type: 'string', enum: Object.keys(ERROR_CATALOGUE) },
-        message: { type: 'string' },
-        details: {
-          type: 'array',
-          items: {
-            type: 'object',
-            required: ['field', 'issue'],
-            properties: { field: { type: 'string' }, issue: { type: 'string' } },
-          },
-        },
-        request_id: { type: 'string' },
-      },
+/**
+ * The OpenAPI 3.1 document of the merchant REST API, generated from the router: one operation per
+ * procedure with `meta.openapi`, its parameters and bodies from the procedure's zod input, its
+ * success response from the zod output (named schemas come from the schemas' `meta({ id })`), its
+ * error responses from the codes it can answer with, and the webhooks from the event catalogue.
+ * zod-openapi renders the schemas; everything else is written here.
+ */
+export function openApiDocument(
+  appRouter: AnyRouter,
+  options: { baseUrl: string; examples?: DocumentExamples },
+): OpenApiDocument {
+  const examples = options.examples ?? { operations: {}, errors: {}, webhooks: {} };
+  const paths: Record<string, Record<string, unknown>> = {};
+  const routes = restRoutes(appRouter);
+  const operationIds = new Set<string>();
+  const errorResponses = new ErrorResponses(examples);
+  for (const route of routes) {
+    const operation = describeOperation(appRouter, route, examples, errorResponses);
+    if (operationIds.has(operation.operationId))
+      throw new Error(`duplicate operationId ${operation.operationId}`);
+    operationIds.add(operation.operationId);
+    paths[route.path] = { ...paths[route.path], [route.method.toLowerCase()]: operation };
+  }
+  addLinks(paths, operationIds);
+  const responses = errorResponses.share(paths);
+
+  const doc = createDocument({
+    openapi: '3.1.0',
+    info: {
+      title: 'Merchant Payout Service',
+      version: '1.0',
+      description: INFO_DESCRIPTION,
+      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
     },
+    servers: [{ url: options.baseUrl, description: 'This service' }],
+    tags: TAGS.filter((tag) => routes.some((r) => r.meta.openapi?.tags?.includes(tag.name))),
+    paths: paths as never,
+    webhooks: webhooksSection(examples) as never,
+    components: {
+      securitySchemes: {
+        ApiKeyAuth: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'X-API-Key',
+          description: 'The merchant API key; each operation needs the scope named in its description.',
+        },
+        WebhookSignature: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'X-Service-Signature',
+          description:
+            'How your endpoint authenticates a delivery: HMAC-SHA256 of `<t>.<raw body>` keyed with the signing ' +
+            'secret, in `t=<unix seconds>,v1=<hex>`. Check it with verifyWebhook before parsing the body.',
+        },
+      },
+      parameters: { ...PARAMETERS, ...webhookHeaderParameters() } as never,
+      headers: HEADERS as never,
+      responses: responses as never,
+      schemas: errorSchemas() as never,
+      ...(errorResponses.examples.size > 0 ? { examples: errorResponses.usedExamples() as never } : {}),
+    },
+  });
+  addOutputSchema(doc, payoutEventOut);
+  expandVariants(doc.components?.schemas as Record<string, Schema>);
+  return doc;
+}
+
+const INFO_DESCRIPTION = [
+  'Cross-border payouts for merchants: ask for a payout, pay the instruction (USDT on TRON or BSC, or NGN to a',
+  'virtual account), and the beneficiary is paid through a processor; if that fails after the money arrived, it',
+  'is refunded to the destination registered for the settlement currency.',
+  '',
+  'Every request carries `X-API-Key`. Every POST and PUT except `POST /v1/banks/resolve` carries an',
+  '`Idempotency-Key` (a UUID v4): a repeat returns the first response (`Idempotent-Replayed: true`).',
+  'Errors share one envelope, `{"error": {"code", "message", "details": [{"field", "issue"}], "request_id"}}`;',
+  'each operation lists the codes it can return. Lists are newest first and cursor-paginated: pass',
+  '`meta.next_cursor` as `cursor` while `meta.has_more` is true. Webhooks are signed with HMAC-SHA256',
+  '(see the webhooks section).',
+].join('\n');
+
+const TAGS = [
+  {
+    name: 'Payouts',
+    description: 'Create payouts and follow them: instruction, timeline and dispatch attempts.',
+  },
+  { name: 'Refunds', description: 'Refunds of failed payouts whose settlement had arrived.' },
+  {
+    name: 'Refund destinations',
+    description: 'Where refunds go, one per settlement currency (needed before payouts).',
+  },
+  { name: 'Inflows', description: 'Settlements received from the merchant.' },
+  { name: 'Rates', description: 'Indicative rates and quotes that freeze a price.' },
+  { name: 'Banks', description: 'Institutions of a corridor and name enquiry.' },
+  { name: 'Webhooks', description: 'Where events are sent, the signing secret, and every delivery attempt.' },
+];
+
+/** A UUID v4 in any case: what `isUuidV4` accepts, as a JSON Schema pattern (which has no flags). */
+export const UUID_V4_PATTERN =
+  '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$';
+
+const ref = (kind: 'schemas' | 'parameters' | 'headers' | 'examples', name: string) => ({
+  $ref: `#/components/${kind}/${name}`,
+});
+
+const PARAMETERS = {
+  IdempotencyKey: {
+    name: 'Idempotency-Key',
+    in: 'header',
+    required: true,
+    description:
+      'A UUID v4, unique per logical write. Resend the same value to retry safely: the first response is ' +
+      'returned again. A different request under a used key is 422 IDEMPOTENCY_KEY_REUSED.',
+    schema: { type: 'string', format: 'uuid', pattern: UUID_V4_PATTERN },
+    example: '3f0b8a52-6f7e-4a4b-9d0c-2b5f1e8c7a91',
+  },
+  RequestId: {
+    name: 'X-Request-Id',
+    in: 'header',
+    required: false,
+    description:
+      'Your id for this request (1 to 128 of A-Z a-z 0-9 . _ : -), echoed back and quoted in errors; ' +
+      'anything else is replaced by a generated one.',
+    schema: { type: 'string' },
+    example: 'checkout-7f3a-retry-1',
   },
 };
 
-const STATUS_TEXT: Record<number, string> = {
-  400: 'Invalid request (VALIDATION_FAILED and the other 400 codes)',
-  401: 'Missing, unknown or revoked API key',
-  403: 'Missing scope, or tenant not approved',
-  404: 'Not found',
-  409: 'Conflict (quote state)',
-  413: 'Body larger than 1 MiB',
-  415: 'Body is not application/json',
-  422: 'Semantically invalid request',
-  429: 'Rate limited',
-  500: 'Internal error',
-  503: 'Upstream provider unavailable',
+const HEADERS = {
+  'X-Request-Id': {
+    description: 'The request’s id: yours when you sent a valid one, else generated. Quote it to support.',
+    required: true,
+    schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$' },
+  },
+  'Idempotent-Replayed': {
+    description:
+      'Present (true) when this is the stored response of an earlier request with the same Idempotency-Key.',
+    schema: { type: 'string', enum: ['true'] },
+  },
+  'Retry-After': {
+    description: 'Seconds to wait before retrying.',
+    required: true,
+    schema: { type: 'string', pattern: '^[0-9]+$' },
+  },
 };
 
-/**
- * The OpenAPI 3.1 document of the merchant REST API: generated by trpc-to-openapi from the
- * router's zod schemas, then completed with what the library cannot express: the 201 of
- * creates, the error envelope on every error status, the scope of each operation and the
- * Idempotency-Key header of writes.
- */
-export function openApiDocument(appRouter: AnyRouter, options: { baseUrl: string }): OpenAPIObject {
-  const doc = generateOpenApiDocument(appRouter as never, {
-    title: 'Merchant Payout Service',
-    version: '1.0',
-    description:
-      'Cross-border payouts for merchants: quote, pay the instruction, and the beneficiary is paid. ' +
-      'Every request carries X-API-Key; writes carry an Idempotency-Key (UUID v4). Errors use one envelope.',
-    baseUrl: options.baseUrl,
-    securitySchemes: { ApiKeyAuth: { type: 'apiKey', in: 'header', name: 'X-API-Key' } },
-  });
-  doc.components ??= {};
-  // The library's own error schemas describe its adapters' error shape, which this API never uses.
-  const schemas = Object.fromEntries(
-    Object.entries(doc.components.schemas ?? {}).filter(([name]) => !name.startsWith('error.')),
-  );
-  doc.components.schemas = { ...schemas, Error: errorSchema as never };
-  const errorRef = { $ref: '#/components/schemas/Error' };
-
-  for (const route of restRoutes(appRouter)) {
-    const op = (doc.paths?.[route.path] as Record<string, Operation> | undefined)?.[
-      route.method.toLowerCase()
-    ];
-    if (!op) continue;
-    op.responses ??= {};
-    const responses = op.responses;
-    if (route.meta.successStatus === 201 && responses['200']) {
-      responses['201'] = responses['200'];
-      delete responses['200'];
-    }
-    for (const key of Object.keys(responses)) {
-      if (Number(key) >= 400 || key === 'default') delete responses[key];
-    }
-    const statuses = new Set(
-      Object.values(ERROR_CATALOGUE)
-        .map((e) => e.status)
-        .filter((s) => s !== 405),
-    );
-    for (const status of [...statuses].sort()) {
-      responses[String(status)] = {
-        description: STATUS_TEXT[status] ?? 'Error',
-        content: { 'application/json': { schema: errorRef } },
-      };
-    }
-    op.security = [{ ApiKeyAuth: [] }];
-    op['x-required-scope'] = route.meta.scope;
-    op.description = [op.description, `Requires scope \`${route.meta.scope}\`.`].filter(Boolean).join('\n\n');
-    op.parameters ??= [];
-    const parameters = op.parameters;
-    if (route.meta.idempotent) {
-      parameters.push({
-        name: 'Idempotency-Key',
-        in: 'header',
-        required: true,
-        description: 'UUID v4, unique per logical write; resend the same value on retries.',
-        schema: { type: 'string', format: 'uuid' },
-      });
-    }
-    parameters.push({
-      name: 'X-Request-Id',
-      in: 'header',
-      required: false,
-      description: 'Echoed back and quoted in every error; generated when absent.',
-      schema: { type: 'string', maxLength: 128 },
-    });
-  }
-  return doc;
+function errorSchemas(): Record<string, Schema> {
+  return {
+    ErrorCode: {
+      type: 'string',
+      enum: Object.keys(ERROR_CATALOGUE),
+      description: 'The closed list of error codes; each has one HTTP status (see each operation).',
+    },
+    ErrorDetail: {
+      type: 'object',
+      required: ['field', 'issue'],
+      additionalProperties: false,
+      properties: {
+        field: { type: 'string', description: 'The offending field (snake_case path), header or `body`.' },
+        issue: { type: 'string', description: 'What is wrong with it.' },
+      },
+    },
+    Error: {
+      type: 'object',
+      description: 'The error envelope of every 4xx and 5xx response.',
+      required: ['error'],
+      additionalProperties: false,
+      properties: {
+        error: {
+          type: 'object',
+          required: ['code', 'message', 'details', 'request_id'],
+          additionalProperties: false,
+          properties: {
+            code: ref('schemas', 'ErrorCode'),
+            message: { type: 'string' },
+            details: { type: 'array', items: ref('schemas', 'ErrorDetail') },
+            request_id: { type: 'string', description: 'The X-Request-Id of the request.' },
+          },
+        },
+      },
+    },
+  };
 }
+
+/** The procedure's zod input (unwrapped from `.optional()`) and output. */
+function procedureSchemas(appRouter: AnyRouter, route: RestRoute) {
+  const def = (
+    appRouter._def.procedures as Record<string, { _def: { inputs: z.ZodType[]; output?: z.ZodType } }>
+  )[route.procedurePath]!._def;
+  let input = def.inputs[0];
+  const optional = input instanceof z.ZodOptional;
+  if (input instanceof z.ZodOptional) input = input.unwrap() as z.ZodType;
+  const shape = input instanceof z.ZodObject ? (input.shape as Record<string, z.ZodType>) : {};
+  return { input, shape, optional, output: def.output };
+}
+
+/**
+ * Every code an operation can answer with: those all merchant operations share (the key, its
+ * scope, the input, the rate limit, an unexpected failure), those that follow from what the
+ * operation is (a write with an Idempotency-Key, a body, a cursor), and its own (`meta.errors`).
+ */
+export function operationErrors(route: RestRoute, inputKeys: readonly string[]): ErrorCode[] {
+  const codes = new Set<ErrorCode>([
+    'UNAUTHENTICATED',
+    'INSUFFICIENT_SCOPES',
+    'VALIDATION_FAILED',
+    'RATE_LIMITED',
+  ]);
+  if (route.meta.idempotent) {
+    for (const code of [
+      'IDEMPOTENCY_KEY_REQUIRED',
+      'IDEMPOTENCY_KEY_INVALID',
+      'IDEMPOTENCY_KEY_REUSED',
+    ] as const)
+      codes.add(code);
+  }
+  if (route.method === 'POST' || route.method === 'PUT' || route.method === 'PATCH') {
+    codes.add('PAYLOAD_TOO_LARGE');
+    codes.add('UNSUPPORTED_MEDIA_TYPE');
+  }
+  if (inputKeys.includes('cursor')) codes.add('INVALID_CURSOR');
+  for (const code of route.meta.errors ?? []) codes.add(code);
+  codes.add('INTERNAL_ERROR');
+  const order = Object.keys(ERROR_CATALOGUE);
+  return [...codes].sort(
+    (a, b) => ERROR_CATALOGUE[a].status - ERROR_CATALOGUE[b].status || order.indexOf(a) - order.indexOf(b),
+  );
+}
+
+function describeOperation(
+  appRouter: AnyRouter,
+  route: RestRoute,
+  examples: DocumentExamples,
+  errorResponses: ErrorResponses,
+) {
+  const openapi = route.meta.openapi!;
+  const operationId =
+    openapi.operationId ?? route.procedurePath.replace(/\.(\w)/g, (_, c: string) => c.toUpperCase());
+  const { input, shape, optional, output } = procedureSchemas(appRouter, route);
+  const pathKeys = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
+  const otherKeys = Object.keys(shape).filter((k) => !pathKeys.includes(k));
+  const pick = (keys: string[]) => z.object(Object.fromEntries(keys.map((k) => [k, shape[k]!])));
+  const hasBody = route.method !== 'GET' && route.method !== 'DELETE';
+  const own = examples.operations[operationId];
+
+  const requestParams: Record<string, z.ZodType> = {};
+  if (pathKeys.length > 0) requestParams.path = pick(pathKeys);
+  if (!hasBody && otherKeys.length > 0) requestParams.query = pick(otherKeys);
+
+  const parameters: unknown[] = [];
+  if (route.meta.idempotent) parameters.push(ref('parameters', 'IdempotencyKey'));
+  parameters.push(ref('parameters', 'RequestId'));
+
+  let requestBody: unknown;
+  if (hasBody && otherKeys.length > 0) {
+    requestBody = {
+      required: !optional,
+      content: {
+        'application/json': {
+          schema: pathKeys.length > 0 ? pick(otherKeys) : input,
+          ...(own?.request?.body !== undefined ? { example: own.request.body } : {}),
+        },
+      },
+    };
+  }
+
+  const status = String(route.meta.successStatus ?? 200);
+  const successHeaders: Record<string, unknown> = { 'X-Request-Id': ref('headers', 'X-Request-Id') };
+  if (route.meta.idempotent) successHeaders['Idempotent-Replayed'] = ref('headers', 'Idempotent-Replayed');
+  const responses: Record<string, unknown> = {
+    [status]: {
+      description: openapi.successDescription ?? successDescription(output),
+      headers: successHeaders,
+      content: {
+        'application/json': {
+          schema: output,
+          ...(own?.response !== undefined ? { example: own.response } : {}),
+        },
+      },
+    },
+  };
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of operationErrors(route, Object.keys(shape))) {
+    const s = ERROR_CATALOGUE[code].status;
+    byStatus.set(s, [...(byStatus.get(s) ?? []), code]);
+  }
+  for (const [s, codes] of byStatus) responses[String(s)] = errorResponses.response(s, codes);
+
+  return {
+    operationId,
+    summary: openapi.summary,
+    description: [openapi.description, `Requires scope \`${route.meta.scope}\`.`]
+      .filter(Boolean)
+      .join('\n\n'),
+    tags: openapi.tags,
+    security: [{ ApiKeyAuth: [] }],
+    'x-required-scope': route.meta.scope,
+    ...(Object.keys(requestParams).length > 0 ? { requestParams } : {}),
+    parameters,
+    ...(requestBody ? { requestBody } : {}),
+    responses,
+  };
+}
+
+function successDescription(output: z.ZodType | undefined): string {
+  const name = (schema: z.ZodType | undefined) => (schema ? z.globalRegistry.get(schema)?.id : undefined);
+  if (output instanceof z.ZodArray) {
+    const item = name(output.element as z.ZodType);
+    return item ? `Every ${item}, as a bare array.` : 'A bare array.';
+  }
+  const own = name(output);
+  return own ? `The ${own}.` : 'OK.';
+}
+
+/**
+ * Where a response leads next (OpenAPI links): from a resource to the operations that take its id,
+ * and from every cursor-paginated page to the next one (with the same filters). Tools follow them,
+ * and so does the schema-driven test, to call operations with ids that exist.
+ */
+const LINKS: Record<string, Record<string, { operationId: string; parameters: Record<string, string> }>> = {
+  createPayout: {
+    GetPayout: { operationId: 'getPayout', parameters: { id: '$response.body#/id' } },
+    GetPaymentInstruction: {
+      operationId: 'getPaymentInstruction',
+      parameters: { payout_id: '$response.body#/id' },
+    },
+    ListPayoutOutflows: {
+      operationId: 'listPayoutOutflows',
+      parameters: { payout_id: '$response.body#/id' },
+    },
+    ListPayoutRefunds: { operationId: 'listPayoutRefunds', parameters: { payout_id: '$response.body#/id' } },
+  },
+  getPayout: {
+    GetPaymentInstruction: {
+      operationId: 'getPaymentInstruction',
+      parameters: { payout_id: '$response.body#/id' },
+    },
+    ListPayoutOutflows: {
+      operationId: 'listPayoutOutflows',
+      parameters: { payout_id: '$response.body#/id' },
+    },
+    ListPayoutRefunds: { operationId: 'listPayoutRefunds', parameters: { payout_id: '$response.body#/id' } },
+    GetRefund: { operationId: 'getRefund', parameters: { id: '$response.body#/refund_reference' } },
+  },
+  listPayouts: { GetPayout: { operationId: 'getPayout', parameters: { id: '$response.body#/data/0/id' } } },
+  listPayoutOutflows: {
+    GetOutflow: { operationId: 'getOutflow', parameters: { id: '$response.body#/0/id' } },
+  },
+  getOutflow: { GetPayout: { operationId: 'getPayout', parameters: { id: '$response.body#/payout_id' } } },
+  listPayoutRefunds: { GetRefund: { operationId: 'getRefund', parameters: { id: '$response.body#/0/id' } } },
+  listRefunds: { GetRefund: { operationId: 'getRefund', parameters: { id: '$response.body#/data/0/id' } } },
+  getRefund: { GetPayout: { operationId: 'getPayout', parameters: { id: '$response.body#/payout_id' } } },
+  listInflows: { GetInflow: { operationId: 'getInflow', parameters: { id: '$response.body#/data/0/id' } } },
+  getInflow: { GetPayout: { operationId: 'getPayout', parameters: { id: '$response.body#/payout_id' } } },
+  createQuote: {
+    GetQuote: { operationId: 'getQuote', parameters: { id: '$response.body#/id' } },
+    AcceptQuote: { operationId: 'acceptQuote', parameters: { id: '$response.body#/id' } },
+  },
+  getQuote: { AcceptQuote: { operationId: 'acceptQuote', parameters: { id: '$response.body#/id' } } },
+};
+
+type PathItems = Record<string, Record<string, unknown>>;
+type Operation = {
+  operationId: string;
+  requestParams?: { query?: z.ZodObject };
+  responses: Record<string, { links?: Record<string, unknown> }>;
+};
+
+function addLinks(paths: PathItems, operationIds: Set<string>): void {
+  for (const item of Object.values(paths)) {
+    for (const operation of Object.values(item) as Operation[]) {
+      const success = Object.entries(operation.responses).find(([s]) => s.startsWith('2'))?.[1];
+      if (!success) continue;
+      const links: Record<string, unknown> = {};
+      for (const [name, link] of Object.entries(LINKS[operation.operationId] ?? {})) {
+        if (!operationIds.has(link.operationId))
+          throw new Error(`link ${name} to unknown ${link.operationId}`);
+        links[name] = link;
+      }
+      const query = operation.requestParams?.query?.shape as Record<string, unknown> | undefined;
+      if (query && 'cursor' in query) {
+        const parameters: Record<string, string> = { cursor: '$response.body#/meta/next_cursor' };
+        for (const name of Object.keys(query))
+          if (name !== 'cursor') parameters[name] = `$request.query.${name}`;
+        links.NextPage = {
+          operationId: operation.operationId,
+          parameters,
+          description: 'The next page, with the same filters; follow it while meta.has_more is true.',
+        };
+      }
+      if (Object.keys(links).length > 0) success.links = links;
+    }
+  }
+}
+
+/**
+ * Adds a named schema of something the service sends outside any response (a webhook payload),
+ * rendered as responses are (the output side); the schemas it shares with responses must come
+ * out identical.
+ */
+function addOutputSchema(doc: OpenApiDocument, schema: z.ZodType): void {
+  const id = z.globalRegistry.get(schema)?.id;
+  if (!id) throw new Error('addOutputSchema needs a schema with meta({ id })');
+  const rendered = createSchema(schema, { io: 'output', openapiVersion: '3.1.0' });
+  doc.components ??= {};
+  const schemas = doc.components.schemas ?? {};
+  doc.components.schemas = schemas;
+  const components = { ...rendered.components };
+  if (!('$ref' in rendered.schema)) components[id] = rendered.schema;
+  for (const [name, component] of Object.entries(components)) {
+    const existing = schemas[name];
+    if (existing && JSON.stringify(existing) !== JSON.stringify(component))
+      throw new Error(`schema ${name} renders differently in a webhook payload and in a response`);
+    schemas[name] = component as never;
+  }
+}
+
+const webhookHeaderName = (header: string) => header.replaceAll('-', '');
+
+/** The headers of every delivery, as parameter components (`XServiceSignature`, ...). */
+function webhookHeaderParameters(): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(WEBHOOK_HEADERS).map(([name, h]) => [
+      webhookHeaderName(name),
+      {
+        name,
+        in: 'header',
+        required: h.required,
+        description: h.description,
+        schema: { type: 'string', pattern: h.pattern },
+      },
+    ]),
+  );
+}
+
+/** OpenAPI 3.1 `webhooks`: one entry per event type, its payload and the signature headers. */
+function webhooksSection(examples: DocumentExamples): Record<string, unknown> {
+  const headers = Object.keys(WEBHOOK_HEADERS).map((name) => ref('parameters', webhookHeaderName(name)));
+  const out: Record<string, unknown> = {};
+  for (const [type, when] of Object.entries(WEBHOOK_EVENTS)) {
+    const example = examples.webhooks[type];
+    out[type] = {
+      post: {
+        operationId: `on${type.replace(/(^|[._])(\w)/g, (_, __, c: string) => c.toUpperCase())}`,
+        summary: type,
+        description: `${when}\n\nVerify X-Service-Signature on the raw body before parsing it (see verifyWebhook), answer any 2xx within 10 seconds, and deduplicate on event_id: the same event may arrive more than once, and out of order.`,
+        tags: ['Webhooks'],
+        security: [{ WebhookSignature: [] }],
+        parameters: headers,
+        requestBody: {
+          required: true,
+          content: {
+            'application/json': { schema: ref('schemas', 'PayoutEvent'), ...(example ? { example } : {}) },
+          },
+        },
+        responses: {
+          '200': {
+            description:
+              'Any 2xx acknowledges the delivery; anything else, or no answer in 10 s, is retried.',
+          },
+        },
+      },
+    };
+  }
+  return out;
+}
+
+/**
+ * Expands every schema with `x-variants` (see `requestVariants`) into a `oneOf` of one component
+ * per variant, with a discriminator: each variant is the flat schema with the discriminator fixed,
+ * its required fields required and never null, its refused fields removed and its narrowings
+ * applied.
+ */
+function expandVariants(schemas: Record<string, Schema>): void {
+  for (const [name, schema] of Object.entries(schemas)) {
+    const spec = schema['x-variants'] as
+      | { discriminator: string; variants: Record<string, RequestVariant> }
+      | undefined;
+    if (!spec) continue;
+    const { 'x-variants': _, description, ...base } = schema;
+    const mapping: Record<string, string> = {};
+    for (const [value, variant] of Object.entries(spec.variants)) {
+      const properties = structuredClone(base.properties) as Record<string, Schema>;
+      for (const field of variant.omit ?? []) delete properties[field];
+      properties[spec.discriminator] = { ...properties[spec.discriminator], const: value };
+      delete properties[spec.discriminator]!.$ref;
+      properties[spec.discriminator]!.type = 'string';
+      const required = new Set([...((base.required as string[]) ?? []), spec.discriminator]);
+      for (const field of variant.require ?? []) {
+        required.add(field);
+        properties[field] = withoutNull(properties[field]!);
+      }
+      for (const [field, narrowing] of Object.entries(variant.narrow ?? {}))
+        properties[field] = { ...properties[field], ...narrowing };
+      const variantSchema: Schema = {
+        ...base,
+        description: variant.description,
+        properties,
+        required: Object.keys(properties).filter((p) => required.has(p)),
+      };
+      if (variant.allOf) variantSchema.allOf = variant.allOf;
+      schemas[variant.name] = variantSchema;
+      mapping[value] = `#/components/schemas/${variant.name}`;
+    }
+    schemas[name] = {
+      description,
+      oneOf: Object.values(mapping).map(($ref) => ({ $ref })),
+      discriminator: { propertyName: spec.discriminator, mapping },
+    };
+  }
+}
+
+/** A schema without its `null` alternative (`anyOf: [X, {type: 'null'}]` becomes X). */
+function withoutNull(schema: Schema): Schema {
+  const anyOf = schema.anyOf as Schema[] | undefined;
+  if (!anyOf) return schema;
+  const rest = anyOf.filter((s) => s.type !== 'null');
+  const { anyOf: _, ...others } = schema;
+  return rest.length === 1 ? { ...others, ...rest[0] } : { ...others, anyOf: rest };
+}
+
+/**
+ * Examples recorded from a real service and sandbox (`src/docs/examples.json`, written by
+ * `npm run docs:examples`): per operation a request and its success response, one error envelope
+ * per code, and one payload per webhook event.
+ */
+export interface DocumentExamples {
+  operations: Record<string, { request?: { body?: unknown }; response?: unknown }>;
+  errors: Record<string, { summary?: string; value: unknown }>;
+  webhooks: Record<string, unknown>;
+}
+
+/**
+ * The error responses of the operations: per status, the codes it stands for, listed in its
+ * description and in `x-error-codes`, with one recorded example per code. A response that several
+ * operations share (401 UNAUTHENTICATED, 429, 500, ...) becomes one component they all refer to.
+ */
+class ErrorResponses {
+  readonly examples = new Set<string>();
+  readonly #source: DocumentExamples;
+
+  constructor(source: DocumentExamples) {
+    this.#source = source;
+  }
+
+  response(status: number, codes: ErrorCode[]): Record<string, unknown> {
+    const headers: Record<string, unknown> = { 'X-Request-Id': ref('headers', 'X-Request-Id') };
+    if (status === 429) headers['Retry-After'] = ref('headers', 'Retry-After');
+    const recorded = codes.filter((code) => this.#source.errors[code]);
+    for (const code of recorded) this.examples.add(code);
+    return {
+      description: codes.map((c) => `\`${c}\`: ${ERROR_CATALOGUE[c].message}`).join('\n\n'),
+      headers,
+      content: {
+        'application/json': {
+          schema: ref('schemas', 'Error'),
+          'x-error-codes': codes,
+          ...(recorded.length > 0
+            ? { examples: Object.fromEntries(recorded.map((code) => [code, ref('examples', code)])) }
+            : {}),
+        },
+      },
+    };
+  }
+
+  /** Moves every single-code error response that two or more operations share into components. */
+  share(paths: PathItems): Record<string, unknown> {
+    const uses = new Map<string, { count: number; codes: string[] }>();
+    const each = (visit: (responses: Record<string, unknown>, status: string, key: string) => void) => {
+      for (const item of Object.values(paths))
+        for (const operation of Object.values(item) as Operation[])
+          for (const status of Object.keys(operation.responses)) {
+            const response = operation.responses[status] as {
+              content?: Record<string, Record<string, unknown>>;
+            };
+            const codes = response.content?.['application/json']?.['x-error-codes'] as string[] | undefined;
+            if (codes?.length === 1) visit(operation.responses, status, JSON.stringify(response));
+          }
+    };
+    each((responses, status, key) => {
+      const codes = (responses[status] as { content: Record<string, Record<string, string[]>> }).content[
+        'application/json'
+      ]!['x-error-codes']!;
+      uses.set(key, { count: (uses.get(key)?.count ?? 0) + 1, codes });
+    });
+    const shared: Record<string, unknown> = {};
+    each((responses, status, key) => {
+      const use = uses.get(key)!;
+      if (use.count < 2) return;
+      const name = pascalCase(use.codes[0]!);
+      if (shared[name] && JSON.stringify(shared[name]) !== key)
+        throw new Error(`two shapes of response ${name}`);
+      shared[name] = responses[status];
+      responses[status] = { $ref: `#/components/responses/${name}` };
+    });
+    return Object.fromEntries(Object.entries(shared).sort(([a], [b]) => a.localeCompare(b)));
+  }
+
+  usedExamples(): Record<string, unknown> {
+    return Object.fromEntries([...this.examples].sort().map((code) => [code, this.#source.errors[code]]));
+  }
+}
+
+const pascalCase = (code: string): string =>
+  code.toLowerCase().replace(/(^|_)([a-z])/g, (_, __, c: string) => c.toUpperCase());

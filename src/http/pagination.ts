@@ -11,19 +11,33 @@ import { AppError } from './errors.ts';
  */
 
 export const pageQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-  cursor: z.string().min(1).max(512).optional(),
+  limit: z.coerce.number().int().min(1).max(100).default(20).describe('Page size, 1 to 100.'),
+  cursor: z
+    .string()
+    .min(1)
+    .max(512)
+    .optional()
+    .describe('meta.next_cursor of the previous page; opaque: never decode or build one.'),
 });
 
-export const pageMeta = z.object({
-  next_cursor: z.string().nullable(),
-  has_more: z.boolean(),
-  limit: z.number().int(),
-});
+export const pageMeta = z
+  .object({
+    next_cursor: z.string().nullable().describe('Pass as cursor for the next page.'),
+    has_more: z.boolean().describe('Whether another page follows: stop when false.'),
+    limit: z.number().int(),
+  })
+  .meta({ id: 'PageMeta' });
 
-/** The `{ data, meta }` envelope of a cursor-paginated list. */
+/**
+ * The `{ data, meta }` envelope of a cursor-paginated list, named after its item in the OpenAPI
+ * document (`PayoutPage` for `Payout`).
+ */
 export function pageOf<T extends z.ZodType>(item: T) {
-  return z.object({ data: z.array(item), meta: pageMeta });
+  const name = z.globalRegistry.get(item)?.id;
+  const page = z.object({ data: z.array(item), meta: pageMeta });
+  return name
+    ? page.meta({ id: `${name}Page`, description: `One page of ${name} items, newest first.` })
+    : page;
 }
 
 interface Position {

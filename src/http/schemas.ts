@@ -1,5 +1,13 @@
 import { z } from 'zod';
-import { type Decimal, moneyJson, type RawJSON, toDecimal } from '#src/lib/money.ts';
+import { DESTINATION_TYPES, NETWORKS, RAILS, SETTLEMENT_CURRENCIES } from '#src/corridors/corridors.ts';
+import {
+  CURRENCY_DECIMALS,
+  type Currency,
+  type Decimal,
+  moneyJson,
+  type RawJSON,
+  toDecimal,
+} from '#src/lib/money.ts';
 
 /**
  * Schemas shared by every module's procedures. Money crosses the API as JSON numbers but never
@@ -16,6 +24,62 @@ export const moneyOut = z
 export const decimalOut = moneyOut;
 
 export { moneyJson };
+
+/**
+ * A response field the OpenAPI document shows as the named schema `name` (a `$ref`), while the
+ * server's own output check stays a plain string: for values that always come from a closed set
+ * the document names elsewhere (a currency read back from the database).
+ */
+export function documentedAs(name: string): z.ZodString {
+  return z.string().meta({
+    override: ({ jsonSchema }: { jsonSchema: Record<string, unknown> }) => {
+      for (const key of Object.keys(jsonSchema)) delete jsonSchema[key];
+      jsonSchema.$ref = `#/components/schemas/${name}`;
+    },
+  } as never);
+}
+
+/** The message of a closed set's refusal: `is required` when absent, else the values it takes. */
+function oneOf(values: readonly string[]) {
+  return (issue: { input?: unknown }) =>
+    issue.input === undefined ? 'is required' : `must be one of ${values.join(', ')}`;
+}
+
+/** Every currency the service knows, with its minor units in `CURRENCY_DECIMALS`: a closed set. */
+export const CURRENCIES = Object.keys(CURRENCY_DECIMALS) as [Currency, ...Currency[]];
+
+/** A currency in a request: anything outside the closed set is a 400 naming the field. */
+export const currencySchema = z.enum(CURRENCIES, { error: oneOf(CURRENCIES) }).meta({
+  id: 'Currency',
+  description:
+    'ISO 4217 code, or USDT for Tether. Amounts carry at most the currency’s minor units: ' +
+    Object.entries(CURRENCY_DECIMALS)
+      .map(([code, decimals]) => `${code} ${decimals}`)
+      .join(', ') +
+    '.',
+});
+
+/** A currency in a response (always one of `CURRENCIES`). */
+export const currencyOut = documentedAs('Currency');
+
+export const settlementCurrencySchema = z
+  .enum(SETTLEMENT_CURRENCIES, { error: oneOf(SETTLEMENT_CURRENCIES) })
+  .meta({
+    id: 'SettlementCurrency',
+    description: 'What the merchant pays in: USDT on the crypto rail, NGN by bank transfer.',
+  });
+
+export const destinationTypeSchema = z.enum(DESTINATION_TYPES).meta({
+  id: 'DestinationType',
+  description: 'Where the beneficiary is paid: a mobile money wallet, a bank account or a crypto wallet.',
+});
+
+export const railSchema = z.enum(RAILS).meta({
+  id: 'Rail',
+  description: 'How the merchant settles: CRYPTO (USDT on TRON or BSC) or BANK_TRANSFER (NGN).',
+});
+
+export const networkSchema = z.enum(NETWORKS).meta({ id: 'Network', description: 'USDT network.' });
 
 /** ISO-8601 UTC timestamp in a response. */
 export const timestampOut = z.string().meta({ format: 'date-time' } as never);
@@ -58,4 +122,35 @@ export function decimalsIssue(amount: Decimal, currency: string, decimals: numbe
   return (amount.decimalPlaces() ?? 0) > decimals
     ? `${currency} amounts have at most ${decimals} decimal places`
     : null;
+}
+
+/**
+ * One shape of a request whose required fields depend on a discriminating field: the OpenAPI
+ * document shows the request as a `oneOf` of these, each a component of its own. The server
+ * validates the flat schema and then the same rules in code (which reads them from here too).
+ */
+export interface RequestVariant {
+  /** Component name of this shape, e.g. `BankAccountPayoutRequest`. */
+  name: string;
+  description: string;
+  /** Fields that this shape requires (never null when sent). */
+  require?: readonly string[];
+  /** Fields that this shape does not accept. */
+  omit?: readonly string[];
+  /** JSON Schema keywords that narrow a field in this shape (merged into its schema). */
+  narrow?: Record<string, Record<string, unknown>>;
+  /** Further JSON Schema subschemas the shape must satisfy (such as `if`/`then` between two fields). */
+  allOf?: Record<string, unknown>[];
+}
+
+/**
+ * Metadata for a request schema whose shape depends on `discriminator`: the document generator
+ * (`src/http/openapi.ts`) turns the schema into a `oneOf` of `variants`, keyed by the
+ * discriminator's values.
+ */
+export function requestVariants(
+  discriminator: string,
+  variants: Record<string, RequestVariant>,
+): { 'x-variants': { discriminator: string; variants: Record<string, RequestVariant> } } {
+  return { 'x-variants': { discriminator, variants } };
 }

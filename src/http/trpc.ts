@@ -41,6 +41,13 @@ export interface ProcedureMeta extends OpenApiMeta {
   scope?: string;
   /** Writes that demand an Idempotency-Key header. */
   idempotent?: boolean;
+  /**
+   * The error codes this procedure itself can answer with, beyond those every merchant procedure
+   * shares (authentication, scope, validation, rate limit, idempotency, body, cursor; see
+   * `operationErrors` in openapi.ts). The OpenAPI document lists them per operation, and the
+   * schema-driven test fails on a response whose code is not listed.
+   */
+  errors?: readonly ErrorCode[];
 }
 
 const t = initTRPC

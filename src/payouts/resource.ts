@@ -1,70 +1,106 @@
 import type BigNumber from 'bignumber.js';
 import { z } from 'zod';
 import { isoTimestamp, type Sql, statement } from '#src/db/sql.ts';
-import { iso, moneyJson, moneyOut, timestampOut } from '#src/http/schemas.ts';
+import {
+  currencyOut,
+  destinationTypeSchema,
+  documentedAs,
+  iso,
+  moneyJson,
+  moneyOut,
+  railSchema,
+  timestampOut,
+} from '#src/http/schemas.ts';
 import type { PaymentInstruction } from '#src/instructions/entities.ts';
 import { PAYOUT_STATUSES, type PayoutStatus } from './entities.ts';
 
 /** The Payout resource of the contract, the same in responses and in webhook payloads. */
 
-export const instructionSummaryOut = z.object({
+export const payoutStatusSchema = z.enum(PAYOUT_STATUSES).meta({
+  id: 'PayoutStatus',
+  description:
+    'CREATED → PENDING_PAYMENT (instruction generated) → PAYMENT_RECEIVED → PROCESSING → SUCCESSFUL; ' +
+    'FAILED and EXPIRED are terminal too (see /docs/machines).',
+});
+
+const instructionFields = {
   id: z.string(),
-  rail: z.enum(['CRYPTO', 'BANK_TRANSFER']),
-  account_unique: z.string(),
+  rail: railSchema,
+  account_unique: z
+    .string()
+    .describe('Where to pay: the USDT address (CRYPTO) or the virtual account number (BANK_TRANSFER).'),
   provider_name: z.string(),
-  network: z.string().nullable(),
-  expected_amount: moneyOut,
-  expected_currency: z.string(),
-  payment_status: z.enum(['UNPAID', 'PAID', 'EXPIRED']),
-  expires_at: timestampOut,
+  network: z
+    .string()
+    .nullable()
+    .describe('The USDT network of a crypto instruction; null for BANK_TRANSFER.'),
+  expected_amount: moneyOut.describe('Pay exactly this amount, in expected_currency.'),
+  expected_currency: currencyOut,
+  payment_status: z.enum(['UNPAID', 'PAID', 'EXPIRED']).meta({ id: 'PaymentStatus' }),
+  expires_at: timestampOut.describe('Pay before this time; afterwards the payout ends EXPIRED.'),
   paid_at: timestampOut.nullable(),
+};
+
+export const instructionSummaryOut = z.object(instructionFields).meta({
+  id: 'PaymentInstructionSummary',
+  description: 'What the merchant must pay, where and by when: the active instruction of a payout.',
 });
 
-export const instructionOut = instructionSummaryOut.extend({
-  payout_id: z.string(),
-  created_at: timestampOut,
-});
+export const instructionOut = z
+  .object({ ...instructionFields, payout_id: z.string(), created_at: timestampOut })
+  .meta({ id: 'PaymentInstruction', description: 'The payment instruction of one payout.' });
 
-export const statusLogOut = z.object({
-  from_status: z.enum(PAYOUT_STATUSES).nullable(),
-  to_status: z.enum(PAYOUT_STATUSES),
-  triggered_by: z.enum(['SYSTEM', 'API', 'PROCESSOR_WEBHOOK', 'ADMIN']),
-  reason_code: z.string(),
-  reason_detail: z.record(z.string(), z.unknown()).nullable(),
-  metadata: z.record(z.string(), z.unknown()).nullable(),
-  created_at: timestampOut,
-});
+export const statusLogOut = z
+  .object({
+    from_status: payoutStatusSchema.nullable(),
+    to_status: payoutStatusSchema,
+    triggered_by: z.enum(['SYSTEM', 'API', 'PROCESSOR_WEBHOOK', 'ADMIN']).meta({ id: 'TriggeredBy' }),
+    reason_code: z.string().describe('Why, e.g. PAYOUT_CREATED, INSTRUCTION_GENERATED, ACCOUNT_CLOSED.'),
+    reason_detail: z.record(z.string(), z.unknown()).nullable(),
+    metadata: z.record(z.string(), z.unknown()).nullable(),
+    created_at: timestampOut,
+  })
+  .meta({
+    id: 'StatusLog',
+    description: 'One status change of a payout; the timeline is its authoritative history.',
+  });
 
-export const payoutOut = z.object({
-  id: z.string(),
-  tenant_id: z.string(),
-  status: z.enum(PAYOUT_STATUSES),
-  merchant_reference: z.string().nullable(),
-  notification_url: z.string().nullable(),
-  destination_type: z.enum(['MOBILE_MONEY', 'BANK_ACCOUNT', 'CRYPTO_WALLET']),
-  destination_country: z.string(),
-  destination_currency: z.string(),
-  destination_amount: moneyOut,
-  destination_account_unique: z.string(),
-  destination_provider_name: z.string(),
-  destination_provider_code: z.string().nullable(),
-  destination_account_name: z.string().nullable(),
-  settlement_currency: z.string(),
-  settlement_amount: moneyOut,
-  exchange_rate: moneyOut,
-  platform_fee_amount: moneyOut,
-  platform_fee_currency: z.string(),
-  network_fee_amount: moneyOut,
-  network_fee_currency: z.string(),
-  total_fee_amount: moneyOut,
-  total_fee_currency: z.string(),
-  is_refunded: z.boolean(),
-  refund_reference: z.string().nullable(),
-  payment_instruction: instructionSummaryOut.nullable(),
-  status_timeline: z.array(statusLogOut),
-  created_at: timestampOut,
-  updated_at: timestampOut,
-});
+export const payoutOut = z
+  .object({
+    id: z.string(),
+    tenant_id: z.string(),
+    status: payoutStatusSchema,
+    merchant_reference: z.string().nullable(),
+    notification_url: z.string().nullable().describe('Per-payout webhook URL, if set.'),
+    destination_type: destinationTypeSchema,
+    destination_country: z.string(),
+    destination_currency: currencyOut,
+    destination_amount: moneyOut.describe('What the beneficiary receives.'),
+    destination_account_unique: z.string(),
+    destination_provider_name: z.string(),
+    destination_provider_code: z.string().nullable(),
+    destination_account_name: z.string().nullable(),
+    settlement_currency: documentedAs('SettlementCurrency'),
+    settlement_amount: moneyOut.describe('What the merchant owes; 0 until the instruction is generated.'),
+    exchange_rate: moneyOut.describe(
+      'Destination units per 1 settlement unit; 0 until the instruction is generated.',
+    ),
+    platform_fee_amount: moneyOut,
+    platform_fee_currency: documentedAs('SettlementCurrency'),
+    network_fee_amount: moneyOut,
+    network_fee_currency: documentedAs('SettlementCurrency'),
+    total_fee_amount: moneyOut,
+    total_fee_currency: documentedAs('SettlementCurrency'),
+    is_refunded: z.boolean().describe('True once a refund has been raised for the failed payout.'),
+    refund_reference: z.string().nullable().describe('The id of the refund, once raised.'),
+    payment_instruction: instructionSummaryOut
+      .nullable()
+      .describe('The active instruction; null until generated (status CREATED).'),
+    status_timeline: z.array(statusLogOut).describe('Every status change, oldest first.'),
+    created_at: timestampOut,
+    updated_at: timestampOut,
+  })
+  .meta({ id: 'Payout', description: 'A payout with its active payment instruction and its full timeline.' });
 export type PayoutResource = z.input<typeof payoutOut>;
 export type StatusLogResource = z.input<typeof statusLogOut>;
 

@@ -31,6 +31,7 @@ export const payoutsRouter = router({
       openapi: {
         method: 'POST',
         path: '/v1/payouts',
+        operationId: 'createPayout',
         tags: ['Payouts'],
         summary: 'Create a payout',
         description:
@@ -41,6 +42,18 @@ export const payoutsRouter = router({
       scope: 'payouts:write',
       idempotent: true,
       successStatus: 201,
+      errors: [
+        'TENANT_NOT_APPROVED',
+        'REFUND_DESTINATION_REQUIRED',
+        'CORRIDOR_NOT_SUPPORTED',
+        'PROVIDER_CODE_UNKNOWN',
+        'WEBHOOK_URL_INVALID',
+        'QUOTE_NOT_FOUND',
+        'QUOTE_EXPIRED',
+        'QUOTE_NOT_ACCEPTABLE',
+        'QUOTE_MISMATCH',
+        'UPSTREAM_UNAVAILABLE',
+      ],
     })
     .input(createPayoutIn)
     .output(payoutOut)
@@ -64,6 +77,7 @@ export const payoutsRouter = router({
       openapi: {
         method: 'GET',
         path: '/v1/payouts',
+        operationId: 'listPayouts',
         tags: ['Payouts'],
         summary: 'List payouts, newest first',
       },
@@ -92,10 +106,12 @@ export const payoutsRouter = router({
       openapi: {
         method: 'GET',
         path: '/v1/payouts/{id}',
+        operationId: 'getPayout',
         tags: ['Payouts'],
         summary: 'Get a payout with its instruction and timeline',
       },
       scope: 'payouts:read',
+      errors: ['PAYOUT_NOT_FOUND'],
     })
     .input(z.strictObject({ id: idParam }))
     .output(payoutOut)
@@ -112,12 +128,14 @@ export const payoutsRouter = router({
       openapi: {
         method: 'GET',
         path: '/v1/payouts/{payout_id}/payment-instruction',
+        operationId: 'getPaymentInstruction',
         tags: ['Payouts'],
         summary: 'The payout’s payment instruction',
         description:
           '404 PAYMENT_INSTRUCTION_NOT_FOUND until instruction generation has run: not yet existing, not an invalid payout.',
       },
       scope: 'payouts:read',
+      errors: ['PAYOUT_NOT_FOUND', 'PAYMENT_INSTRUCTION_NOT_FOUND'],
     })
     .input(byPayoutId)
     .output(instructionOut)
@@ -137,10 +155,13 @@ export const payoutsRouter = router({
       openapi: {
         method: 'GET',
         path: '/v1/payouts/{payout_id}/outflows',
+        operationId: 'listPayoutOutflows',
         tags: ['Payouts'],
         summary: 'Dispatch attempts, oldest first',
+        description: 'Every attempt to pay the beneficiary, one row per attempt; a retry adds a row.',
       },
       scope: 'payouts:read',
+      errors: ['PAYOUT_NOT_FOUND'],
     })
     .input(byPayoutId)
     .output(z.array(outflowOut))
@@ -163,10 +184,12 @@ export const payoutsRouter = router({
       openapi: {
         method: 'GET',
         path: '/v1/payouts/{payout_id}/refunds',
+        operationId: 'listPayoutRefunds',
         tags: ['Payouts', 'Refunds'],
         summary: 'Refunds of the payout (at most one)',
       },
       scope: 'refunds:read',
+      errors: ['PAYOUT_NOT_FOUND'],
     })
     .input(byPayoutId)
     .output(z.array(refundOut))

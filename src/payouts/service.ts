@@ -2,53 +2,137 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { countryCode, currencyCode } from '#src/banks/schemas.ts';
 import { requireInstitution } from '#src/banks/service.ts';
-import { NETWORKS, type Network, type SettlementCurrency } from '#src/corridors/corridors.ts';
+import {
+  type DestinationType,
+  NETWORKS,
+  type Network,
+  type SettlementCurrency,
+} from '#src/corridors/corridors.ts';
 import { emSql } from '#src/db/sql.ts';
 import type { Deps } from '#src/deps.ts';
 import { AppError, type ErrorDetail } from '#src/http/errors.ts';
-import { amountIn, decimalsIssue } from '#src/http/schemas.ts';
+import {
+  amountIn,
+  decimalsIssue,
+  destinationTypeSchema,
+  networkSchema,
+  type RequestVariant,
+  requestVariants,
+  settlementCurrencySchema,
+} from '#src/http/schemas.ts';
 import type { IdempotentWrite } from '#src/idempotency/idempotency.ts';
 import { newId } from '#src/lib/ids.ts';
-import { currencyDecimals, isCurrency } from '#src/lib/money.ts';
+import { currencyDecimals } from '#src/lib/money.ts';
 import { useQuote } from '#src/quotes/service.ts';
-import { cryptoAddressIssue } from '#src/refund-destinations/schemas.ts';
+import { addressByNetwork, cryptoAddressIssue } from '#src/refund-destinations/schemas.ts';
 import type { TenantInfo } from '#src/tenants/auth.ts';
 import { checkWebhookUrl, systemResolver } from '#src/webhooks/url-policy.ts';
 import { insertNewPayout, type NewPayout } from './lifecycle.ts';
 import type { PayoutResource } from './resource.ts';
 
-export const createPayoutIn = z.strictObject({
-  destination_type: z.enum(['MOBILE_MONEY', 'BANK_ACCOUNT', 'CRYPTO_WALLET']),
-  destination_country: countryCode,
-  destination_currency: currencyCode,
-  destination_amount: amountIn,
-  destination_account_unique: z.string().trim().min(1).max(128),
-  destination_provider_name: z.string().trim().min(1).max(200),
-  destination_provider_code: z.string().trim().min(1).max(32).optional(),
-  destination_account_name: z.string().trim().min(1).max(200).optional(),
-  settlement_currency: z.enum(['USDT', 'NGN']).default('USDT'),
-  settlement_network: z.enum(NETWORKS).optional(),
-  merchant_reference: z.string().trim().min(1).max(200).optional(),
-  notification_url: z.string().max(2048).optional(),
-  quote_id: z.string().min(1).max(64).optional(),
-});
+/**
+ * What each destination type requires beyond the common fields, and what it refuses. The
+ * server checks these in `crossFieldIssues`; the OpenAPI document shows one request shape per type.
+ */
+const DESTINATION_SHAPES = {
+  BANK_ACCOUNT: {
+    name: 'BankAccountPayoutRequest',
+    description: 'A payout to a bank account: provider code and account name are required.',
+    require: ['destination_provider_code', 'destination_account_name'],
+  },
+  MOBILE_MONEY: {
+    name: 'MobileMoneyPayoutRequest',
+    description: 'A payout to a mobile money wallet: provider code and account name are required.',
+    require: ['destination_provider_code', 'destination_account_name'],
+  },
+  CRYPTO_WALLET: {
+    name: 'CryptoWalletPayoutRequest',
+    description:
+      'A payout in USDT to a crypto wallet: destination_provider_name is the network (TRON or BSC), ' +
+      'destination_account_unique an address on it, and there is no provider code.',
+    omit: ['destination_provider_code'],
+    narrow: { destination_provider_name: { enum: [...NETWORKS] } },
+    allOf: addressByNetwork('destination_provider_name', 'destination_account_unique'),
+  },
+} as const satisfies Record<DestinationType, RequestVariant>;
+
+export const createPayoutIn = z
+  .strictObject({
+    destination_type: destinationTypeSchema,
+    destination_country: countryCode,
+    destination_currency: currencyCode,
+    destination_amount: amountIn.describe(
+      'What the beneficiary receives, in destination_currency (at most its minor units of decimals).',
+    ),
+    destination_account_unique: z
+      .string()
+      .trim()
+      .min(1)
+      .max(128)
+      .describe('Mobile number, bank account number, or crypto address.'),
+    destination_provider_name: z
+      .string()
+      .trim()
+      .min(1)
+      .max(200)
+      .describe('Display name of the provider or bank; the network (TRON or BSC) for CRYPTO_WALLET.'),
+    destination_provider_code: z
+      .string()
+      .trim()
+      .min(1)
+      .max(32)
+      .optional()
+      .describe('provider_code from GET /v1/banks; the processor routes on it, never on the name.'),
+    destination_account_name: z
+      .string()
+      .trim()
+      .min(1)
+      .max(200)
+      .optional()
+      .describe('Beneficiary name, as returned by POST /v1/banks/resolve.'),
+    settlement_currency: settlementCurrencySchema.default('USDT'),
+    settlement_network: networkSchema
+      .optional()
+      .describe('USDT network to pay on (crypto rail only; default TRON); ignored for NGN.'),
+    merchant_reference: z
+      .string()
+      .trim()
+      .min(1)
+      .max(200)
+      .optional()
+      .describe('Your own reference, echoed back.'),
+    notification_url: z
+      .string()
+      .max(2048)
+      .optional()
+      .describe('Per-payout webhook URL (HTTPS): this payout’s events go here instead of the tenant URL.'),
+    quote_id: z
+      .string()
+      .min(1)
+      .max(64)
+      .optional()
+      .describe('A PENDING or ACCEPTED quote of the same currencies and amount, to use its frozen price.'),
+  })
+  .meta({
+    id: 'CreatePayoutRequest',
+    description: 'A payout request; which fields are required depends on destination_type.',
+    ...requestVariants('destination_type', DESTINATION_SHAPES),
+  });
 export type CreatePayoutInput = z.output<typeof createPayoutIn>;
 
 /** Field rules that depend on other fields (required per destination type, currency precision). */
 function crossFieldIssues(input: CreatePayoutInput): ErrorDetail[] {
   const issues: ErrorDetail[] = [];
-  const payable = input.destination_type !== 'CRYPTO_WALLET';
-  if (payable) {
-    if (!input.destination_provider_code) {
-      issues.push({ field: 'destination_provider_code', issue: `is required for ${input.destination_type}` });
-    }
-    if (!input.destination_account_name) {
-      issues.push({ field: 'destination_account_name', issue: `is required for ${input.destination_type}` });
-    }
-  } else {
-    if (input.destination_provider_code !== undefined) {
-      issues.push({ field: 'destination_provider_code', issue: 'must be omitted for CRYPTO_WALLET' });
-    }
+  const shape: RequestVariant = DESTINATION_SHAPES[input.destination_type];
+  for (const field of shape.require ?? []) {
+    if (input[field as keyof CreatePayoutInput] === undefined)
+      issues.push({ field, issue: `is required for ${input.destination_type}` });
+  }
+  for (const field of shape.omit ?? []) {
+    if (input[field as keyof CreatePayoutInput] !== undefined)
+      issues.push({ field, issue: `must be omitted for ${input.destination_type}` });
+  }
+  if (input.destination_type === 'CRYPTO_WALLET') {
     const network = input.destination_provider_name.toUpperCase();
     if (!(NETWORKS as readonly string[]).includes(network)) {
       issues.push({
@@ -60,16 +144,12 @@ function crossFieldIssues(input: CreatePayoutInput): ErrorDetail[] {
       if (addressIssue) issues.push({ field: 'destination_account_unique', issue: addressIssue });
     }
   }
-  if (!isCurrency(input.destination_currency)) {
-    issues.push({ field: 'destination_currency', issue: 'is not a currency the service pays out' });
-  } else {
-    const decimals = decimalsIssue(
-      input.destination_amount,
-      input.destination_currency,
-      currencyDecimals(input.destination_currency),
-    );
-    if (decimals) issues.push({ field: 'destination_amount', issue: decimals });
-  }
+  const decimals = decimalsIssue(
+    input.destination_amount,
+    input.destination_currency,
+    currencyDecimals(input.destination_currency),
+  );
+  if (decimals) issues.push({ field: 'destination_amount', issue: decimals });
   return issues;
 }
 

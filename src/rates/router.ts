@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { currencyCode } from '#src/banks/schemas.ts';
 import { merchantProcedure } from '#src/http/procedures.ts';
-import { amountIn, idParam, iso, moneyJson } from '#src/http/schemas.ts';
+import { amountIn, idParam, iso, moneyJson, settlementCurrencySchema } from '#src/http/schemas.ts';
 import { router } from '#src/http/trpc.ts';
 import { quoteOut } from '#src/quotes/schemas.ts';
 import { acceptQuote, createQuote, getQuote } from '#src/quotes/service.ts';
@@ -14,15 +14,19 @@ export const ratesRouter = router({
       openapi: {
         method: 'GET',
         path: '/v1/rates',
+        operationId: 'getIndicativeRate',
         tags: ['Rates'],
         summary: 'Indicative rate',
         description: 'Non-binding and fee-free; create a quote to freeze a price.',
       },
       scope: 'rates:read',
+      errors: ['CORRIDOR_NOT_SUPPORTED', 'UPSTREAM_UNAVAILABLE'],
     })
     .input(
       z.strictObject({
-        from: currencyCode.default('USDT').describe('Settlement currency: USDT (default) or NGN.'),
+        from: settlementCurrencySchema
+          .default('USDT')
+          .describe('Settlement currency: USDT (default) or NGN.'),
         to: currencyCode.describe('Destination currency of the payout.'),
       }),
     )
@@ -46,6 +50,7 @@ export const ratesRouter = router({
       openapi: {
         method: 'POST',
         path: '/v1/rates/quotes',
+        operationId: 'createQuote',
         tags: ['Rates'],
         summary: 'Create a quote',
         description: 'Freezes rate, spread and every fee until expires_at (QUOTE_TTL_MS, 30 s by default).',
@@ -53,13 +58,18 @@ export const ratesRouter = router({
       scope: 'rates:read',
       idempotent: true,
       successStatus: 201,
+      errors: ['CORRIDOR_NOT_SUPPORTED', 'UPSTREAM_UNAVAILABLE'],
     })
     .input(
-      z.strictObject({
-        settlement_currency: currencyCode,
-        destination_currency: currencyCode,
-        destination_amount: amountIn,
-      }),
+      z
+        .strictObject({
+          settlement_currency: settlementCurrencySchema,
+          destination_currency: currencyCode,
+          destination_amount: amountIn.describe(
+            'What the beneficiary would receive, in destination_currency.',
+          ),
+        })
+        .meta({ id: 'CreateQuoteRequest' }),
     )
     .output(quoteOut)
     .mutation(({ ctx, input }) =>
@@ -79,11 +89,13 @@ export const ratesRouter = router({
       openapi: {
         method: 'GET',
         path: '/v1/rates/quotes/{id}',
+        operationId: 'getQuote',
         tags: ['Rates'],
         summary: 'Get a quote',
         description: 'A quote whose expires_at has passed reads as EXPIRED.',
       },
       scope: 'rates:read',
+      errors: ['QUOTE_NOT_FOUND'],
     })
     .input(z.strictObject({ id: idParam }))
     .output(quoteOut)
@@ -96,6 +108,7 @@ export const ratesRouter = router({
       openapi: {
         method: 'POST',
         path: '/v1/rates/quotes/{id}/accept',
+        operationId: 'acceptQuote',
         tags: ['Rates'],
         summary: 'Accept a quote (optional)',
         description:
@@ -104,6 +117,7 @@ export const ratesRouter = router({
       },
       scope: 'rates:read',
       idempotent: true,
+      errors: ['QUOTE_NOT_FOUND', 'QUOTE_EXPIRED', 'QUOTE_NOT_ACCEPTABLE'],
     })
     .input(z.strictObject({ id: idParam }))
     .output(quoteOut)

@@ -10,6 +10,7 @@ export const refundDestinationsRouter = router({
       openapi: {
         method: 'PUT',
         path: '/v1/refund-destinations',
+        operationId: 'setRefundDestination',
         tags: ['Refund destinations'],
         summary: 'Set the refund destination of a currency',
         description:
@@ -19,6 +20,7 @@ export const refundDestinationsRouter = router({
       },
       scope: 'refunds:manage',
       idempotent: true,
+      errors: ['BANK_ACCOUNT_VERIFICATION_FAILED', 'UPSTREAM_UNAVAILABLE'],
     })
     .input(refundDestinationIn)
     .output(refundDestinationOut)
@@ -48,6 +50,7 @@ export const refundDestinationsRouter = router({
       openapi: {
         method: 'GET',
         path: '/v1/refund-destinations',
+        operationId: 'listRefundDestinations',
         tags: ['Refund destinations'],
         summary: 'List the active refund destinations',
         description: 'At most one per currency; replaced destinations are not listed. Always masked.',

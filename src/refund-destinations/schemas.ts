@@ -1,5 +1,12 @@
 import { z } from 'zod';
-import { iso, timestampOut } from '#src/http/schemas.ts';
+import {
+  iso,
+  networkSchema,
+  type RequestVariant,
+  requestVariants,
+  settlementCurrencySchema,
+  timestampOut,
+} from '#src/http/schemas.ts';
 import { maskAccountNumber, maskAddress } from '#src/lib/masking.ts';
 import type { RefundDestination } from './entities.ts';
 
@@ -15,54 +22,126 @@ export const TYPE_OF_CURRENCY = {
   USDT: 'CRYPTO_ADDRESS',
 } as const satisfies Record<RefundCurrency, (typeof REFUND_DESTINATION_TYPES)[number]>;
 
+/** The shape of an address on each network (no checksum), with the issue reported when it does not fit. */
+export const ADDRESS_FORMATS = {
+  TRON: {
+    pattern: /^T[1-9A-HJ-NP-Za-km-z]{33}$/,
+    issue: 'must be a TRON address: T followed by 33 base58 characters',
+  },
+  BSC: {
+    pattern: /^0x[0-9a-fA-F]{40}$/,
+    issue: 'must be a BSC address: 0x followed by 40 hexadecimal digits',
+  },
+} as const satisfies Record<RefundNetwork, { pattern: RegExp; issue: string }>;
+
+/**
+ * The JSON Schema of "an address on the network named by `networkField`", for the OpenAPI document:
+ * one `if`/`then` per network.
+ */
+export function addressByNetwork(networkField: string, addressField: string): Record<string, unknown>[] {
+  return Object.entries(ADDRESS_FORMATS).map(([network, format]) => ({
+    if: { properties: { [networkField]: { const: network } }, required: [networkField] },
+    // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then, never awaited
+    then: { properties: { [addressField]: { pattern: format.pattern.source } } },
+  }));
+}
+
+/** Shape check of a crypto address for its network (no checksum: the merchant owns correctness). */
+export function cryptoAddressIssue(network: RefundNetwork, address: string): string | null {
+  const format = ADDRESS_FORMATS[network];
+  return format.pattern.test(address) ? null : format.issue;
+}
+
+export const refundDestinationTypeSchema = z.enum(REFUND_DESTINATION_TYPES).meta({
+  id: 'RefundDestinationType',
+  description: 'BANK_ACCOUNT for NGN, CRYPTO_ADDRESS for USDT.',
+});
+
+const refundCurrencySchema = settlementCurrencySchema.describe(
+  'The settlement currency refunded to this destination.',
+);
+
 /**
  * The body of `PUT /v1/refund-destinations`. Which fields are required depends on `type`, so that
  * is checked by `destinationRequest` with one detail per missing field. Optional fields accept
  * null as "not sent".
  */
-export const refundDestinationIn = z.strictObject({
-  currency: z.enum(REFUND_CURRENCIES).describe('The settlement currency refunded to this destination.'),
-  type: z.enum(REFUND_DESTINATION_TYPES).describe('BANK_ACCOUNT for NGN, CRYPTO_ADDRESS for USDT.'),
-  bank_code: z.string().min(1).max(16).nullish().describe('BANK_ACCOUNT: provider_code from GET /v1/banks.'),
-  account_number: z.string().nullish().describe('BANK_ACCOUNT: the 10-digit NUBAN.'),
-  bank_name: z
-    .string()
-    .trim()
-    .min(1)
-    .max(200)
-    .nullish()
-    .describe("BANK_ACCOUNT, display only: defaults to the directory's name for bank_code."),
-  network: z.enum(REFUND_NETWORKS).nullish().describe('CRYPTO_ADDRESS: TRON or BSC.'),
-  address: z.string().nullish().describe('CRYPTO_ADDRESS: the address on that network.'),
-  tag: z
-    .string()
-    .min(1)
-    .max(100)
-    .nullish()
-    .describe('CRYPTO_ADDRESS: destination tag or memo where the chain uses one.'),
-});
+export const refundDestinationIn = z
+  .strictObject({
+    currency: refundCurrencySchema,
+    type: refundDestinationTypeSchema,
+    bank_code: z
+      .string()
+      .min(1)
+      .max(16)
+      .nullish()
+      .describe('BANK_ACCOUNT: provider_code from GET /v1/banks.'),
+    account_number: z.string().nullish().describe('BANK_ACCOUNT: the 10-digit NUBAN.'),
+    bank_name: z
+      .string()
+      .trim()
+      .min(1)
+      .max(200)
+      .nullish()
+      .describe("BANK_ACCOUNT, display only: defaults to the directory's name for bank_code."),
+    network: networkSchema.nullish().describe('CRYPTO_ADDRESS: TRON or BSC.'),
+    address: z.string().nullish().describe('CRYPTO_ADDRESS: the address on that network.'),
+    tag: z
+      .string()
+      .min(1)
+      .max(100)
+      .nullish()
+      .describe('CRYPTO_ADDRESS: destination tag or memo where the chain uses one.'),
+  })
+  .meta({
+    id: 'RefundDestinationRequest',
+    description: 'Where refunds of one settlement currency go; the fields depend on type.',
+    ...requestVariants('type', {
+      BANK_ACCOUNT: {
+        name: 'BankAccountRefundDestinationRequest',
+        description:
+          'NGN refunds go to a Nigerian bank account, verified by name enquiry before it is saved.',
+        require: ['bank_code', 'account_number'],
+        omit: ['network', 'address', 'tag'],
+        narrow: { currency: { const: 'NGN' }, account_number: { pattern: '^\\d{10}$' } },
+      },
+      CRYPTO_ADDRESS: {
+        name: 'CryptoAddressRefundDestinationRequest',
+        description: 'USDT refunds go to an address on TRON or BSC; its correctness is the merchant’s.',
+        require: ['network', 'address'],
+        omit: ['bank_code', 'account_number', 'bank_name'],
+        narrow: { currency: { const: 'USDT' } },
+        allOf: addressByNetwork('network', 'address'),
+      },
+    } satisfies Record<(typeof REFUND_DESTINATION_TYPES)[number], RequestVariant>),
+  });
 export type RefundDestinationIn = z.infer<typeof refundDestinationIn>;
 
-export const refundDestinationOut = z.object({
-  id: z.string(),
-  currency: z.enum(REFUND_CURRENCIES),
-  type: z.enum(REFUND_DESTINATION_TYPES),
-  bank_name: z.string().nullable(),
-  bank_code: z.string().nullable(),
-  account_number_masked: z.string().nullable().describe('Last 4 digits visible, the rest asterisks.'),
-  account_name: z.string().nullable().describe('The bank-confirmed name.'),
-  network: z.enum(REFUND_NETWORKS).nullable(),
-  address_masked: z
-    .string()
-    .nullable()
-    .describe('First 6 and last 4 characters visible, the rest asterisks.'),
-  is_verified: z
-    .boolean()
-    .describe('True for bank accounts confirmed by name enquiry; always false for crypto addresses.'),
-  is_active: z.boolean(),
-  created_at: timestampOut,
-  updated_at: timestampOut,
-});
+export const refundDestinationOut = z
+  .object({
+    id: z.string(),
+    currency: refundCurrencySchema,
+    type: refundDestinationTypeSchema,
+    bank_name: z.string().nullable(),
+    bank_code: z.string().nullable(),
+    account_number_masked: z.string().nullable().describe('Last 4 digits visible, the rest asterisks.'),
+    account_name: z.string().nullable().describe('The bank-confirmed name.'),
+    network: networkSchema.nullable(),
+    address_masked: z
+      .string()
+      .nullable()
+      .describe('First 6 and last 4 characters visible, the rest asterisks.'),
+    is_verified: z
+      .boolean()
+      .describe('True for bank accounts confirmed by name enquiry; always false for crypto addresses.'),
+    is_active: z.boolean(),
+    created_at: timestampOut,
+    updated_at: timestampOut,
+  })
+  .meta({
+    id: 'RefundDestination',
+    description: 'Where refunds of one settlement currency go; account numbers and addresses always masked.',
+  });
 export type RefundDestinationOut = z.infer<typeof refundDestinationOut>;
 
 /** The API view of a stored destination: masked, with the fields of the other type null. */
@@ -83,21 +162,4 @@ export function toRefundDestinationOut(row: RefundDestination): RefundDestinatio
     created_at: iso(row.createdAt),
     updated_at: iso(row.updatedAt),
   };
-}
-
-const ADDRESS_FORMATS = {
-  TRON: {
-    pattern: /^T[1-9A-HJ-NP-Za-km-z]{33}$/,
-    issue: 'must be a TRON address: T followed by 33 base58 characters',
-  },
-  BSC: {
-    pattern: /^0x[0-9a-fA-F]{40}$/,
-    issue: 'must be a BSC address: 0x followed by 40 hexadecimal digits',
-  },
-} as const satisfies Record<RefundNetwork, { pattern: RegExp; issue: string }>;
-
-/** Shape check of a crypto address for its network (no checksum: the merchant owns correctness). */
-export function cryptoAddressIssue(network: RefundNetwork, address: string): string | null {
-  const format = ADDRESS_FORMATS[network];
-  return format.pattern.test(address) ? null : format.issue;
 }

@@ -1,32 +1,41 @@
 import { z } from 'zod';
-import { iso, moneyJson, moneyOut, timestampOut } from '#src/http/schemas.ts';
+import { documentedAs, iso, moneyJson, moneyOut, networkSchema, timestampOut } from '#src/http/schemas.ts';
+import { refundDestinationTypeSchema } from '#src/refund-destinations/schemas.ts';
 import type { Refund } from './entities.ts';
 
 export const REFUND_STATUSES = ['PENDING', 'PROCESSING', 'SUCCESSFUL', 'FAILED'] as const;
 
 /** The Refund resource: the destination appears masked only. */
-export const refundOut = z.object({
-  id: z.string(),
-  payout_id: z.string(),
-  inflow_id: z.string().nullable(),
-  status: z.enum(REFUND_STATUSES),
-  received_amount: moneyOut,
-  received_currency: z.string(),
-  network_fee_amount: moneyOut,
-  network_fee_currency: z.string(),
-  refund_amount: moneyOut,
-  refund_currency: z.string(),
-  destination_type: z.enum(['BANK_ACCOUNT', 'CRYPTO_ADDRESS']),
-  destination_provider_name: z.string(),
-  destination_masked: z.string(),
-  destination_network: z.enum(['TRON', 'BSC']).nullable(),
-  processor_reference: z.string().nullable(),
-  failure_reason: z.string().nullable(),
-  attempt_number: z.number().int(),
-  dispatched_at: timestampOut.nullable(),
-  settled_at: timestampOut.nullable(),
-  created_at: timestampOut,
+export const refundStatusSchema = z.enum(REFUND_STATUSES).meta({
+  id: 'RefundStatus',
+  description:
+    'PENDING → PROCESSING → SUCCESSFUL, or FAILED (waits for an operator and a corrected destination).',
 });
+
+export const refundOut = z
+  .object({
+    id: z.string(),
+    payout_id: z.string().describe('The failed payout this refund returns.'),
+    inflow_id: z.string().nullable().describe('The settlement whose money is sent back.'),
+    status: refundStatusSchema,
+    received_amount: moneyOut.describe('What arrived, including any overpayment.'),
+    received_currency: documentedAs('SettlementCurrency'),
+    network_fee_amount: moneyOut.describe('Cost of the return transfer.'),
+    network_fee_currency: documentedAs('SettlementCurrency'),
+    refund_amount: moneyOut.describe('received_amount minus network_fee_amount.'),
+    refund_currency: documentedAs('SettlementCurrency'),
+    destination_type: refundDestinationTypeSchema,
+    destination_provider_name: z.string(),
+    destination_masked: z.string().describe('Masked account number or address.'),
+    destination_network: networkSchema.nullable(),
+    processor_reference: z.string().nullable(),
+    failure_reason: z.string().nullable(),
+    attempt_number: z.number().int(),
+    dispatched_at: timestampOut.nullable(),
+    settled_at: timestampOut.nullable(),
+    created_at: timestampOut,
+  })
+  .meta({ id: 'Refund', description: 'The return of a failed payout’s settlement to the merchant.' });
 
 export function toRefundResource(r: Refund): z.input<typeof refundOut> {
   return {

@@ -13,6 +13,7 @@ export const refundsRouter = router({
       openapi: {
         method: 'GET',
         path: '/v1/refunds',
+        operationId: 'listRefunds',
         tags: ['Refunds'],
         summary: 'Refunds, newest first, optionally by status',
       },
@@ -34,8 +35,15 @@ export const refundsRouter = router({
 
   get: merchantProcedure
     .meta({
-      openapi: { method: 'GET', path: '/v1/refunds/{id}', tags: ['Refunds'], summary: 'One refund' },
+      openapi: {
+        method: 'GET',
+        path: '/v1/refunds/{id}',
+        operationId: 'getRefund',
+        tags: ['Refunds'],
+        summary: 'One refund',
+      },
       scope: 'refunds:read',
+      errors: ['REFUND_NOT_FOUND'],
     })
     .input(z.strictObject({ id: idParam }))
     .output(refundOut)

@@ -13,6 +13,7 @@ export const inflowsRouter = router({
       openapi: {
         method: 'GET',
         path: '/v1/inflows',
+        operationId: 'listInflows',
         tags: ['Inflows'],
         summary: 'Settlements received, newest first',
       },
@@ -33,8 +34,15 @@ export const inflowsRouter = router({
 
   get: merchantProcedure
     .meta({
-      openapi: { method: 'GET', path: '/v1/inflows/{id}', tags: ['Inflows'], summary: 'One inflow' },
+      openapi: {
+        method: 'GET',
+        path: '/v1/inflows/{id}',
+        operationId: 'getInflow',
+        tags: ['Inflows'],
+        summary: 'One inflow',
+      },
       scope: 'inflows:read',
+      errors: ['INFLOW_NOT_FOUND'],
     })
     .input(z.strictObject({ id: idParam }))
     .output(inflowOut)

@@ -2,13 +2,15 @@ import { z } from 'zod';
 import { iso, timestampOut } from '#src/http/schemas.ts';
 import type { WebhookConfig } from './entities.ts';
 
-export const webhookConfigIn = z.strictObject({
-  webhook_url: z
-    .string()
-    .describe(
-      'HTTPS URL that receives the events (plain http only for localhost and 127.0.0.1); at most 2048 characters, no credentials, no private addresses.',
-    ),
-});
+export const webhookConfigIn = z
+  .strictObject({
+    webhook_url: z
+      .string()
+      .describe(
+        'HTTPS URL that receives the events (plain http only for localhost and 127.0.0.1); at most 2048 characters, no credentials, no private addresses.',
+      ),
+  })
+  .meta({ id: 'WebhookConfigRequest' });
 
 const configFields = {
   webhook_url: z.string().nullable().describe('The default URL events are sent to; null until one is set.'),
@@ -27,20 +29,28 @@ const configFields = {
 };
 
 /** `GET /v1/webhooks/config`: never carries the secret. */
-export const webhookConfigOut = z.object(configFields);
+export const webhookConfigOut = z.object(configFields).meta({
+  id: 'WebhookConfig',
+  description: 'Where events are sent and whether they are signed; never the secret itself.',
+});
 export type WebhookConfigOut = z.infer<typeof webhookConfigOut>;
 
 /** `PUT /v1/webhooks/config` and rotation: the configuration plus the secret when one was just issued. */
-export const webhookConfigWithSecretOut = z.object({
-  signing_secret: z
-    .string()
-    .nullable()
-    .describe(
-      'The signing secret (whsec_...), present only in the response that issued it: the first PUT and every rotation. ' +
-        'Null when the PUT only changed the URL and the existing secret stays in force.',
-    ),
-  ...configFields,
-});
+export const webhookConfigWithSecretOut = z
+  .object({
+    signing_secret: z
+      .string()
+      .nullable()
+      .describe(
+        'The signing secret (whsec_...), present only in the response that issued it: the first PUT and every rotation. ' +
+          'Null when the PUT only changed the URL and the existing secret stays in force.',
+      ),
+    ...configFields,
+  })
+  .meta({
+    id: 'WebhookConfigWithSecret',
+    description: 'The webhook configuration, with the signing secret when this response issued one.',
+  });
 export type WebhookConfigWithSecretOut = z.infer<typeof webhookConfigWithSecretOut>;
 
 /** The configuration as the API shows it; `null` (no configuration yet) reads as an empty one. */

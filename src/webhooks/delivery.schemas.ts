@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { WEBHOOK_MAX_ATTEMPTS } from '#machines/webhook-delivery.machine.ts';
-import { iso, timestampOut } from '#src/http/schemas.ts';
+import { documentedAs, iso, timestampOut } from '#src/http/schemas.ts';
 import {
   DELIVERY_RECORD_STATUSES,
   type WebhookDelivery,
@@ -8,30 +8,33 @@ import {
 } from './delivery.entities.ts';
 
 /** The contract's webhook delivery record: one attempt of one event to one URL. */
-export const deliveryRecordOut = z.object({
-  id: z.string(),
-  payout_id: z.string().nullable().describe('The payout the event is about.'),
-  event_id: z.string().describe('The event delivered; the deduplication key, the same on every attempt.'),
-  event_type: z.string(),
-  attempt_number: z.number().int().describe(`1 to ${WEBHOOK_MAX_ATTEMPTS}.`),
-  target_url: z.string(),
-  response_status: z
-    .number()
-    .int()
-    .describe('The HTTP status the endpoint answered; 0 when no response came back (see failure_reason).'),
-  status: z
-    .enum(DELIVERY_RECORD_STATUSES)
-    .describe(
-      'SUCCESS: 2xx. FAILED: this attempt failed and a retry is scheduled. DEAD: the last attempt failed.',
-    ),
-  failure_reason: z
-    .string()
-    .nullable()
-    .describe(
-      'Null on success; otherwise the HTTP status or the transport error (timeout, DNS, TLS, connection refused).',
-    ),
-  created_at: timestampOut,
-});
+export const deliveryRecordOut = z
+  .object({
+    id: z.string(),
+    payout_id: z.string().nullable().describe('The payout the event is about.'),
+    event_id: z.string().describe('The event delivered; the deduplication key, the same on every attempt.'),
+    event_type: documentedAs('WebhookEventType'),
+    attempt_number: z.number().int().describe(`1 to ${WEBHOOK_MAX_ATTEMPTS}.`),
+    target_url: z.string(),
+    response_status: z
+      .number()
+      .int()
+      .describe('The HTTP status the endpoint answered; 0 when no response came back (see failure_reason).'),
+    status: z
+      .enum(DELIVERY_RECORD_STATUSES)
+      .meta({ id: 'WebhookDeliveryStatus' })
+      .describe(
+        'SUCCESS: 2xx. FAILED: this attempt failed and a retry is scheduled. DEAD: the last attempt failed.',
+      ),
+    failure_reason: z
+      .string()
+      .nullable()
+      .describe(
+        'Null on success; otherwise the HTTP status or the transport error (timeout, DNS, TLS, connection refused).',
+      ),
+    created_at: timestampOut,
+  })
+  .meta({ id: 'WebhookDelivery', description: 'One attempt to deliver one event to one URL.' });
 export type DeliveryRecordOut = z.infer<typeof deliveryRecordOut>;
 
 /** A delivery record as the API shows it. */

@@ -24,6 +24,7 @@ export const webhooksRouter = router({
       openapi: {
         method: 'PUT',
         path: '/v1/webhooks/config',
+        operationId: 'setWebhookConfig',
         tags: ['Webhooks'],
         summary: 'Set the webhook URL',
         description:
@@ -32,6 +33,7 @@ export const webhooksRouter = router({
       },
       scope: 'webhooks:manage',
       idempotent: true,
+      errors: ['WEBHOOK_URL_INVALID'],
     })
     .input(webhookConfigIn)
     .output(webhookConfigWithSecretOut)
@@ -62,6 +64,7 @@ export const webhooksRouter = router({
       openapi: {
         method: 'GET',
         path: '/v1/webhooks/config',
+        operationId: 'getWebhookConfig',
         tags: ['Webhooks'],
         summary: 'Read the webhook configuration',
         description: 'Never returns the secret. Without a configuration: webhook_url null, has_secret false.',
@@ -77,6 +80,7 @@ export const webhooksRouter = router({
       openapi: {
         method: 'POST',
         path: '/v1/webhooks/config/rotate-secret',
+        operationId: 'rotateWebhookSecret',
         tags: ['Webhooks'],
         summary: 'Rotate the signing secret',
         description:
@@ -110,6 +114,7 @@ export const webhooksRouter = router({
       openapi: {
         method: 'GET',
         path: '/v1/webhooks/deliveries',
+        operationId: 'listWebhookDeliveries',
         tags: ['Webhooks'],
         summary: 'Delivery attempts, newest first',
         description:

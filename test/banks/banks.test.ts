@@ -39,11 +39,21 @@ describe('banks: institutions and name enquiry', () => {
     });
 
     it('refuses a corridor that does not exist', async () => {
-      const res = await call('GET', '/v1/banks?country=FR&currency=EUR&destination_type=BANK_ACCOUNT', {
+      const res = await call('GET', '/v1/banks?country=ZA&currency=ZAR&destination_type=BANK_ACCOUNT', {
         key: merchant.key,
       });
       expect(res.status).to.equal(422);
       expect(errorOf(res).code).to.equal('CORRIDOR_NOT_SUPPORTED');
+    });
+
+    it('refuses a currency the service does not know, naming it', async () => {
+      const res = await call('GET', '/v1/banks?country=FR&currency=EUR&destination_type=BANK_ACCOUNT', {
+        key: merchant.key,
+      });
+      expect(res.status).to.equal(400);
+      expect(errorOf(res).details).to.deep.equal([
+        { field: 'currency', issue: 'must be one of USDT, NGN, KES, GHS, UGX, TZS, ZAR, XOF, USD' },
+      ]);
     });
 
     it('names missing and malformed query parameters', async () => {

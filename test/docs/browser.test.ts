@@ -84,7 +84,7 @@ describe('documentation pages in Chromium', function () {
     expect(problems, 'errors in the page').to.deep.equal([]);
   });
 
-  it('renders the API reference from /openapi.json, listing every endpoint', async () => {
+  it('renders the API reference from /openapi.json, listing every endpoint and every webhook', async () => {
     const page = await open('/docs');
     await page.waitForSelector('.opblock', { timeout: 30_000 });
     const listed = await page.$$eval('.opblock', (blocks) =>
@@ -96,13 +96,16 @@ describe('documentation pages in Chromium', function () {
     );
     const spec = (await (await fetch(`${harness().url}/openapi.json`)).json()) as {
       paths: Record<string, Record<string, unknown>>;
+      webhooks: Record<string, Record<string, unknown>>;
     };
-    const expected = Object.entries(spec.paths).flatMap(([route, ops]) =>
-      Object.keys(ops)
-        .filter((m) => ['get', 'post', 'put', 'patch', 'delete'].includes(m))
-        .map((m) => `${m.toUpperCase()} ${route}`),
+    const expected = [...Object.entries(spec.paths), ...Object.entries(spec.webhooks)].flatMap(
+      ([route, ops]) =>
+        Object.keys(ops)
+          .filter((m) => ['get', 'post', 'put', 'patch', 'delete'].includes(m))
+          .map((m) => `${m.toUpperCase()} ${route}`),
     );
     expect(expected).to.include('POST /v1/payouts');
+    expect(expected).to.include('POST payout.successful');
     // An operation with several tags is listed under each of them.
     expect([...new Set(listed)].sort()).to.deep.equal([...expected].sort());
     expect(await page.textContent('body')).to.include('/v1/payouts');

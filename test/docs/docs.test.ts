@@ -58,7 +58,7 @@ describe('generated documentation', () => {
   it('writes an OpenAPI 3.1 document with the stable base URL', async () => {
     const doc = JSON.parse((await generateDocs()).get('docs/openapi.json')!);
     expect(doc.openapi).to.match(/^3\.1\./);
-    expect(doc.servers).to.deep.equal([{ url: 'http://127.0.0.1:3000' }]);
+    expect(doc.servers).to.deep.equal([{ url: 'http://127.0.0.1:3000', description: 'This service' }]);
     expect(doc.paths['/v1/payouts'].post.responses).to.have.property('201');
   });
 

@@ -140,12 +140,15 @@ describe('HTTP facade @smoke', () => {
     expect(res.body.openapi).to.match(/^3\./);
     const banks = res.body.paths['/v1/banks'].get;
     expect(banks['x-required-scope']).to.equal('banks:read');
-    expect(banks.responses['401'].content['application/json'].schema.$ref).to.equal(
+    expect(banks.responses['401'].$ref).to.equal('#/components/responses/Unauthenticated');
+    expect(res.body.components.responses.Unauthenticated.content['application/json'].schema.$ref).to.equal(
       '#/components/schemas/Error',
     );
-    expect(res.body.components.schemas.Error.properties.error.properties.code.enum).to.include.members(
-      Object.keys(ERROR_CATALOGUE),
-    );
+    const shared = (ref: string) => res.body.components.responses[ref.split('/').pop()!];
+    expect(shared(banks.responses['422'].$ref).content['application/json']['x-error-codes']).to.deep.equal([
+      'CORRIDOR_NOT_SUPPORTED',
+    ]);
+    expect(res.body.components.schemas.ErrorCode.enum).to.include.members(Object.keys(ERROR_CATALOGUE));
   });
 
   it('serves the router over tRPC to internal tools, guarded by the admin token', async () => {

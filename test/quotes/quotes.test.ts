@@ -197,7 +197,7 @@ describe('quotes', () => {
       it('refuses a destination currency no corridor pays out', async () => {
         const res = await call('POST', '/v1/rates/quotes', {
           key: merchant.key,
-          body: { settlement_currency: 'USDT', destination_currency: 'EUR', destination_amount: 100 },
+          body: { settlement_currency: 'USDT', destination_currency: 'ZAR', destination_amount: 100 },
         });
         expect(res.status).to.equal(422);
         const error = errorOf(res);
@@ -255,7 +255,7 @@ describe('quotes', () => {
         const key = randomUUID();
         const refused = await call('POST', '/v1/rates/quotes', {
           key: merchant.key,
-          body: { ...usdtToNgn, destination_currency: 'EUR' },
+          body: { ...usdtToNgn, destination_currency: 'ZAR' },
           idempotencyKey: key,
         });
         expect(refused.status).to.equal(422);

@@ -85,11 +85,11 @@ describe('GET /v1/rates: indicative rate', () => {
 
   describe('error cases', () => {
     it('refuses a settlement currency other than USDT or NGN, naming from', async () => {
-      const res = await call('GET', '/v1/rates?from=EUR&to=NGN', { key: merchant.key });
-      expect(res.status).to.equal(422);
+      const res = await call('GET', '/v1/rates?from=KES&to=NGN', { key: merchant.key });
+      expect(res.status).to.equal(400);
       const error = errorOf(res);
-      expect(error.code).to.equal('CORRIDOR_NOT_SUPPORTED');
-      expect(error.details).to.deep.equal([{ field: 'from', issue: 'must be USDT or NGN' }]);
+      expect(error.code).to.equal('VALIDATION_FAILED');
+      expect(error.details).to.deep.equal([{ field: 'from', issue: 'must be one of USDT, NGN' }]);
     });
 
     it('refuses NGN settlement for a corridor that only settles in USDT, naming from', async () => {
@@ -101,7 +101,7 @@ describe('GET /v1/rates: indicative rate', () => {
     });
 
     it('refuses a destination currency no corridor pays out, naming to', async () => {
-      const res = await call('GET', '/v1/rates?from=USDT&to=EUR', { key: merchant.key });
+      const res = await call('GET', '/v1/rates?from=USDT&to=ZAR', { key: merchant.key });
       expect(res.status).to.equal(422);
       const error = errorOf(res);
       expect(error.code).to.equal('CORRIDOR_NOT_SUPPORTED');

@@ -1,0 +1,84 @@
+import { z } from 'zod';
+import type { PayoutWebhook } from '#machines/payout.machine.ts';
+import type { RefundWebhook } from '#machines/refund.machine.ts';
+import { timestampOut } from '#src/http/schemas.ts';
+import { payoutOut, payoutStatusSchema } from '#src/payouts/resource.ts';
+
+/**
+ * The catalogue of webhook events merchants receive, with when each fires. Typed against the
+ * machines' own event unions, so an event a machine emits cannot be missing here (nor one listed
+ * that no machine emits); the OpenAPI document's `webhooks` section is built from this list.
+ */
+export const WEBHOOK_EVENTS = {
+  'payout.created': 'The payout was created (status CREATED); its instruction is being generated.',
+  'payout.pending_payment':
+    'The payment instruction was generated: pay expected_amount to account_unique before expires_at.',
+  'payout.underpaid':
+    'Less than expected arrived: the payout is held for review (still PENDING_PAYMENT) and not processed partially.',
+  'payout.payment_received': 'The settlement covering the instruction arrived (and was confirmed on chain).',
+  'payout.processing': 'The processor accepted the payout to the beneficiary.',
+  'payout.successful': 'The beneficiary was paid.',
+  'payout.failed':
+    'The payout failed for good; when money had arrived, payout.refunded and the refund events follow.',
+  'payout.expired': 'Nothing arrived before the instruction expired; terminal, no refund.',
+  'payout.refunded':
+    'A refund was raised against the failed payout (is_refunded true, refund_reference set).',
+  'refund.created': 'The refund exists with status PENDING.',
+  'refund.processing': 'The refund was dispatched.',
+  'refund.successful': 'The money is back with the merchant.',
+  'refund.failed': 'The refund could not be delivered and needs attention (a corrected destination).',
+} as const satisfies Record<PayoutWebhook | RefundWebhook, string>;
+
+export type WebhookEventType = keyof typeof WEBHOOK_EVENTS;
+
+export const WEBHOOK_EVENT_TYPES = Object.keys(WEBHOOK_EVENTS) as [WebhookEventType, ...WebhookEventType[]];
+
+export const webhookEventTypeSchema = z.enum(WEBHOOK_EVENT_TYPES).meta({
+  id: 'WebhookEventType',
+  description: 'Lowercase and dotted; for refund.* events data is still the payout.',
+});
+
+/** `data` of a payout event: the payout as `GET /v1/payouts/{id}` returns it, plus `object`. */
+export const payoutEventDataOut = z.object({ object: z.literal('payout'), ...payoutOut.shape }).meta({
+  id: 'PayoutEventData',
+  description:
+    'The payout as GET /v1/payouts/{id} returns it at the time of the event, with object "payout".',
+});
+
+/** The body of every payout and refund event (see `payoutEventPayload`, which writes it). */
+export const payoutEventOut = z
+  .object({
+    event_id: z.string().describe('Stable across retries: the deduplication key.'),
+    event_type: webhookEventTypeSchema,
+    created_at: timestampOut,
+    status: payoutStatusSchema.describe('The payout’s status after the event: the truth for ordering.'),
+    data: payoutEventDataOut,
+  })
+  .meta({
+    id: 'PayoutEvent',
+    description:
+      'A webhook event about a payout. Deliveries may repeat (deduplicate on event_id) and arrive out of order ' +
+      '(order on status and the payout’s status_timeline).',
+  });
+
+/** The headers of a delivery (see `deliveryHeaders`). */
+export const WEBHOOK_HEADERS = {
+  'X-Service-Signature': {
+    description:
+      '`t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the signing secret>`. ' +
+      'Absent when the tenant has no secret.',
+    required: false,
+    pattern: '^t=\\d{1,12}(,v1=[0-9a-f]{64})+$',
+  },
+  'X-Service-Timestamp': {
+    description: 'The same unix timestamp as t= in the signature; absent when unsigned.',
+    required: false,
+    pattern: '^\\d{1,12}$',
+  },
+  'X-Service-Event': { description: 'The event_type.', required: true, pattern: '^[a-z_]+\\.[a-z_]+$' },
+  'X-Service-Delivery': {
+    description: 'The delivery job’s id: the same on every attempt of one event to one URL.',
+    required: true,
+    pattern: '^[0-9a-f-]{36}$',
+  },
+} as const;

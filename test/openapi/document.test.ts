@@ -1,0 +1,215 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { expect } from 'chai';
+import fc from 'fast-check';
+import { REPO_ROOT } from '#src/docs/generate.ts';
+import { describeMachine } from '#src/docs/machines.ts';
+import { MACHINE_DOCS } from '#src/docs/registry.ts';
+import { ERROR_CATALOGUE } from '#src/http/errors.ts';
+import { CURRENCIES } from '#src/http/schemas.ts';
+import { isUuidV4 } from '#src/lib/ids.ts';
+import { WEBHOOK_EVENTS } from '#src/webhooks/events.ts';
+import { bankPayout, mobilePayout } from '../payouts/fixtures.ts';
+import {
+  explain,
+  type OpenApi,
+  operations,
+  type Response,
+  resolve,
+  SchemaCheck,
+  servedDocument,
+} from './document.ts';
+
+const run = promisify(execFile);
+
+describe('the OpenAPI document', () => {
+  let doc: OpenApi;
+  let check: SchemaCheck;
+
+  before(async () => {
+    doc = await servedDocument();
+    check = new SchemaCheck(doc);
+  });
+
+  it("passes Redocly's recommended ruleset without an error or a warning", async function () {
+    this.timeout(120_000);
+    const cli = path.join(REPO_ROOT, 'node_modules/@redocly/cli/bin/cli.js');
+    const { stdout } = await run(
+      process.execPath,
+      [cli, 'lint', 'docs/openapi.json', '--extends=recommended', '--format=json'],
+      {
+        cwd: REPO_ROOT,
+        env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
+        maxBuffer: 16 * 1024 * 1024,
+      },
+    ).catch((err: { stdout?: string }) => ({ stdout: err.stdout ?? '' }));
+    const report = JSON.parse(stdout) as {
+      totals: { errors: number; warnings: number };
+      problems: { ruleId: string; message: string; location: { pointer: string }[] }[];
+    };
+    const problems = report.problems.map((p) => `${p.ruleId} at ${p.location[0]?.pointer}: ${p.message}`);
+    expect(problems).to.deep.equal([]);
+    expect(report.totals).to.include({ errors: 0, warnings: 0 });
+  });
+
+  it('names every resource as a component', () => {
+    expect(Object.keys(doc.components.schemas)).to.include.members([
+      'Payout',
+      'PaymentInstructionSummary',
+      'PaymentInstruction',
+      'StatusLog',
+      'Quote',
+      'IndicativeRate',
+      'Institution',
+      'NameEnquiryResult',
+      'Inflow',
+      'Outflow',
+      'Refund',
+      'RefundDestination',
+      'WebhookConfig',
+      'WebhookConfigWithSecret',
+      'WebhookDelivery',
+      'PageMeta',
+      'PayoutPage',
+      'Error',
+      'ErrorCode',
+      'PayoutEvent',
+      'CreatePayoutRequest',
+      'RefundDestinationRequest',
+    ]);
+    const payout = doc.paths['/v1/payouts/{id}']!.get!.responses['200']!;
+    expect(payout.content!['application/json']!.schema).to.deep.equal({
+      $ref: '#/components/schemas/Payout',
+    });
+  });
+
+  it('gives every operation a unique operationId, a summary, a listed tag and its scope', () => {
+    const tags = doc.tags.map((t) => t.name);
+    const ids = operations(doc).map(({ op }) => op.operationId);
+    expect(new Set(ids).size).to.equal(ids.length);
+    for (const { method, path: route, op } of operations(doc)) {
+      const where = `${method} ${route}`;
+      expect(op.operationId, where).to.match(/^[a-z][A-Za-z]+$/);
+      expect(op.summary, where).to.be.a('string').and.not.empty;
+      expect(op.tags, where).to.be.an('array').that.is.not.empty;
+      for (const tag of op.tags!) expect(tags, where).to.include(tag);
+      expect(op['x-required-scope'], where).to.match(/^[a-z]+:[a-z]+$/);
+    }
+    for (const tag of doc.tags) expect(tag.description, tag.name).to.be.a('string').and.not.empty;
+  });
+
+  it('lists for every operation the error codes it can return, each under its own status', () => {
+    for (const { method, path: route, op } of operations(doc)) {
+      const where = `${method} ${route}`;
+      const codes: string[] = [];
+      for (const [status, response] of Object.entries(op.responses)) {
+        if (Number(status) < 400) continue;
+        const media = resolve<Response>(doc, response).content!['application/json']!;
+        expect(media.schema, where).to.deep.equal({ $ref: '#/components/schemas/Error' });
+        for (const code of media['x-error-codes']!) {
+          expect(ERROR_CATALOGUE[code as keyof typeof ERROR_CATALOGUE]?.status, `${where} ${code}`).to.equal(
+            Number(status),
+          );
+          codes.push(code);
+        }
+      }
+      expect(codes, where).to.include.members(['UNAUTHENTICATED', 'INSUFFICIENT_SCOPES', 'INTERNAL_ERROR']);
+    }
+    const codesOf = (method: 'get' | 'post', route: string) =>
+      Object.values(doc.paths[route]![method]!.responses).flatMap(
+        (r) => resolve<Response>(doc, r).content?.['application/json']?.['x-error-codes'] ?? [],
+      );
+    expect(codesOf('post', '/v1/payouts')).to.include.members([
+      'REFUND_DESTINATION_REQUIRED',
+      'TENANT_NOT_APPROVED',
+      'IDEMPOTENCY_KEY_REUSED',
+      'QUOTE_EXPIRED',
+    ]);
+    expect(codesOf('get', '/v1/payouts/{id}')).to.include('PAYOUT_NOT_FOUND');
+    expect(codesOf('get', '/v1/payouts/{id}')).not.to.include('IDEMPOTENCY_KEY_REQUIRED');
+    expect(codesOf('get', '/v1/payouts')).to.include('INVALID_CURSOR');
+  });
+
+  it('declares X-Request-Id on every response, Retry-After on 429 and Idempotent-Replayed on writes', () => {
+    for (const { method, path: route, op } of operations(doc)) {
+      for (const [status, raw] of Object.entries(op.responses)) {
+        const response = resolve<Response>(doc, raw);
+        const where = `${method} ${route} ${status}`;
+        expect(response.headers?.['X-Request-Id'], where).to.deep.equal({
+          $ref: '#/components/headers/X-Request-Id',
+        });
+        if (status === '429') expect(response.headers, where).to.have.property('Retry-After');
+        const writes = op.parameters?.some((p) => '$ref' in p && p.$ref.endsWith('/IdempotencyKey'));
+        if (writes && status.startsWith('2'))
+          expect(response.headers, where).to.have.property('Idempotent-Replayed');
+      }
+    }
+  });
+
+  it('declares Idempotency-Key with a pattern that accepts exactly the UUIDs v4 the server accepts', () => {
+    const pattern = new RegExp(doc.components.parameters.IdempotencyKey!.schema.pattern);
+    const candidates = fc.oneof(
+      fc.uuid({ version: [1, 2, 3, 4, 5, 6, 7, 8] }),
+      fc.uuid({ version: 4 }).map((u) => u.toUpperCase()),
+      fc.string({ unit: fc.constantFrom(...'0123456789abcdefABCDEF-4xz'), minLength: 30, maxLength: 40 }),
+    );
+    fc.assert(fc.property(candidates, (value) => pattern.test(value) === isUuidV4(value)));
+  });
+
+  it('closes currencies to the set the server accepts', () => {
+    expect(doc.components.schemas.Currency!.enum).to.deep.equal(CURRENCIES);
+    expect(doc.components.schemas.SettlementCurrency!.enum).to.have.members(['USDT', 'NGN']);
+    expect(doc.components.schemas.Payout!.properties.destination_currency).to.deep.equal({
+      $ref: '#/components/schemas/Currency',
+    });
+  });
+
+  it('says which fields each destination type requires, and which it refuses', () => {
+    const request = '/components/schemas/CreatePayoutRequest';
+    const crypto = {
+      destination_type: 'CRYPTO_WALLET',
+      destination_country: 'GB',
+      destination_currency: 'USDT',
+      destination_amount: 25,
+      destination_account_unique: 'TLsV52sRDL79HXGGm9yzwKibb6BeruhUzy',
+      destination_provider_name: 'TRON',
+    };
+    for (const body of [bankPayout(), mobilePayout(), crypto]) {
+      const errors = check.errors(request, body);
+      expect(errors, explain(errors)).to.deep.equal([]);
+    }
+    const { destination_provider_code: _, ...withoutCode } = bankPayout();
+    const invalid = [
+      withoutCode,
+      { ...crypto, destination_provider_code: 'X' },
+      { ...crypto, destination_provider_name: 'BSC' },
+      { ...bankPayout(), destination_currency: 'EUR' },
+    ];
+    for (const body of invalid)
+      expect(check.errors(request, body), JSON.stringify(body)).not.to.deep.equal([]);
+    expect(doc.components.schemas.CreatePayoutRequest!.discriminator.propertyName).to.equal(
+      'destination_type',
+    );
+  });
+
+  it('describes every webhook event the machines emit, signed, with its payload', () => {
+    const emitted = new Set(
+      MACHINE_DOCS.flatMap(({ machine }) => describeMachine(machine).transitions.flatMap((t) => t.webhooks)),
+    );
+    expect(Object.keys(doc.webhooks).sort()).to.deep.equal([...emitted].sort());
+    expect(Object.keys(WEBHOOK_EVENTS).sort()).to.deep.equal([...emitted].sort());
+    for (const [type, { post }] of Object.entries(doc.webhooks)) {
+      expect(post.requestBody!.content['application/json']!.schema, type).to.deep.equal({
+        $ref: '#/components/schemas/PayoutEvent',
+      });
+      const headers = post.parameters!.map((p) => resolve<{ name: string }>(doc, p).name);
+      expect(headers, type).to.include.members([
+        'X-Service-Signature',
+        'X-Service-Timestamp',
+        'X-Service-Event',
+        'X-Service-Delivery',
+      ]);
+    }
+  });
+});
