@@ -4,7 +4,13 @@
  */
 export interface ResponseHeader {
   description: string;
-  schema: { type: 'string' | 'integer'; example?: string | number; enum?: readonly string[] };
+  schema: {
+    type: 'string' | 'integer';
+    example?: string | number;
+    enum?: readonly string[];
+    pattern?: string;
+    minimum?: number;
+  };
   /**
    * Which responses carry it: `all` every response of an operation; `authenticated` every response
    * once the API key is known (success or error); `rate-limited` the 429; `replayed` a write
@@ -17,25 +23,29 @@ export const RESPONSE_HEADERS = {
   'X-Request-Id': {
     description:
       'The request id: the caller’s X-Request-Id when it was sane, else generated. Quoted in every error.',
-    schema: { type: 'string', example: 'req_019a7f3c2b1e7d4a9c5e8f0a1b2c3d4e' },
+    schema: {
+      type: 'string',
+      pattern: '^[A-Za-z0-9._:-]{1,128}$',
+      example: 'req_019a7f3c2b1e7d4a9c5e8f0a1b2c3d4e',
+    },
     on: 'all',
   },
   'RateLimit-Policy': {
     description:
       'The rate-limit policy (draft-ietf-httpapi-ratelimit-headers): a bucket of q requests per API key, ' +
       'refilled in w seconds.',
-    schema: { type: 'string', example: '"api-key";q=100;w=2' },
+    schema: { type: 'string', pattern: '^"api-key";q=\\d+;w=\\d+$', example: '"api-key";q=100;w=2' },
     on: 'all',
   },
   RateLimit: {
     description:
       'What is left of this API key’s bucket (draft-ietf-httpapi-ratelimit-headers): r requests, full again in t seconds.',
-    schema: { type: 'string', example: '"api-key";r=99;t=1' },
+    schema: { type: 'string', pattern: '^"api-key";r=\\d+;t=\\d+$', example: '"api-key";r=99;t=1' },
     on: 'authenticated',
   },
   'Retry-After': {
     description: 'Seconds to wait before the next request is allowed.',
-    schema: { type: 'integer', example: 1 },
+    schema: { type: 'integer', minimum: 1, example: 1 },
     on: 'rate-limited',
   },
   'Idempotent-Replayed': {

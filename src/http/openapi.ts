@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { createDocument, createSchema, type oas31 } from 'zod-openapi';
 import { payoutEventOut, WEBHOOK_EVENTS, WEBHOOK_HEADERS } from '#src/webhooks/events.ts';
 import { ERROR_CATALOGUE, type ErrorCode } from './errors.ts';
+import { RESPONSE_HEADERS, type ResponseHeader } from './headers.ts';
 import { type RestRoute, restRoutes } from './rest.ts';
 import type { RequestVariant } from './schemas.ts';
 
@@ -65,7 +66,6 @@ export function openApiDocument(
         },
       },
       parameters: { ...PARAMETERS, ...webhookHeaderParameters() } as never,
-      headers: HEADERS as never,
       responses: responses as never,
       schemas: errorSchemas() as never,
       ...(errorResponses.examples.size > 0 ? { examples: errorResponses.usedExamples() as never } : {}),
@@ -109,7 +109,7 @@ const TAGS = [
 export const UUID_V4_PATTERN =
   '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$';
 
-const ref = (kind: 'schemas' | 'parameters' | 'headers' | 'examples', name: string) => ({
+const ref = (kind: 'schemas' | 'parameters' | 'examples', name: string) => ({
   $ref: `#/components/${kind}/${name}`,
 });
 
@@ -136,23 +136,50 @@ const PARAMETERS = {
   },
 };
 
-const HEADERS = {
-  'X-Request-Id': {
-    description: 'The request’s id: yours when you sent a valid one, else generated. Quote it to support.',
-    required: true,
-    schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$' },
-  },
-  'Idempotent-Replayed': {
-    description:
-      'Present (true) when this is the stored response of an earlier request with the same Idempotency-Key.',
-    schema: { type: 'string', enum: ['true'] },
-  },
-  'Retry-After': {
-    description: 'Seconds to wait before retrying.',
-    required: true,
-    schema: { type: 'string', pattern: '^[0-9]+$' },
-  },
-};
+type HeaderRule = (response: {
+  status: number;
+  codes: readonly ErrorCode[];
+  idempotent: boolean;
+}) => 'required' | 'optional' | 'absent';
+
+/** Errors the HTTP layer answers before the operation is reached: they carry only X-Request-Id. */
+const BEFORE_OPERATION: readonly ErrorCode[] = ['PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'];
+const beforeOperation = (codes: readonly ErrorCode[]) =>
+  codes.length > 0 && codes.every((c) => BEFORE_OPERATION.includes(c));
+
+/**
+ * Which responses carry each header of `RESPONSE_HEADERS`, by its `on`. A header is required
+ * where it is always sent and declared optional where it may be (the rate-limit state is known
+ * once the API key is: not on a 401, and not when the body could not be read as JSON).
+ */
+const HEADER_RULES = {
+  all: ({ codes }) => (beforeOperation(codes) ? 'absent' : 'required'),
+  authenticated: ({ status, codes }) =>
+    status < 300 || status === 429
+      ? 'required'
+      : status === 401 || beforeOperation(codes)
+        ? 'absent'
+        : 'optional',
+  'rate-limited': ({ status }) => (status === 429 ? 'required' : 'absent'),
+  replayed: ({ status, idempotent }) => (status < 300 && idempotent ? 'optional' : 'absent'),
+} as const satisfies Record<ResponseHeader['on'], HeaderRule>;
+
+/** The headers of one response, inline (whether each is required depends on the response). */
+function responseHeaders(response: Parameters<HeaderRule>[0]): Record<string, unknown> {
+  const headers: Record<string, unknown> = {};
+  for (const [name, header] of Object.entries(RESPONSE_HEADERS) as [string, ResponseHeader][]) {
+    const rule = name === 'X-Request-Id' ? 'required' : HEADER_RULES[header.on](response);
+    if (rule === 'absent') continue;
+    const { example, ...schema } = header.schema;
+    headers[name] = {
+      description: header.description,
+      required: rule === 'required',
+      schema,
+      ...(example !== undefined ? { example } : {}),
+    };
+  }
+  return headers;
+}
 
 function errorSchemas(): Record<string, Schema> {
   return {
@@ -275,12 +302,11 @@ function describeOperation(
   }
 
   const status = String(route.meta.successStatus ?? 200);
-  const successHeaders: Record<string, unknown> = { 'X-Request-Id': ref('headers', 'X-Request-Id') };
-  if (route.meta.idempotent) successHeaders['Idempotent-Replayed'] = ref('headers', 'Idempotent-Replayed');
+  const idempotent = route.meta.idempotent === true;
   const responses: Record<string, unknown> = {
     [status]: {
       description: openapi.successDescription ?? successDescription(output),
-      headers: successHeaders,
+      headers: responseHeaders({ status: Number(status), codes: [], idempotent }),
       content: {
         'application/json': {
           schema: output,
@@ -294,7 +320,7 @@ function describeOperation(
     const s = ERROR_CATALOGUE[code].status;
     byStatus.set(s, [...(byStatus.get(s) ?? []), code]);
   }
-  for (const [s, codes] of byStatus) responses[String(s)] = errorResponses.response(s, codes);
+  for (const [s, codes] of byStatus) responses[String(s)] = errorResponses.response(s, codes, idempotent);
 
   return {
     operationId,
@@ -553,9 +579,8 @@ class ErrorResponses {
     this.#source = source;
   }
 
-  response(status: number, codes: ErrorCode[]): Record<string, unknown> {
-    const headers: Record<string, unknown> = { 'X-Request-Id': ref('headers', 'X-Request-Id') };
-    if (status === 429) headers['Retry-After'] = ref('headers', 'Retry-After');
+  response(status: number, codes: ErrorCode[], idempotent: boolean): Record<string, unknown> {
+    const headers = responseHeaders({ status, codes, idempotent });
     const recorded = codes.filter((code) => this.#source.errors[code]);
     for (const code of recorded) this.examples.add(code);
     return {

@@ -131,18 +131,20 @@ describe('the OpenAPI document', () => {
     expect(codesOf('get', '/v1/payouts')).to.include('INVALID_CURSOR');
   });
 
-  it('declares X-Request-Id on every response, Retry-After on 429 and Idempotent-Replayed on writes', () => {
+  it('declares X-Request-Id on every response, the rate-limit state, Retry-After on 429 and Idempotent-Replayed on writes', () => {
     for (const { method, path: route, op } of operations(doc)) {
+      const writes = op.parameters?.some((p) => '$ref' in p && p.$ref.endsWith('/IdempotencyKey'));
       for (const [status, raw] of Object.entries(op.responses)) {
         const response = resolve<Response>(doc, raw);
         const where = `${method} ${route} ${status}`;
-        expect(response.headers?.['X-Request-Id'], where).to.deep.equal({
-          $ref: '#/components/headers/X-Request-Id',
-        });
-        if (status === '429') expect(response.headers, where).to.have.property('Retry-After');
-        const writes = op.parameters?.some((p) => '$ref' in p && p.$ref.endsWith('/IdempotencyKey'));
-        if (writes && status.startsWith('2'))
-          expect(response.headers, where).to.have.property('Idempotent-Replayed');
+        const required = (name: string) => response.headers?.[name]?.required;
+        expect(required('X-Request-Id'), where).to.equal(true);
+        if (status === '413' || status === '415') continue;
+        expect(required('RateLimit-Policy'), where).to.equal(true);
+        if (status.startsWith('2') || status === '429') expect(required('RateLimit'), where).to.equal(true);
+        if (status === '429') expect(required('Retry-After'), where).to.equal(true);
+        if (status === '401') expect(response.headers, where).not.to.have.property('RateLimit');
+        if (writes && status.startsWith('2')) expect(required('Idempotent-Replayed'), where).to.equal(false);
       }
     }
   });
