@@ -47,7 +47,8 @@ export async function startHarness(): Promise<Harness> {
   }
   const corridors = Corridors.load();
   const callbackSecret = randomBytes(32).toString('base64url');
-  // Blocks only when a test mines them; callbacks on the next tick, so tests await I/O, not time.
+  // Blocks only when a test mines them; callbacks on the next tick and retried after 1 ms, so
+  // tests await I/O, not time (a bank that gives up on an unreachable service does so at once).
   const sandbox = await startSandbox({
     corridors,
     clock,
@@ -55,6 +56,7 @@ export async function startHarness(): Promise<Harness> {
     port: 0,
     blockIntervalMs: 0,
     callbackDelayMs: 0,
+    callbackRetryBaseMs: 1,
     callbackSecret,
   });
   stops.push(sandbox.close);

@@ -14,6 +14,7 @@ import {
   unexpected,
 } from './http-client.ts';
 import type {
+  BankCredit,
   BankGateway,
   ChainGateway,
   ChainTransfer,
@@ -45,10 +46,29 @@ const transfersBody = z.object({
       amount: decimalString,
       currency: z.literal('USDT'),
       block_number: z.number().int().nonnegative(),
+      block_time: z.iso.datetime({ offset: true }),
     }),
   ),
   next_cursor: z.string().min(1).nullable(),
   tip: z.number().int().nonnegative(),
+  tip_time: z.iso.datetime({ offset: true }),
+});
+
+const statementBody = z.object({
+  credits: z.array(
+    z.object({
+      session_id: z.string().min(1).max(128),
+      account_number: z.string().min(1).max(128),
+      // A decimal string, never a JSON number: the amount arrives with exactly the bank's digits.
+      amount: z.string().regex(/^\d+(\.\d{1,2})?$/, 'must be a decimal string with at most 2 decimals'),
+      currency: z.literal('NGN'),
+      payer_name: z.string().max(200).nullable(),
+      payer_account: z.string().max(128).nullable(),
+      occurred_at: z.iso.datetime({ offset: true }),
+    }),
+  ),
+  next_cursor: z.string().min(1).nullable(),
+  as_of: z.iso.datetime({ offset: true }),
 });
 
 const railTransferBody = z.object({
@@ -119,9 +139,10 @@ export function httpChainGateway(client: HttpClient): ChainGateway {
           amount: toDecimal(t.amount),
           currency: t.currency,
           blockNumber: t.block_number,
+          blockTime: new Date(t.block_time),
         };
       });
-      return { transfers, nextCursor: body.next_cursor, tip: body.tip };
+      return { transfers, nextCursor: body.next_cursor, tip: body.tip, tipTime: new Date(body.tip_time) };
     },
 
     async send(network, args) {
@@ -184,6 +205,27 @@ export function httpBankGateway(client: HttpClient): BankGateway {
         path: `bank/transfers/${encodeURIComponent(reference)}`,
       });
       return isUnknownReference(response) ? null : railTransfer(client, response, reference);
+    },
+
+    async listCredits(args) {
+      const searchParams: Record<string, string> = { limit: String(args.limit) };
+      if (args.cursor !== null) searchParams['cursor'] = args.cursor;
+      const response = await send(client, { method: 'GET', path: 'bank/statement', searchParams });
+      if (response.status !== 200) throw unexpected(client, response);
+      const body = parse(client, statementBody, response.body);
+      const credits = body.credits.map(
+        (c): BankCredit => ({
+          sessionId: c.session_id,
+          accountNumber: c.account_number,
+          amount: toDecimal(c.amount),
+          currency: c.currency,
+          payerName: c.payer_name,
+          payerAccount: c.payer_account,
+          occurredAt: new Date(c.occurred_at),
+        }),
+      );
+      if (credits.some((c) => !c.amount.gt(0))) throw unavailable(client, 'a credit of no amount');
+      return { credits, nextCursor: body.next_cursor, asOf: new Date(body.as_of) };
     },
   };
 }

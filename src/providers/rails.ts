@@ -18,6 +18,22 @@ export interface ChainTransfer {
   amount: Decimal;
   currency: 'USDT';
   blockNumber: number;
+  /** The block's time: when the money arrived, as the chain says it. */
+  blockTime: Date;
+}
+
+/** A credit to one of the service's virtual accounts, as the bank's statement (and its notification) reports it. */
+export interface BankCredit {
+  /** The bank's unique reference of the credit (a NIP session id). */
+  sessionId: string;
+  accountNumber: string;
+  amount: Decimal;
+  currency: 'NGN';
+  /** Payer identity: recorded, never returned to merchants. */
+  payerName: string | null;
+  payerAccount: string | null;
+  /** When the bank made the credit: when the money arrived. */
+  occurredAt: Date;
 }
 
 /** Outcome of an outbound transfer on a refund rail (chain or bank). */
@@ -34,12 +50,13 @@ export interface ChainGateway {
   createAddress(network: Network, label: string): Promise<{ address: string }>;
   /**
    * Transfers into the service's addresses in chain order after `cursor` (opaque; null starts at
-   * the beginning), at most `limit`, with the chain's tip: confirmations = tip - block + 1.
+   * the beginning), at most `limit`, with the chain's tip (confirmations = tip - block + 1) and
+   * the tip block's time: a listing that reaches the tip has shown every transfer before it.
    */
   listTransfers(
     network: Network,
     args: { cursor: string | null; limit: number },
-  ): Promise<{ transfers: ChainTransfer[]; nextCursor: string | null; tip: number }>;
+  ): Promise<{ transfers: ChainTransfer[]; nextCursor: string | null; tip: number; tipTime: Date }>;
   /** Sends USDT out (refunds); idempotent on `reference`. */
   send(
     network: Network,
@@ -52,7 +69,8 @@ export interface ChainGateway {
 export interface BankGateway {
   /**
    * Opens a virtual account for one payment instruction; each credit to it is notified to
-   * `callbackUrl` with a signed request (see `docs/sandbox.md`). Idempotent on `reference`.
+   * `callbackUrl` with a signed request (see `docs/sandbox.md`) and listed in the statement
+   * ({@link BankGateway.listCredits}). Idempotent on `reference`.
    */
   createVirtualAccount(args: {
     reference: string;
@@ -70,6 +88,16 @@ export interface BankGateway {
     narration: string;
   }): Promise<RailTransfer>;
   sendStatus(reference: string): Promise<RailTransfer | null>;
+  /**
+   * The statement of credits to the service's virtual accounts, in the order the bank made them,
+   * after `cursor` (opaque; null starts at the beginning), at most `limit`: the pull that finds
+   * every credit whose notification never arrived. `asOf` is the bank's time up to which the
+   * statement is complete once a page comes back short.
+   */
+  listCredits(args: {
+    cursor: string | null;
+    limit: number;
+  }): Promise<{ credits: BankCredit[]; nextCursor: string | null; asOf: Date }>;
 }
 
 /** What the processor says about one dispatch attempt. */

@@ -1,4 +1,4 @@
-import { createHash, randomInt } from 'node:crypto';
+import { createHash, randomBytes, randomInt } from 'node:crypto';
 import Router from '@koa/router';
 import { z } from 'zod';
 import type { Corridors } from '#src/corridors/corridors.ts';
@@ -10,7 +10,9 @@ import { accountHolderName } from './names.ts';
 import {
   amountField,
   hasMagicSuffix,
+  listQuery,
   pathParam,
+  positionCursors,
   RailError,
   railErrors,
   referenceField,
@@ -18,7 +20,8 @@ import {
 
 /**
  * The NGN bank: dynamic virtual accounts for payment instructions (each credit notified to the
- * account's callback URL, signed), and NIP transfers out for refunds, settled at once as NIP does.
+ * account's callback URL, signed, and listed in the statement the service pulls), and NIP
+ * transfers out for refunds, settled at once as NIP does.
  */
 
 export const SANDBOX_BANK = { name: 'Sandbox MFB', code: '090999' } as const;
@@ -42,7 +45,7 @@ export interface VirtualAccount {
   expiresAt: Date;
 }
 
-/** A credit to a virtual account and the notification it caused. */
+/** A credit to a virtual account and the notification it caused (null: the bank was told to stay silent). */
 export interface BankCredit {
   sessionId: string;
   accountNumber: string;
@@ -50,7 +53,7 @@ export interface BankCredit {
   payerName: string;
   payerAccount: string;
   occurredAt: Date;
-  notification: CallbackDelivery;
+  notification: CallbackDelivery | null;
 }
 
 /** A transfer out of the bank (a refund), by the service's reference. */
@@ -69,12 +72,16 @@ export interface BankTransfer {
 /** Programmatic access for tests and tools; the HTTP API offers the same. */
 export interface SandboxBank {
   router: Router;
-  /** The merchant's side: credits a virtual account (404 ACCOUNT_NOT_FOUND when there is none). */
+  /**
+   * The merchant's side: credits a virtual account (404 ACCOUNT_NOT_FOUND when there is none).
+   * With `callback: false` the bank never notifies the credit: only its statement shows it.
+   */
   credit(args: {
     accountNumber: string;
     amount: Decimal | string;
     payerName?: string;
     payerAccount?: string;
+    callback?: boolean;
   }): BankCredit;
   virtualAccount(accountNumber: string): VirtualAccount | undefined;
   /** Credits so far, oldest first, of one account or of all. */
@@ -108,7 +115,25 @@ const creditBody = z.object({
     .string()
     .regex(/^\d{10}$/, 'must be a 10-digit account number')
     .optional(),
+  // false: the credit is made and the bank never calls back (a lost notification, on purpose).
+  callback: z.boolean().default(true),
 });
+
+const MAX_STATEMENT_PAGE = 500;
+const statementQuery = listQuery({ maxPage: MAX_STATEMENT_PAGE, defaultPage: 100 });
+
+/** A credit as the notification and the statement both describe it. */
+function creditJson(c: Omit<BankCredit, 'notification'>) {
+  return {
+    session_id: c.sessionId,
+    account_number: c.accountNumber,
+    amount: c.amount.toFixed(NGN_DECIMALS),
+    currency: 'NGN',
+    payer_name: c.payerName,
+    payer_account: c.payerAccount,
+    occurred_at: c.occurredAt.toISOString(),
+  };
+}
 
 function transferJson(t: BankTransfer) {
   return {
@@ -143,6 +168,7 @@ export function bankParty(options: {
   const byReference = new Map<string, VirtualAccount>();
   const byNumber = new Map<string, VirtualAccount>();
   const credits: BankCredit[] = [];
+  const statement = positionCursors(randomBytes(4).toString('hex'), () => credits.length);
   const transfers = new Map<string, BankTransfer>();
   const knownBanks = new Set([
     SANDBOX_BANK.code,
@@ -185,20 +211,14 @@ export function bankParty(options: {
     };
     // Credits after expires_at are notified too: the bank does not know about instructions, and
     // late money must reach the service to be held, not vanish.
-    const notification = callbacks.deliver(
-      account.callbackUrl,
-      {
-        event: 'credit',
-        session_id: record.sessionId,
-        account_number: record.accountNumber,
-        amount: amount.toFixed(NGN_DECIMALS),
-        currency: 'NGN',
-        payer_name: record.payerName,
-        payer_account: record.payerAccount,
-        occurred_at: occurredAt.toISOString(),
-      },
-      options.callbackDelayMs,
-    );
+    const notification =
+      args.callback === false
+        ? null
+        : callbacks.deliver(
+            account.callbackUrl,
+            { event: 'credit', ...creditJson(record) },
+            options.callbackDelayMs,
+          );
     const done: BankCredit = { ...record, notification };
     credits.push(done);
     return done;
@@ -260,6 +280,26 @@ export function bankParty(options: {
     ctx.body = transferJson(transfer);
   });
 
+  // The statement: every credit to a virtual account, in the order the bank made them. `as_of` is
+  // the bank's time when it answered: a page that comes back short lists every credit before it.
+  router.get('/bank/statement', (ctx) => {
+    const query = validate(statementQuery, ctx.query);
+    let after = 0;
+    if (query.cursor) {
+      const position = statement.decode(query.cursor);
+      if (position === null) throw new SandboxError('INVALID_REQUEST', 'cursor: is not a cursor of this API');
+      after = position;
+    }
+    const asOf = clock.now();
+    const page = credits.slice(after, after + query.limit);
+    const end = after + page.length;
+    ctx.body = {
+      credits: page.map(creditJson),
+      next_cursor: end > 0 ? statement.encode(end) : null,
+      as_of: asOf.toISOString(),
+    };
+  });
+
   router.post('/sandbox/bank/transfers', async (ctx) => {
     const body = validate(creditBody, await readJson(ctx));
     const done = credit({
@@ -267,18 +307,10 @@ export function bankParty(options: {
       amount: body.amount,
       payerName: body.payer_name,
       payerAccount: body.payer_account,
+      callback: body.callback,
     });
     ctx.status = 201;
-    ctx.body = {
-      session_id: done.sessionId,
-      account_number: done.accountNumber,
-      amount: done.amount.toFixed(NGN_DECIMALS),
-      currency: 'NGN',
-      status: 'SUCCESSFUL',
-      payer_name: done.payerName,
-      payer_account: done.payerAccount,
-      occurred_at: done.occurredAt.toISOString(),
-    };
+    ctx.body = { ...creditJson(done), status: 'SUCCESSFUL', callback: body.callback };
   });
 
   return {

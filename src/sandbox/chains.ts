@@ -9,9 +9,11 @@ import { readJson, SandboxError, validate } from './http.ts';
 import {
   amountField,
   hasMagicSuffix,
+  listQuery,
   networkOf,
   optionalJson,
   pathParam,
+  positionCursors,
   RailError,
   railErrors,
   referenceField,
@@ -51,6 +53,8 @@ export interface ChainTx {
   blockNumber: number;
   /** Position within its block. */
   index: number;
+  /** When its block was produced; null while the block is not mined yet. */
+  blockTime: Date | null;
 }
 
 /** A send of the service's hot wallet (a refund), by the service's reference. */
@@ -177,11 +181,14 @@ class Chain {
   /** Per start: makes tx hashes unique across restarts and tells this chain's cursors from others'. */
   readonly #epoch = randomBytes(4).toString('hex');
   readonly #txs: ChainTx[] = [];
+  readonly #cursors = positionCursors(this.#epoch, () => this.#txs.length);
   readonly #sends = new Map<string, ChainSend>();
   readonly #hotWallet: string;
   readonly #payerWallet: string;
   #tip: number;
   #lastBlockAt: number;
+  /** When the tip block was produced. */
+  #tipAt: number;
 
   constructor(network: Network, clock: Clock, intervalMs: number) {
     this.network = network;
@@ -191,6 +198,7 @@ class Chain {
     this.#tip =
       HEIGHT_AT_EPOCH[network] + Math.max(0, Math.floor((now - HEIGHT_EPOCH_MS) / NOMINAL_BLOCK_MS));
     this.#lastBlockAt = now;
+    this.#tipAt = now;
     this.#hotWallet = encodeAccount(network, sha256(`hot-wallet:${network}`).subarray(0, 20));
     this.#payerWallet = encodeAccount(network, sha256(`merchant-wallet:${network}`).subarray(0, 20));
   }
@@ -204,16 +212,38 @@ class Chain {
     if (this.#intervalMs > 0) {
       const due = Math.floor((this.#clock.now().getTime() - this.#lastBlockAt) / this.#intervalMs);
       if (due > 0) {
-        this.#tip += due;
+        this.#produce(due, this.#lastBlockAt + this.#intervalMs, this.#lastBlockAt + due * this.#intervalMs);
         this.#lastBlockAt += due * this.#intervalMs;
       }
     }
     return this.#tip;
   }
 
+  /** When the tip block was produced: a listing that reaches the tip has every transfer before it. */
+  tipTime(): Date {
+    this.tip();
+    return new Date(this.#tipAt);
+  }
+
   mine(count: number): number {
-    this.#tip = this.tip() + count;
+    this.tip();
+    const now = this.#clock.now().getTime();
+    this.#produce(count, now, now);
     return this.#tip;
+  }
+
+  /**
+   * Produces `count` blocks, the first at `firstAt` and the last at `lastAt` (block times never go
+   * backwards). Transfers wait in the block after the tip, so the first new block is theirs.
+   */
+  #produce(count: number, firstAt: number, lastAt: number): void {
+    const first = this.#tip + 1;
+    const at = new Date(Math.max(firstAt, this.#tipAt));
+    for (let i = this.#txs.length - 1; i >= 0 && this.#txs[i]!.blockNumber === first; i--) {
+      this.#txs[i]!.blockTime = at;
+    }
+    this.#tip += count;
+    this.#tipAt = Math.max(lastAt, this.#tipAt);
   }
 
   confirmations(tx: ChainTx): number {
@@ -235,6 +265,7 @@ class Chain {
       amount: args.amount,
       blockNumber,
       index: last?.blockNumber === blockNumber ? last.index + 1 : 0,
+      blockTime: null,
     };
     this.#txs.push(tx);
     return tx;
@@ -254,11 +285,11 @@ class Chain {
   list(
     cursor: string | undefined,
     limit: number,
-  ): { txs: ChainTx[]; nextCursor: string | null; tip: number } {
+  ): { txs: ChainTx[]; nextCursor: string | null; tip: number; tipTime: Date } {
     const tip = this.tip();
     let after = 0;
     if (cursor) {
-      const position = this.#decodeCursor(cursor);
+      const position = this.#cursors.decode(cursor);
       if (position === null) throw new SandboxError('INVALID_REQUEST', 'cursor: is not a cursor of this API');
       after = position;
     }
@@ -272,19 +303,8 @@ class Chain {
       if (account && isReceivingAccount(account)) txs.push(tx);
     }
     // Resume after everything scanned, the transfers to others' addresses included.
-    const nextCursor = scanned > 0 ? this.#encodeCursor(scanned) : null;
-    return { txs, nextCursor, tip };
-  }
-
-  #encodeCursor(seq: number): string {
-    return Buffer.from(`${this.#epoch}.${seq}`).toString('base64url');
-  }
-
-  #decodeCursor(cursor: string): number | null {
-    const match = /^([0-9a-f]{8})\.(\d{1,15})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (!match) return null;
-    if (match[1] !== this.#epoch) return 0;
-    return Math.min(Number(match[2]), this.#txs.length);
+    const nextCursor = scanned > 0 ? this.#cursors.encode(scanned) : null;
+    return { txs, nextCursor, tip, tipTime: this.tipTime() };
   }
 
   /** A send from the hot wallet; the first send with a reference is the only one. */
@@ -333,10 +353,7 @@ class Chain {
 
 const addressBody = z.object({ label: z.string().min(1).max(200) });
 
-const transfersQuery = z.object({
-  cursor: z.string().max(200).optional(),
-  limit: z.coerce.number().int().min(1).max(MAX_PAGE).default(DEFAULT_PAGE),
-});
+const transfersQuery = listQuery({ maxPage: MAX_PAGE, defaultPage: DEFAULT_PAGE });
 
 const sendBody = z.object({
   reference: referenceField,
@@ -377,6 +394,7 @@ function transferJson(tx: ChainTx) {
     amount: tx.amount.toFixed(),
     currency: 'USDT',
     block_number: tx.blockNumber,
+    block_time: tx.blockTime?.toISOString() ?? null,
   };
 }
 
@@ -427,7 +445,12 @@ export function chainsParty(options: { clock: Clock; blockIntervalMs: number }):
     const chain = chains[networkOf(ctx.params)];
     const query = validate(transfersQuery, ctx.query);
     const page = chain.list(query.cursor || undefined, query.limit);
-    ctx.body = { transfers: page.txs.map(transferJson), next_cursor: page.nextCursor, tip: page.tip };
+    ctx.body = {
+      transfers: page.txs.map(transferJson),
+      next_cursor: page.nextCursor,
+      tip: page.tip,
+      tip_time: page.tipTime.toISOString(),
+    };
   });
 
   router.post('/chains/:network/sends', async (ctx) => {

@@ -96,3 +96,29 @@ export function hasMagicSuffix(value: string, suffixes: readonly string[]): bool
   const tail = value.slice(-4).toLowerCase();
   return suffixes.includes(tail);
 }
+
+/**
+ * Opaque list cursors over a party's in-memory records, which only ever grow: a position in the
+ * list, tagged with the party's `epoch` (random per start), so that a cursor from an earlier run
+ * of the sandbox starts the new list from its beginning: all of it is new to the caller.
+ */
+export function positionCursors(epoch: string, length: () => number) {
+  return {
+    encode: (position: number): string => Buffer.from(`${epoch}.${position}`).toString('base64url'),
+    /** The position a cursor stands for (0 for one of an earlier run), or null for a string that is no cursor of this API. */
+    decode(cursor: string): number | null {
+      const match = /^([0-9a-f]{8})\.(\d{1,15})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+      if (!match) return null;
+      if (match[1] !== epoch) return 0;
+      return Math.min(Number(match[2]), length());
+    },
+  };
+}
+
+/** The `cursor` and `limit` of a list a party serves page by page. */
+export function listQuery(options: { maxPage: number; defaultPage: number }) {
+  return z.object({
+    cursor: z.string().max(200).optional(),
+    limit: z.coerce.number().int().min(1).max(options.maxPage).default(options.defaultPage),
+  });
+}

@@ -56,6 +56,7 @@ describe('HTTP rails', () => {
 
       const page = await rails.chains.listTransfers('TRON', { cursor: start.nextCursor, limit: 1 });
       expect(page.tip).to.equal(paid.blockNumber + 2);
+      expect(page.tipTime).to.deep.equal(clock.now());
       expect(page.transfers).to.have.length(1);
       const [inflow] = page.transfers;
       expect(inflow).to.deep.include({
@@ -64,6 +65,7 @@ describe('HTTP rails', () => {
         toAddress: address,
         currency: 'USDT',
         blockNumber: paid.blockNumber,
+        blockTime: clock.now(),
       });
       expect(inflow!.amount.isEqualTo('65.123457')).to.equal(true);
       expect(page.tip - inflow!.blockNumber + 1).to.equal(3);
@@ -126,6 +128,36 @@ describe('HTTP rails', () => {
       });
       const now = Math.floor(clock.now().getTime() / 1000);
       expect(verifyCallback(secret, notice!.rawBody, notice!.signature, now).valid).to.equal(true);
+    });
+
+    it('bank: the statement lists every credit once, notified or not, page by page', async () => {
+      const start = await rails.bank.listCredits({ cursor: null, limit: 500 });
+      const { accountNumber } = await rails.bank.createVirtualAccount({
+        reference: 'rails-instr-statement',
+        accountName: 'ACME LTD / PAYOUT',
+        callbackUrl: `${rig.receiver.url}/statement`,
+        expiresAt: new Date(clock.now().getTime() + 1_800_000),
+      });
+      const silent = rig.sandbox.bank.credit({ accountNumber, amount: '100.5', callback: false });
+      clock.advance(1000);
+      const notified = rig.sandbox.bank.credit({ accountNumber, amount: '200', payerName: 'ADA OBI' });
+
+      const first = await rails.bank.listCredits({ cursor: start.nextCursor, limit: 1 });
+      expect(first.credits).to.have.length(1);
+      expect(first.credits[0]).to.deep.include({
+        sessionId: silent.sessionId,
+        accountNumber,
+        currency: 'NGN',
+        occurredAt: silent.occurredAt,
+      });
+      expect(first.credits[0]!.amount.toFixed()).to.equal('100.5');
+      const second = await rails.bank.listCredits({ cursor: first.nextCursor, limit: 100 });
+      expect(second.credits.map((c) => [c.sessionId, c.payerName])).to.deep.equal([
+        [notified.sessionId, 'ADA OBI'],
+      ]);
+      expect(second.asOf).to.deep.equal(clock.now());
+      const none = await rails.bank.listCredits({ cursor: second.nextCursor, limit: 100 });
+      expect(none).to.deep.include({ credits: [], nextCursor: second.nextCursor });
     });
 
     it('bank: transfers out by reference, with the magic failures', async () => {
@@ -266,10 +298,12 @@ describe('HTTP rails', () => {
               amount: 10.5,
               currency: 'USDT',
               block_number: 1,
+              block_time: '2026-03-02T09:00:00Z',
             },
           ],
           next_cursor: 'c',
           tip: 5,
+          tip_time: '2026-03-02T09:00:12Z',
         },
         '/chains/BSC/transfers': {
           transfers: [
@@ -281,10 +315,12 @@ describe('HTTP rails', () => {
               amount: '1',
               currency: 'USDT',
               block_number: 9,
+              block_time: '2026-03-02T09:00:00Z',
             },
           ],
           next_cursor: 'c',
           tip: 5,
+          tip_time: '2026-03-02T09:00:12Z',
         },
         '/chains/TRON/addresses': { address: '0x55d398326f99059ff775485246999027b3197955' },
         '/bank/virtual-accounts': { account_number: '12345', bank_name: 'X', bank_code: '1' },

@@ -139,7 +139,7 @@ describe('sandbox bank', () => {
       expect(third!.rawBody.equals(first!.rawBody)).to.equal(true);
       expect(third!.signature).to.not.equal(first!.signature);
       expect(verifyCallback(secret, third!.rawBody, third!.signature, seconds()).valid).to.equal(true);
-      const delivery = await rig.sandbox.bank.credits(account)[0]!.notification.done;
+      const delivery = await rig.sandbox.bank.credits(account)[0]!.notification!.done;
       expect(delivery).to.include({ status: 'DELIVERED', attempts: 3, lastResponseStatus: 200 });
     });
 
@@ -147,7 +147,7 @@ describe('sandbox bank', () => {
       const account = (await openAccount('instr-down')).body.account_number;
       rig.receiver.answer('/credits/instr-down', 500, 500, 500, 500, 500, 500);
       await credit(account, '42');
-      const delivery = await rig.sandbox.bank.credits(account)[0]!.notification.done;
+      const delivery = await rig.sandbox.bank.credits(account)[0]!.notification!.done;
       expect(delivery).to.include({ status: 'FAILED', attempts: 5, lastResponseStatus: 500 });
       expect(rig.receiver.received.filter((r) => r.path === '/credits/instr-down')).to.have.length(5);
     });
@@ -226,6 +226,100 @@ describe('sandbox bank', () => {
     });
   });
 
+  describe('the statement of credits the service pulls', () => {
+    const statement = (query = '') => call('GET', `/bank/statement${query}`);
+    /** The cursor after every credit so far. */
+    const end = async () => {
+      let cursor = '';
+      for (;;) {
+        const page = await statement(`?limit=500${cursor ? `&cursor=${cursor}` : ''}`);
+        if (page.body.credits.length === 0) return cursor;
+        cursor = page.body.next_cursor;
+      }
+    };
+
+    it('credits with "callback": false, echoes it, and never calls back', async () => {
+      const account = (await openAccount('instr-silent')).body.account_number;
+      const silent = await call('POST', '/sandbox/bank/transfers', {
+        account_number: account,
+        amount: '10',
+        currency: 'NGN',
+        callback: false,
+      });
+      expect(silent.status).to.equal(201);
+      expect(silent.body).to.include({
+        account_number: account,
+        amount: '10.00',
+        status: 'SUCCESSFUL',
+        callback: false,
+      });
+      const notified = await credit(account, '20');
+      expect(notified.body.callback).to.equal(true);
+      // Callbacks go out in order: once the second credit's has arrived, the first would have.
+      const notices = await rig.receiver.waitFor('/credits/instr-silent', 1);
+      expect(notices.map((n) => n.body.session_id)).to.deep.equal([notified.body.session_id]);
+      expect(rig.sandbox.bank.credits(account).map((c) => c.notification === null)).to.deep.equal([
+        true,
+        false,
+      ]);
+      const refused = await call('POST', '/sandbox/bank/transfers', {
+        account_number: account,
+        amount: '1',
+        currency: 'NGN',
+        callback: 'no',
+      });
+      expect(refused.status).to.equal(400);
+      expect(refused.body.error.message).to.match(/^callback/);
+    });
+
+    it('lists every credit in the order the bank made it, a page at a time, as of the bank’s time', async () => {
+      const start = await end();
+      const account = (await openAccount('instr-statement')).body.account_number;
+      const made = [];
+      for (const [amount, callback] of [
+        ['1', true],
+        ['2.5', false],
+        ['3', true],
+      ] as const) {
+        made.push(
+          (
+            await call('POST', '/sandbox/bank/transfers', {
+              account_number: account,
+              amount,
+              currency: 'NGN',
+              callback,
+            })
+          ).body,
+        );
+        clock.advance(1000);
+      }
+      const first = await statement(`?cursor=${start}&limit=2`);
+      expect(first.status).to.equal(200);
+      expect(first.body.credits).to.deep.equal(
+        made.slice(0, 2).map((c) => ({
+          session_id: c.session_id,
+          account_number: account,
+          amount: c.amount,
+          currency: 'NGN',
+          payer_name: c.payer_name,
+          payer_account: c.payer_account,
+          occurred_at: c.occurred_at,
+        })),
+      );
+      expect(first.body.as_of).to.equal(clock.now().toISOString());
+      const second = await statement(`?cursor=${first.body.next_cursor}&limit=2`);
+      expect(second.body.credits.map((c: any) => c.amount)).to.deep.equal(['3.00']);
+      const empty = await statement(`?cursor=${second.body.next_cursor}`);
+      expect(empty.body).to.deep.include({ credits: [], next_cursor: second.body.next_cursor });
+    });
+
+    it('refuses a cursor it did not issue and a limit out of range', async () => {
+      expect((await statement('?cursor=not-a-cursor')).status).to.equal(400);
+      expect((await statement('?limit=0')).status).to.equal(400);
+      expect((await statement('?limit=501')).status).to.equal(400);
+    });
+  });
+
   it('cancels pending notifications when it closes', async () => {
     const slow = await startRailsSandbox(clock, { callbackDelayMs: 60_000, callbackSecret: secret });
     const opened = await callJson(slow.url, 'POST', '/bank/virtual-accounts', {
@@ -236,7 +330,7 @@ describe('sandbox bank', () => {
     });
     const credited = slow.bank.credit({ accountNumber: opened.body.account_number, amount: '10' });
     await slow.close();
-    expect(await credited.notification.done).to.include({ status: 'FAILED', attempts: 0 });
+    expect(await credited.notification!.done).to.include({ status: 'FAILED', attempts: 0 });
     expect(rig.receiver.received.filter((r) => r.path === '/credits/closing')).to.deep.equal([]);
   });
 });

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { ManualClock } from '#src/lib/clock.ts';
+import { receivingAddress } from '#src/sandbox/chains.ts';
 import type { RunningSandbox } from '#src/sandbox/server.ts';
 import { callJson, startRailsSandbox } from './rails-fixtures.ts';
 
@@ -79,9 +80,11 @@ describe('sandbox chains', () => {
       const before = await listed('TRON');
       expect(before.body.transfers.map((t: any) => t.tx_hash)).to.not.include(sent.body.tx_hash);
 
+      clock.advance(1500);
       sandbox.chains.mine('TRON');
       const after = await listed('TRON');
       expect(after.body.tip).to.equal(tip + 1);
+      expect(after.body.tip_time).to.equal(clock.now().toISOString());
       expect(after.body.transfers.find((t: any) => t.tx_hash === sent.body.tx_hash)).to.deep.equal({
         tx_hash: sent.body.tx_hash,
         network: 'TRON',
@@ -90,6 +93,7 @@ describe('sandbox chains', () => {
         amount: '25.123457',
         currency: 'USDT',
         block_number: tip + 1,
+        block_time: clock.now().toISOString(),
       });
     });
 
@@ -243,6 +247,44 @@ describe('sandbox chains', () => {
         });
         own.advance(-60_000);
         expect(timed.chains.tip('TRON')).to.equal(tip + 4);
+      } finally {
+        await timed.close();
+      }
+    });
+
+    it('dates each block: a transfer gets its block’s time, the listing the tip’s', async () => {
+      const start = new Date('2026-03-02T09:00:00Z');
+      const own = new ManualClock(start);
+      const timed = await startRailsSandbox(own, { blockIntervalMs: 3000 });
+      try {
+        const to = receivingAddress('TRON', 'dated');
+        own.advance(1000);
+        const tx = timed.chains.transfer({ network: 'TRON', toAddress: to, amount: '5' });
+        // Produced on the interval: the transfer's block at 09:00:03, the tip three blocks later.
+        own.advance(11_000);
+        const page = await callJson(timed.url, 'GET', '/chains/TRON/transfers');
+        expect(page.body.transfers.map((t: any) => [t.tx_hash, t.block_time])).to.deep.equal([
+          [tx.txHash, '2026-03-02T09:00:03.000Z'],
+        ]);
+        expect(page.body.tip_time).to.equal('2026-03-02T09:00:12.000Z');
+        // Mined on request: the blocks are as of now, and block times never go back.
+        own.advance(-5000);
+        timed.chains.mine('TRON', 2);
+        expect((await callJson(timed.url, 'GET', '/chains/TRON/transfers')).body.tip_time).to.equal(
+          '2026-03-02T09:00:12.000Z',
+        );
+        own.advance(7000);
+        const later = timed.chains.transfer({ network: 'TRON', toAddress: to, amount: '6' });
+        timed.chains.mine('TRON');
+        const next = await callJson(
+          timed.url,
+          'GET',
+          `/chains/TRON/transfers?cursor=${page.body.next_cursor}`,
+        );
+        expect(next.body.transfers.map((t: any) => [t.tx_hash, t.block_time])).to.deep.equal([
+          [later.txHash, '2026-03-02T09:00:14.000Z'],
+        ]);
+        expect(next.body.tip_time).to.equal('2026-03-02T09:00:14.000Z');
       } finally {
         await timed.close();
       }
