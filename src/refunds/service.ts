@@ -364,8 +364,8 @@ async function recordAttempt(
 
 /**
  * The DISPATCH_REFUND task of one refund: a PENDING refund is sent (or resent under the same
- * reference after a transport failure, until REFUND_MAX_ATTEMPTS), a PROCESSING one is checked
- * with the rail until it settles.
+ * reference after a transport failure, REFUND_MAX_ATTEMPTS sends in all, then the rail is asked
+ * whether it received one), a PROCESSING one is checked with the rail until it settles.
  */
 export async function dispatchRefund(deps: Deps, task: ClaimedTask): Promise<TaskOutcome> {
   const refund = await deps.orm.em.fork().findOne(Refund, task.subjectId);
@@ -398,23 +398,42 @@ export async function dispatchRefund(deps: Deps, task: ClaimedTask): Promise<Tas
           }),
         );
       }
+      const unavailable = (error: string): TaskOutcome => ({
+        done: false,
+        error,
+        retryInMs: taskBackoffMs(task.attempts, RAIL_RETRY_BASE_MS, RAIL_RETRY_CAP_MS),
+      });
+      if (task.attempts > deps.config.REFUND_MAX_ATTEMPTS) {
+        // No more sends. A send the rail never answered may still have reached it: ask, and fail
+        // the refund only on the rail's word that it never received it. While the rail cannot be
+        // reached the refund stays PENDING, so that money that moved is never reported as failed.
+        let known: RailTransfer | null;
+        try {
+          known = await railStatus(deps, refund);
+        } catch (err) {
+          if (!(err instanceof ProviderUnavailableError)) throw err;
+          return unavailable(
+            `${railName(refund)} unavailable; asking whether it received the refund: ${err.message}`,
+          );
+        }
+        return settledOrPolled(
+          await recordAttempt(
+            deps,
+            task,
+            refund.attemptNumber,
+            known ?? {
+              status: 'UNSENT',
+              failureReason: `the ${railName(refund)} did not answer ${deps.config.REFUND_MAX_ATTEMPTS} sends and never received the transfer`,
+            },
+          ),
+        );
+      }
       let transfer: RailTransfer;
       try {
         transfer = await sendOnRail(deps, refund);
       } catch (err) {
         if (!(err instanceof ProviderUnavailableError)) throw err;
-        if (task.attempts < deps.config.REFUND_MAX_ATTEMPTS) {
-          return {
-            done: false,
-            error: `${railName(refund)} unavailable: ${err.message}`,
-            retryInMs: taskBackoffMs(task.attempts, RAIL_RETRY_BASE_MS, RAIL_RETRY_CAP_MS),
-          };
-        }
-        await recordAttempt(deps, task, refund.attemptNumber, {
-          status: 'UNSENT',
-          failureReason: `the ${railName(refund)} was unavailable for ${task.attempts} attempts: ${err.message}`,
-        });
-        return DONE;
+        return unavailable(`${railName(refund)} unavailable: ${err.message}`);
       }
       return settledOrPolled(await recordAttempt(deps, task, refund.attemptNumber, transfer));
     }

@@ -1,11 +1,13 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/postgresql';
 import { expect } from 'chai';
 import { run } from '#src/cli/admin.ts';
+import type { Deps } from '#src/deps.ts';
 import { OutboxEvent } from '#src/events/entities.ts';
 import { newId } from '#src/lib/ids.ts';
 import { maskAddress } from '#src/lib/masking.ts';
 import { toDecimal } from '#src/lib/money.ts';
 import { applyPayoutEvent } from '#src/payouts/lifecycle.ts';
+import { httpRails } from '#src/providers/http-rails.ts';
 import { RefundDestination } from '#src/refund-destinations/entities.ts';
 import { Refund } from '#src/refunds/entities.ts';
 import { runRefundsOnce } from '#src/refunds/job.ts';
@@ -146,6 +148,64 @@ describe('refunds of failed payouts', () => {
     expect(refund.destination_provider_name).to.be.a('string').and.not.empty;
     const events = await eventTypesOf(id);
     expect(events.slice(-3)).to.deep.equal(['refund.created', 'refund.processing', 'refund.successful']);
+  });
+
+  describe('a bank that does not answer the refund’s sends', () => {
+    /** The service's view of the world while the bank cannot be reached. */
+    const bankDown = (): Deps => ({
+      ...deps(),
+      rails: {
+        ...deps().rails,
+        bank: httpRails({ baseUrl: 'http://127.0.0.1:9', timeoutMs: 200, log: deps().log, retryBaseMs: 1 })
+          .bank,
+      },
+    });
+    /** Every send the refund may make, and more, each after the longest backoff. */
+    async function sendsUnanswered(): Promise<void> {
+      for (let i = 0; i < deps().config.REFUND_MAX_ATTEMPTS + 2; i++) {
+        await runRefundsOnce(bankDown());
+        harness().clock.advance(11 * 60_000);
+      }
+    }
+
+    it('is never reported failed while a send may have reached it: the answer, once it comes, decides', async () => {
+      const merchant = await merchantWith();
+      const id = await failedPayout(merchant, 'NGN');
+      await runRefundsOnce(bankDown());
+      const pending = await refundOf(merchant, id);
+      expect(pending.status).to.equal('PENDING');
+      // The first send reached the bank; its answer was lost on the way back.
+      await deps().rails.bank.send({
+        reference: `${pending.id}:1`,
+        bankCode: '058',
+        accountNumber: '0123456789',
+        accountName: 'Refund',
+        amount: toDecimal(pending.refund_amount),
+        narration: 'Refund',
+      });
+      await sendsUnanswered();
+      expect((await refundOf(merchant, id)).status, 'outcome unknown').to.equal('PENDING');
+      expect(await eventTypesOf(id)).to.not.include('refund.failed');
+
+      await runRefundsOnce(deps());
+      expect((await refundOf(merchant, id)).status).to.equal('SUCCESSFUL');
+      expect((await eventTypesOf(id)).slice(-2)).to.deep.equal(['refund.processing', 'refund.successful']);
+    });
+
+    it('fails the refund once the bank, reachable again, says it never received it', async () => {
+      const merchant = await merchantWith();
+      const id = await failedPayout(merchant, 'NGN');
+      await sendsUnanswered();
+      expect((await refundOf(merchant, id)).status).to.equal('PENDING');
+
+      await runRefundsOnce(deps());
+      const failed = await refundOf(merchant, id);
+      expect(failed.status).to.equal('FAILED');
+      expect(failed.failure_reason).to.equal(
+        `the bank did not answer ${deps().config.REFUND_MAX_ATTEMPTS} sends and never received the transfer`,
+      );
+      expect((await eventTypesOf(id)).at(-1)).to.equal('refund.failed');
+    });
   });
 
   it('fails a refund to a dead address; an operator retries it once the destination is corrected', async () => {
