@@ -66,6 +66,11 @@ export const configSchema = z.object({
   WEBHOOK_CONCURRENCY_PER_TARGET: int(4, 1),
   WORKER_POLL_INTERVAL_MS: int(1000, 1),
   /**
+   * How often the settlement job reads the bank's statement of credits: the pull that finds every
+   * credit whose notification never came, and what lets a bank instruction expire.
+   */
+  BANK_STATEMENT_INTERVAL_MS: int(60_000, 1),
+  /**
    * The background jobs this instance runs. Instances that share a database share the work, so
    * API instances may run none (`none`) and leave it to instances that serve no traffic.
    */

@@ -219,13 +219,14 @@ export async function seedSettlement(db: pg.Pool, reference: string): Promise<vo
   );
   await db.query(
     `insert into inflows (id, tenant_id, rail, provider_name, network, amount, currency, external_ref, to_account,
-        block_number, confirmations_received, confirmations_required, state, overpayment_amount, created_at, updated_at)
+        block_number, confirmations_received, confirmations_required, state, overpayment_amount, arrived_at,
+        created_at, updated_at)
      select gen_random_uuid(), i.tenant_id, 'CRYPTO', 'TRON', 'TRON', i.expected_amount, 'USDT',
-            'bench-' || i.id, i.account_unique, 1, 19, 19, 'CONFIRMED', 0,
-            now() - interval '1 minute' + (row_number() over (order by i.created_at, i.id)) * interval '1 microsecond',
-            now()
-       from payment_instructions i join payouts p on p.id = i.payout_id
-      where p.merchant_reference like $1 || '-%'`,
+            'bench-' || i.id, i.account_unique, 1, 19, 19, 'CONFIRMED', 0, i.at, i.at, now()
+       from (select i.*, now() - interval '1 minute'
+                    + (row_number() over (order by i.created_at, i.id)) * interval '1 microsecond' as at
+               from payment_instructions i join payouts p on p.id = i.payout_id
+              where p.merchant_reference like $1 || '-%') i`,
     [reference],
   );
   await db.query('analyze');

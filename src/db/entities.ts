@@ -7,7 +7,7 @@ import { Payout, StatusLog } from '#src/payouts/entities.ts';
 import { Quote } from '#src/quotes/entities.ts';
 import { RefundDestination } from '#src/refund-destinations/entities.ts';
 import { Refund } from '#src/refunds/entities.ts';
-import { ChainCursor, Inflow } from '#src/settlement/entities.ts';
+import { Inflow, RailCursor } from '#src/settlement/entities.ts';
 import { ApiKey, Tenant } from '#src/tenants/entities.ts';
 import { WebhookDelivery, WebhookDeliveryAttempt } from '#src/webhooks/delivery.entities.ts';
 import { WebhookConfig } from '#src/webhooks/entities.ts';
@@ -25,7 +25,7 @@ export const entities = [
   PaymentInstruction,
   DepositAddress,
   Inflow,
-  ChainCursor,
+  RailCursor,
   Outflow,
   Refund,
   OutboxEvent,

@@ -210,6 +210,16 @@ export async function openSql(orm: MikroORM): Promise<Sql> {
 const UTC_TIMESTAMP = /^(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d:\d\d)(?:\.(\d{1,6}))?(?:\+00(?::00)?|Z)$/;
 
 /**
+ * Rows as the columns an `unnest($1::a[], $2::b[], …)` statement takes: one array per column,
+ * `width` of them, so that a batch of rows is one statement with one parameter per column.
+ */
+export function columnsOf(rows: readonly (readonly unknown[])[], width: number): unknown[][] {
+  const columns = Array.from({ length: width }, (): unknown[] => []);
+  for (const row of rows) for (let i = 0; i < width; i++) columns[i]!.push(row[i]);
+  return columns;
+}
+
+/**
  * ISO-8601 in UTC with milliseconds (as `Date.prototype.toISOString` writes it) of a timestamp as
  * the pool returns it, without building a Date when it is already in UTC (the usual case).
  */

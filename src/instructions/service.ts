@@ -679,19 +679,30 @@ async function writeIsolating(
   }
 }
 
+/**
+ * The lapsed instructions that may end now. On-time money must never turn a payout EXPIRED, and
+ * expiry is final, so an instruction past its expires_at ends only once:
+ *
+ * - its rail has been read past expires_at (`rail_cursors.read_through`: the chain's scanned
+ *   block time, the bank statement's time), so that every transfer or credit that arrived before
+ *   it is recorded, however late the service found it; a rail that cannot be read holds its
+ *   instructions open until it can;
+ * - no money to its account that arrived before expires_at still waits for confirmations or for
+ *   matching (which pays the instruction if it covers it).
+ */
 const lapsedInstructions = statement(
   'instructions_lapsed_lock',
-  // A crypto payment seen before the deadline but still gathering confirmations (or waiting to be
-  // matched) keeps its instruction open: on-time money must not turn a payout EXPIRED.
-  `select i.id, i.payout_id, i.status, i.snapshot from payment_instructions i
-    where i.status = 'UNPAID' and i.expires_at <= $1
-      and not (i.rail = 'CRYPTO' and exists (
+  `select i.id, i.payout_id, i.status, i.snapshot
+     from payment_instructions i
+     join rail_cursors c on c.source = coalesce(i.chain, 'BANK')
+    where i.status = 'UNPAID' and i.expires_at <= $1 and c.read_through >= i.expires_at
+      and not exists (
             select 1 from inflows f
-             where f.to_account = i.account_unique and f.state in ('PENDING_CONFIRMATION', 'CONFIRMED')
-               and f.created_at <= i.expires_at))
+             where f.to_account = i.account_unique and f.rail = i.rail
+               and f.state in ('PENDING_CONFIRMATION', 'CONFIRMED') and f.arrived_at < i.expires_at)
     order by i.expires_at
     limit $2
-    for update skip locked`,
+    for update of i skip locked`,
 );
 
 const updateInstructionStatus = statement(

@@ -21,3 +21,11 @@ export class ManualClock implements Clock {
     this.#ms = to.getTime();
   }
 }
+
+/**
+ * When money arrived, as a rail reports it (a block's time, a bank's credit time), but never
+ * later than `now`: a provider whose clock runs ahead of ours cannot make money look later than it is.
+ */
+export function arrivalTime(reported: Date, now: Date): Date {
+  return reported.getTime() < now.getTime() ? reported : now;
+}

@@ -44,6 +44,9 @@ const adminInflowOut = z.object({
   account_payout_id: z.string().nullable(),
   overpayment_amount: z.string(),
   matched_at: z.string().nullable(),
+  /** When the rail says the money arrived (block time, bank credit time): what lateness is judged by. */
+  arrived_at: z.string(),
+  /** When the service recorded it. */
   created_at: z.string(),
 });
 
@@ -79,6 +82,7 @@ function toAdminInflow(
     account_payout_id: accountPayoutId,
     overpayment_amount: inflow.overpaymentAmount.toFixed(),
     matched_at: iso(inflow.matchedAt ?? null),
+    arrived_at: iso(inflow.arrivedAt),
     created_at: iso(inflow.createdAt),
   };
 }

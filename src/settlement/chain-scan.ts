@@ -1,10 +1,11 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Config } from '#src/config.ts';
 import type { Network } from '#src/corridors/corridors.ts';
-import { type Sql, statement } from '#src/db/sql.ts';
+import { columnsOf, type Sql, statement } from '#src/db/sql.ts';
 import type { Deps } from '#src/deps.ts';
+import { arrivalTime } from '#src/lib/clock.ts';
 import { newId } from '#src/lib/ids.ts';
 import type { ChainTransfer } from '#src/providers/rails.ts';
+import { readRail } from './rail-reader.ts';
 
 /**
  * Chain scanning: reads each network's transfers into the service's addresses after the
@@ -45,108 +46,44 @@ export interface ChainScan {
   tip: number | null;
 }
 
-/** How long one instance may hold a network's scan before another may take it over. */
-const SCAN_LEASE_MS = 60_000;
-
 /**
- * Scans `network` from its cursor to the chain's present, a page at a time. The network's cursor
- * row is leased (a token and an expiry, set in a short transaction), so two instances never scan
- * one network at once and no transaction stays open while the chain is asked; each page's
- * inflows are saved with the new cursor and tip in one transaction that first checks the lease
- * is still ours. A crash mid-way re-reads the page once the lease lapses, and the unique
- * (rail, external_ref) index makes the re-read record nothing twice.
+ * Scans `network` from its cursor to the chain's present, a page at a time, through the rail's
+ * leased cursor (`rail-reader.ts`): two instances never scan one network at once, and each
+ * page's inflows are saved with the new cursor, the tip and the time the chain is now read
+ * through (the tip block's time, or the last transfer's on a full page) in one transaction.
  */
 export async function scanChain(
   deps: Deps,
   network: Network,
   options: { pageSize?: number; maxPages?: number } = {},
 ): Promise<ChainScan> {
-  const pageSize = options.pageSize ?? SCAN_PAGE_SIZE;
-  const scan: ChainScan = { network, scanned: false, recorded: 0, confirmed: 0, tip: null };
-  const em = deps.orm.em.fork();
-  const lease = await takeLease(deps, em, network);
-  if (!lease) return scan;
-  try {
-    let cursor = lease.cursor;
-    for (let page = 0; page < (options.maxPages ?? MAX_PAGES_PER_RUN); page++) {
-      const listed = await deps.rails.chains.listTransfers(network, { cursor, limit: pageSize });
-      const step = await deps.sql.transaction((tx) =>
-        savePage(deps, tx, network, lease.token, cursor, listed),
-      );
-      if (!step) break;
-      scan.scanned = true;
-      scan.recorded += step.recorded;
-      scan.confirmed += step.confirmed;
-      scan.tip = listed.tip;
-      const more = listed.transfers.length >= pageSize && step.cursor !== cursor;
-      cursor = step.cursor;
-      if (!more) break;
-    }
-  } finally {
-    await em.execute(
-      'update chain_cursors set lease_token = null, lease_until = null where network = ? and lease_token = ?',
-      [network, lease.token],
-    );
-  }
-  return scan;
-}
-
-/** Leases the network's cursor row, creating it on first use; null when another instance holds it. */
-async function takeLease(
-  deps: Deps,
-  em: EntityManager,
-  network: Network,
-): Promise<{ token: string; cursor: string | null } | null> {
-  const now = deps.clock.now();
-  await em.execute(
-    `insert into chain_cursors (network, cursor, tip, created_at, updated_at)
-     values (?, null, 0, ?, ?) on conflict (network) do nothing`,
-    [network, now, now],
+  let confirmed = 0;
+  let tip: number | null = null;
+  const read = await readRail<ChainTransfer>(
+    deps,
+    {
+      source: network,
+      intervalMs: null,
+      async list(cursor, limit) {
+        const listed = await deps.rails.chains.listTransfers(network, { cursor, limit });
+        return {
+          items: listed.transfers,
+          nextCursor: listed.nextCursor,
+          asOf: listed.tipTime,
+          tip: listed.tip,
+        };
+      },
+      timeOf: (transfer) => transfer.blockTime,
+      async save(tx, page, now) {
+        tip = page.tip ?? 0;
+        const recorded = await recordTransfers(deps, tx, network, page.items, tip, now);
+        confirmed += await countConfirmations(tx, network, tip, now);
+        return recorded;
+      },
+    },
+    { pageSize: options.pageSize ?? SCAN_PAGE_SIZE, maxPages: options.maxPages ?? MAX_PAGES_PER_RUN },
   );
-  const token = newId();
-  const [leased] = await em.execute<{ cursor: string | null }[]>(
-    // SKIP LOCKED: a row being saved by the lease holder right now is simply not ours to take.
-    `update chain_cursors set lease_token = ?, lease_until = ?, updated_at = ?
-      where network = (select network from chain_cursors
-                        where network = ? and (lease_until is null or lease_until < ?)
-                        for update skip locked)
-      returning cursor`,
-    [token, new Date(now.getTime() + SCAN_LEASE_MS), now, network, now],
-  );
-  return leased ? { token, cursor: leased.cursor } : null;
-}
-
-const holdLease = statement(
-  'chain_scan_hold_lease',
-  'select network from chain_cursors where network = $1 and lease_token = $2 for update',
-);
-
-const moveCursor = statement(
-  'chain_scan_move_cursor',
-  'update chain_cursors set cursor = $2, tip = $3, lease_until = $4, updated_at = $5 where network = $1',
-);
-
-/**
- * Saves one listed page: the new inflows, the cursor and the tip, and the confirmations the tip
- * brings, in the caller's transaction. Null when the lease was lost (another instance took over
- * after it lapsed): nothing is written, that instance re-reads the page.
- */
-async function savePage(
-  deps: Deps,
-  tx: Sql,
-  network: Network,
-  token: string,
-  from: string | null,
-  listed: { transfers: readonly ChainTransfer[]; nextCursor: string | null; tip: number },
-): Promise<{ recorded: number; confirmed: number; cursor: string | null } | null> {
-  const now = deps.clock.now();
-  const [held] = await tx.rows(holdLease, [network, token]);
-  if (!held) return null;
-  const recorded = await recordTransfers(deps, tx, network, listed.transfers, listed.tip, now);
-  const cursor = listed.nextCursor ?? from;
-  await tx.rows(moveCursor, [network, cursor, listed.tip, new Date(now.getTime() + SCAN_LEASE_MS), now]);
-  const confirmed = await countConfirmations(tx, network, listed.tip, now);
-  return { recorded, confirmed, cursor };
+  return { network, scanned: read.read, recorded: read.recorded, confirmed, tip };
 }
 
 const ownersByAddress = statement(
@@ -164,12 +101,14 @@ const insertInflows = statement(
   'chain_scan_insert_inflows',
   `insert into inflows (id, tenant_id, rail, provider_name, network, amount, currency, external_ref,
        to_account, payer_name, payer_account, block_number, confirmations_received, confirmations_required,
-       state, is_matched, is_underpaid, overpayment_amount, created_at, updated_at)
+       state, is_matched, is_underpaid, overpayment_amount, arrived_at, created_at, updated_at)
    select t.id, t.tenant_id, 'CRYPTO', $1, $2, t.amount, 'USDT', t.external_ref, t.to_account, null,
-          t.payer_account, t.block_number, t.confirmations, $3, 'PENDING_CONFIRMATION', false, false, 0, $4, $4
+          t.payer_account, t.block_number, t.confirmations, $3, 'PENDING_CONFIRMATION', false, false, 0,
+          t.arrived_at, $4, $4
      from unnest($5::uuid[], $6::uuid[], $7::numeric[], $8::text[], $9::text[], $10::text[], $11::int[],
-                 $12::int[])
-          as t(id, tenant_id, amount, external_ref, to_account, payer_account, block_number, confirmations)
+                 $12::int[], $13::timestamptz[])
+          as t(id, tenant_id, amount, external_ref, to_account, payer_account, block_number, confirmations,
+               arrived_at)
     order by t.id
    on conflict (rail, external_ref) do nothing
    returning id`,
@@ -196,7 +135,7 @@ async function recordTransfers(
     [network, wanted],
   );
   const byAddress = new Map(owners.map((o) => [canonicalAddress(network, o.address), o]));
-  const rows: unknown[][] = [[], [], [], [], [], [], [], []];
+  const rows: unknown[][] = [];
   const seen = new Set<string>();
   for (const transfer of transfers) {
     const owner = byAddress.get(canonicalAddress(network, transfer.toAddress));
@@ -215,7 +154,7 @@ async function recordTransfers(
     // A transfer listed twice in one page is one transfer.
     if (seen.has(transfer.txHash)) continue;
     seen.add(transfer.txHash);
-    const row = [
+    rows.push([
       newId(),
       owner.tenant_id,
       transfer.amount.toFixed(),
@@ -225,8 +164,8 @@ async function recordTransfers(
       transfer.fromAddress,
       transfer.blockNumber,
       Math.max(0, tip - transfer.blockNumber + 1),
-    ];
-    for (let i = 0; i < row.length; i++) rows[i]!.push(row[i]);
+      arrivalTime(transfer.blockTime, now),
+    ]);
   }
   if (seen.size === 0) return 0;
   const inserted = await tx.rows<{ id: string }>(insertInflows, [
@@ -234,7 +173,7 @@ async function recordTransfers(
     network,
     confirmationsRequired(deps.config, network),
     now,
-    ...rows,
+    ...columnsOf(rows, 9),
   ]);
   return inserted.length;
 }

@@ -53,23 +53,43 @@ export const Inflow = defineEntity({
     instruction: () => p.manyToOne(PaymentInstruction).nullable(),
     isUnderpaid: p.boolean().default(false),
     overpaymentAmount: money(),
+    /**
+     * When the rail says the money arrived (the block's time, the bank's credit time; never later
+     * than when it was recorded): what matching and expiry judge lateness by, so that money found
+     * late (after an outage) is not judged late.
+     */
+    arrivedAt: p.datetime(),
     ...timestamps(),
   },
 });
 export type Inflow = InferEntity<typeof Inflow>;
 
-/** How far the service has read each chain's transfers. */
-export const ChainCursor = defineEntity({
-  name: 'ChainCursor',
-  tableName: 'chain_cursors',
+/** The rails settlement reads from a cursor: each chain by its network, and the bank's statement. */
+export const RAIL_SOURCES = ['TRON', 'BSC', 'BANK'] as const;
+export type RailSource = (typeof RAIL_SOURCES)[number];
+
+/** How far the service has read each rail: a chain's transfers, the bank's statement of credits. */
+export const RailCursor = defineEntity({
+  name: 'RailCursor',
+  tableName: 'rail_cursors',
   properties: {
-    network: p.enum(['TRON', 'BSC'] as const).primary(),
+    source: p.enum(RAIL_SOURCES).primary(),
+    /** The rail's own opaque position; null before the first read. */
     cursor: p.string().length(200).nullable(),
-    tip: p.integer().default(0),
-    /** Who is scanning this network right now, and until when: a lease, not a lock held across the call. */
+    /** The chain's latest block at the last read (null for the bank). */
+    tip: p.integer().nullable(),
+    /**
+     * The rail's time before which every transfer or credit has been read and recorded: a
+     * chain's scanned block time, the bank statement's. Instructions expire only once their rail
+     * has been read past their expires_at.
+     */
+    readThrough: p.datetime().nullable(),
+    /** When the next read is due, for a rail not read on every pass (the bank); null: every pass. */
+    dueAt: p.datetime().nullable(),
+    /** Who is reading this rail right now, and until when: a lease, not a lock held across the call. */
     leaseToken: p.uuid().nullable(),
     leaseUntil: p.datetime().nullable(),
     ...timestamps(),
   },
 });
-export type ChainCursor = InferEntity<typeof ChainCursor>;
+export type RailCursor = InferEntity<typeof RailCursor>;

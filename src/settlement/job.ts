@@ -1,35 +1,50 @@
 import { NETWORKS } from '#src/corridors/corridors.ts';
 import type { Deps } from '#src/deps.ts';
 import { ProviderUnavailableError } from '#src/providers/providers.ts';
+import { pullBankStatement } from './bank-statement.ts';
 import { type ChainScan, scanChain } from './chain-scan.ts';
+import type { RailSource } from './entities.ts';
 import { type MatchSummary, matchConfirmedInflows } from './matching.ts';
+import type { RailRead } from './rail-reader.ts';
 
 /** What one run of the settlement job did. */
 export interface SettlementRun {
   scans: ChainScan[];
-  /** Networks whose scan failed this run (the cursor stays where it was; the next run retries). */
-  failedScans: string[];
+  /** The read of the bank's statement; null when it failed. */
+  statement: RailRead | null;
+  /** Rails whose read failed this run (the cursor stays where it was; the next run retries). */
+  failedScans: RailSource[];
   matching: MatchSummary;
 }
 
 /**
  * One run of the settlement job: scan every network (record new transfers, count
- * confirmations), then match every CONFIRMED inflow, bank credits the callback could not match
- * included. A chain that cannot be read does not stop the others or the matching.
+ * confirmations), read the bank's statement when its interval is up (record the credits whose
+ * notification never came), then match every CONFIRMED inflow, bank credits the callback could
+ * not match included. A rail that cannot be read does not stop the others or the matching.
  */
 export async function runSettlementOnce(deps: Deps): Promise<SettlementRun> {
   const scans: ChainScan[] = [];
-  const failedScans: string[] = [];
+  const failedScans: RailSource[] = [];
+  const failed = (source: RailSource, err: unknown) => {
+    failedScans.push(source);
+    if (err instanceof ProviderUnavailableError)
+      deps.log.warn({ err, source }, 'rail read failed; will retry');
+    else deps.log.error({ err, source }, 'rail read failed; will retry');
+  };
   for (const network of NETWORKS) {
     try {
       scans.push(await scanChain(deps, network));
     } catch (err) {
-      failedScans.push(network);
-      if (err instanceof ProviderUnavailableError)
-        deps.log.warn({ err, network }, 'chain scan failed; will retry');
-      else deps.log.error({ err, network }, 'chain scan failed; will retry');
+      failed(network, err);
     }
   }
+  let statement: RailRead | null = null;
+  try {
+    statement = await pullBankStatement(deps);
+  } catch (err) {
+    failed('BANK', err);
+  }
   const matching = await matchConfirmedInflows(deps);
-  return { scans, failedScans, matching };
+  return { scans, statement, failedScans, matching };
 }

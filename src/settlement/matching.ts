@@ -66,10 +66,11 @@ interface InflowRow {
   currency: string;
   to_account: string;
   state: InflowState;
-  created_at: string | Date;
+  /** When the rail says the money arrived: what every verdict judges it by. */
+  arrived_at: string | Date;
 }
 
-const INFLOW_COLUMNS = 'id, tenant_id, rail, amount, currency, to_account, state, created_at';
+const INFLOW_COLUMNS = 'id, tenant_id, rail, amount, currency, to_account, state, arrived_at';
 
 /**
  * The shared addresses a batch takes, locked FOR UPDATE SKIP LOCKED before its inflows: of the
@@ -430,7 +431,7 @@ async function matchBatch(
   }
   if (inflows.length === 0) return { claimed: 0, outcomes: [], deferred: 0 };
 
-  const arrivals = inflows.map((f) => toDate(f.created_at));
+  const arrivals = inflows.map((f) => toDate(f.arrived_at));
   const ranks = new Map<string, number>();
   const rank = inflows.map((f) => {
     const n = (ranks.get(accountKey(f)) ?? 0) + 1;

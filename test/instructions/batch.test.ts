@@ -13,6 +13,7 @@ import type { BankGateway } from '#src/providers/rails.ts';
 import { call, type Merchant } from '../client.ts';
 import { harness } from '../harness.ts';
 import { bankPayout, mobilePayout, payoutReadyMerchant } from '../payouts/fixtures.ts';
+import { lapse } from '../settlement/fixtures.ts';
 
 const deps = () => harness().service.deps;
 
@@ -256,19 +257,25 @@ describe('instruction generation in batches', () => {
     ).to.equal(ids.length);
   });
 
-  it('expires lapsed instructions in a batch when the time is up, each payout with its own timeline row and event', async () => {
-    const ids = [
-      await create(merchant, bankPayout()),
-      await create(merchant, bankPayout({ settlement_currency: 'NGN' })),
-      await create(merchant, bankPayout({ settlement_network: 'BSC' })),
-    ];
+  it('expires lapsed instructions in a batch once their rails are read past expires_at, each payout with its own timeline row and event', async () => {
+    const ids = {
+      tron: await create(merchant, bankPayout()),
+      bank: await create(merchant, bankPayout({ settlement_currency: 'NGN' })),
+      bsc: await create(merchant, bankPayout({ settlement_network: 'BSC' })),
+    };
     await runInstructionsOnce(deps());
-    harness().clock.advance(deps().config.PAYMENT_INSTRUCTION_TTL_MS - 1000);
-    await runInstructionsOnce(deps());
-    for (const id of ids) expect((await payout(merchant, id)).status).to.equal('PENDING_PAYMENT');
-    harness().clock.advance(1000);
-    await runInstructionsOnce(deps());
-    for (const id of ids) {
+    await lapse(deps().config.PAYMENT_INSTRUCTION_TTL_MS - 1000);
+    for (const id of Object.values(ids))
+      expect((await payout(merchant, id)).status).to.equal('PENDING_PAYMENT');
+    // The chains have a block past expires_at; the bank's statement is read again only after its interval.
+    await lapse(1000);
+    expect((await payout(merchant, ids.tron)).status).to.equal('EXPIRED');
+    expect((await payout(merchant, ids.bsc)).status).to.equal('EXPIRED');
+    expect((await payout(merchant, ids.bank)).status, 'statement not read past expires_at').to.equal(
+      'PENDING_PAYMENT',
+    );
+    await lapse(deps().config.BANK_STATEMENT_INTERVAL_MS);
+    for (const id of Object.values(ids)) {
       const p = await payout(merchant, id);
       expect(p.status).to.equal('EXPIRED');
       expect(p.payment_instruction.payment_status).to.equal('EXPIRED');

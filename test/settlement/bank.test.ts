@@ -1,5 +1,4 @@
 import { expect } from 'chai';
-import { runInstructionsOnce } from '#src/instructions/job.ts';
 import { toDecimal } from '#src/lib/money.ts';
 import { Inflow } from '#src/settlement/entities.ts';
 import { errorOf, type Merchant } from '../client.ts';
@@ -12,6 +11,7 @@ import {
   getPayout,
   handledCredit,
   inflowByRef,
+  lapse,
   merchantInflows,
   outboxEventTypes,
   payBank,
@@ -160,8 +160,7 @@ describe('settlement on the bank rail', () => {
 
   it('keeps a credit that arrives after expiry UNMATCHED and shows operators whose account it was', async () => {
     const payout = await payoutWithInstruction(merchant, { settlement_currency: 'NGN' });
-    harness().clock.advance(deps().config.PAYMENT_INSTRUCTION_TTL_MS + 60_000);
-    await runInstructionsOnce(deps());
+    await lapse(deps().config.PAYMENT_INSTRUCTION_TTL_MS + 60_000);
     const credit = await payBank(payout.instruction.account_unique, payout.instruction.expected);
     const inflow = await handledCredit(credit.session_id);
     expect(inflow).to.include({ state: 'UNMATCHED', isMatched: false, payout: null });

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { toDecimal } from '#src/lib/money.ts';
-import { bankCreditBody, recordBankCredit } from '#src/settlement/bank-credits.ts';
+import { bankCreditBody, creditOfNotice, recordBankCredit } from '#src/settlement/bank-credits.ts';
 import { scanChain } from '#src/settlement/chain-scan.ts';
 import { matchConfirmedInflows } from '#src/settlement/matching.ts';
 import type { Merchant } from '../client.ts';
@@ -122,7 +122,9 @@ describe('settlement matching in batches', () => {
     const credits = [half, rest].map((amount) =>
       creditBody({ account_number: account, amount: amount.toFixed() }),
     );
-    for (const credit of credits) await recordBankCredit(deps(), bankCreditBody.parse(credit), deps().log);
+    for (const credit of credits) {
+      await recordBankCredit(deps(), creditOfNotice(bankCreditBody.parse(credit)), deps().log);
+    }
 
     expect(await matchConfirmedInflows(deps())).to.deep.equal({
       matched: 1,

@@ -50,15 +50,13 @@ describe('settlement with several instances', () => {
     await deps()
       .orm.em.fork()
       .execute(
-        "update chain_cursors set lease_token = gen_random_uuid(), lease_until = ? where network = 'TRON'",
+        "update rail_cursors set lease_token = gen_random_uuid(), lease_until = ? where source = 'TRON'",
         [until],
       );
     expect(await scanChain(deps(), 'TRON')).to.include({ scanned: false, recorded: 0 });
     // and while it saves a page, its row lock is skipped, not waited for
-    const skipped = await whileLocked(
-      "select * from chain_cursors where network = 'TRON' for update",
-      [],
-      () => scanChain(deps(), 'TRON'),
+    const skipped = await whileLocked("select * from rail_cursors where source = 'TRON' for update", [], () =>
+      scanChain(deps(), 'TRON'),
     );
     expect(skipped).to.include({ scanned: false, recorded: 0 });
     // A lease whose holder died lapses, and the network is scanned again.

@@ -10,6 +10,7 @@ import {
   deps,
   getPayout,
   inflowByRef,
+  lapse,
   merchantInflows,
   mine,
   outboxEventTypes,
@@ -166,8 +167,7 @@ describe('settlement on the crypto rail', () => {
 
   it('keeps money that arrives after expiry UNMATCHED, even when another instruction is open', async () => {
     const late = await payoutWithInstruction(merchant, { destination_amount: 150000 });
-    harness().clock.advance(deps().config.PAYMENT_INSTRUCTION_TTL_MS + 60_000);
-    await runInstructionsOnce(deps());
+    await lapse(deps().config.PAYMENT_INSTRUCTION_TTL_MS + 60_000);
     expect((await getPayout(merchant, late.id)).status).to.equal('EXPIRED');
     // A smaller open instruction the late amount would overpay: still not a reason to take it.
     const open = await payoutWithInstruction(merchant, { destination_amount: 100000 });
@@ -195,12 +195,69 @@ describe('settlement on the crypto rail', () => {
     expect(await merchantInflows(merchant)).to.have.length(1);
 
     // Forget how far the chains were read: the next run reads everything again.
-    await deps().orm.em.fork().execute('update chain_cursors set cursor = null');
+    await deps().orm.em.fork().execute("update rail_cursors set cursor = null where source <> 'BANK'");
     const rescan = await settle();
     expect(rescan.scans.map((s) => s.recorded)).to.deep.equal([0, 0]);
     expect(rescan.matching).to.deep.include({ matched: 0, held: 0 });
     expect(await merchantInflows(merchant)).to.have.length(1);
     const paid = await getPayout(merchant, payout.id);
     expect(paid.status_timeline.filter((t: any) => t.reason_code === 'PAYMENT_RECEIVED')).to.have.length(1);
+  });
+
+  describe('money that arrived in time is never judged late because it was found late', () => {
+    /** Moves the clock to `offsetMs` from the instruction's expires_at. */
+    const at = (instruction: { expires_at: string }, offsetMs: number) =>
+      harness().clock.set(new Date(new Date(instruction.expires_at).getTime() + offsetMs));
+
+    it('pays with a transfer mined a second before expiry whose confirmations finish after it', async () => {
+      const payout = await payoutWithInstruction(merchant);
+      at(payout.instruction, -1000);
+      const tx = await sendUsdt('TRON', payout.instruction.account_unique, payout.instruction.expected);
+      await mine('TRON', 1);
+      await settle();
+      at(payout.instruction, 60_000);
+      await mine('TRON', 1);
+      await settle();
+      await runInstructionsOnce(deps());
+      expect((await getPayout(merchant, payout.id)).status, 'still confirming').to.equal('PENDING_PAYMENT');
+
+      await mine('TRON', confirmationsOf('TRON') - 2);
+      await settle();
+      expect(await inflowByRef(tx)).to.deep.include({ state: 'MATCHED' });
+      expect((await getPayout(merchant, payout.id)).status).to.equal('PAYMENT_RECEIVED');
+    });
+
+    it('pays with a transfer mined a second before expiry that the chain scan found only after it', async () => {
+      const payout = await payoutWithInstruction(merchant);
+      at(payout.instruction, -1000);
+      const tx = await sendUsdt('TRON', payout.instruction.account_unique, payout.instruction.expected);
+      await mine('TRON', confirmationsOf('TRON'));
+      // The service was down: the chain went on, the expiry sweep runs before the chain is read.
+      at(payout.instruction, 600_000);
+      await mine('TRON', 1);
+      await runInstructionsOnce(deps());
+      expect((await getPayout(merchant, payout.id)).status, 'the chain is not read past expiry').to.equal(
+        'PENDING_PAYMENT',
+      );
+
+      await settle();
+      await runInstructionsOnce(deps());
+      expect((await inflowByRef(tx))?.arrivedAt.getTime()).to.equal(
+        new Date(payout.instruction.expires_at).getTime() - 1000,
+      );
+      expect(await inflowByRef(tx)).to.deep.include({ state: 'MATCHED' });
+      expect((await getPayout(merchant, payout.id)).status).to.equal('PAYMENT_RECEIVED');
+    });
+
+    it('keeps a transfer mined a second after expiry unmatched, and the payout expires', async () => {
+      const payout = await payoutWithInstruction(merchant);
+      at(payout.instruction, 1000);
+      const tx = await sendUsdt('TRON', payout.instruction.account_unique, payout.instruction.expected);
+      await mine('TRON', confirmationsOf('TRON'));
+      await settle();
+      await runInstructionsOnce(deps());
+      expect(await inflowByRef(tx)).to.deep.include({ state: 'UNMATCHED', payout: null });
+      expect((await getPayout(merchant, payout.id)).status).to.equal('EXPIRED');
+    });
   });
 });

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { run } from '#src/cli/admin.ts';
-import type { Network } from '#src/corridors/corridors.ts';
+import { NETWORKS, type Network } from '#src/corridors/corridors.ts';
 import { OutboxEvent } from '#src/events/entities.ts';
 import { runInstructionsOnce } from '#src/instructions/job.ts';
 import { CALLBACK_SIGNATURE_HEADER, signCallback } from '#src/providers/callback-signature.ts';
@@ -115,6 +115,7 @@ export async function handledCredit(sessionId: string): Promise<Inflow> {
     .sandbox.bank.credits()
     .find((c) => c.sessionId === sessionId);
   if (!credit) throw new Error(`the sandbox bank made no credit ${sessionId}`);
+  if (!credit.notification) throw new Error(`the sandbox bank was told not to notify credit ${sessionId}`);
   const delivery = await credit.notification.done;
   expect(delivery.status, `notification ${delivery.lastResponseStatus} ${delivery.lastError}`).to.equal(
     'DELIVERED',
@@ -124,15 +125,36 @@ export async function handledCredit(sessionId: string): Promise<Inflow> {
   return inflow;
 }
 
-/** The merchant pays into a virtual account at the sandbox bank; returns the bank's answer. */
-export async function payBank(accountNumber: string, amount: string): Promise<any> {
+/**
+ * The merchant pays into a virtual account at the sandbox bank; returns the bank's answer. With
+ * `callback: false` the bank never notifies the credit: only its statement shows it.
+ */
+export async function payBank(
+  accountNumber: string,
+  amount: string,
+  options: { callback?: boolean } = {},
+): Promise<any> {
   const res = await sandbox('/sandbox/bank/transfers', {
     account_number: accountNumber,
     amount,
     currency: 'NGN',
+    ...options,
   });
   expect(res.status, res.text).to.equal(201);
+  expect(res.body.callback).to.equal(options.callback ?? true);
   return res.body;
+}
+
+/**
+ * Lets `ms` pass as it does with the rails running: the clock moves, each chain produces a block
+ * (its time is the new now), and the settlement job reads every rail (the bank's statement too,
+ * once its interval is up) before the instructions job ends what has lapsed.
+ */
+export async function lapse(ms: number): Promise<void> {
+  harness().clock.advance(ms);
+  for (const network of NETWORKS) await mine(network, 1);
+  await settle();
+  await runInstructionsOnce(deps());
 }
 
 /** Posts a bank credit notification to the service as the bank would, signed unless told otherwise. */

@@ -1,6 +1,5 @@
 import { expect } from 'chai';
 import { run } from '#src/cli/admin.ts';
-import { runInstructionsOnce } from '#src/instructions/job.ts';
 import { Task } from '#src/jobs/entities.ts';
 import { toDecimal } from '#src/lib/money.ts';
 import type { Merchant } from '../client.ts';
@@ -13,6 +12,7 @@ import {
   deps,
   getPayout,
   inflowByRef,
+  lapse,
   mine,
   outboxEventTypes,
   payoutWithInstruction,
@@ -162,8 +162,7 @@ describe('operator tools for settlement (admin.settlement.*)', () => {
     const payout = await payoutWithInstruction(merchant, { settlement_currency: 'NGN' });
     const expected = toDecimal(payout.instruction.expected);
     await bankCredit(payout.instruction.account_unique, '100.00');
-    harness().clock.advance(deps().config.PAYMENT_INSTRUCTION_TTL_MS + 60_000);
-    await runInstructionsOnce(deps());
+    await lapse(deps().config.PAYMENT_INSTRUCTION_TTL_MS + 60_000);
     const stillHeld = await getPayout(merchant, payout.id);
     expect(stillHeld.status, 'money was received: a held payout does not expire').to.equal('PENDING_PAYMENT');
     expect(stillHeld.payment_instruction.payment_status).to.equal('EXPIRED');
@@ -180,8 +179,7 @@ describe('operator tools for settlement (admin.settlement.*)', () => {
 
   it('records unattributed money as returned to the merchant, after which nobody can attribute it', async () => {
     const payout = await payoutWithInstruction(merchant);
-    harness().clock.advance(deps().config.PAYMENT_INSTRUCTION_TTL_MS + 60_000);
-    await runInstructionsOnce(deps());
+    await lapse(deps().config.PAYMENT_INSTRUCTION_TTL_MS + 60_000);
     const tx = await sendUsdt('TRON', payout.instruction.account_unique, payout.instruction.expected);
     await mine('TRON', confirmationsOf('TRON'));
     await settle();
@@ -205,8 +203,7 @@ describe('operator tools for settlement (admin.settlement.*)', () => {
 
   it('refuses attribution to another tenant’s payout, another currency, or a payout not waiting for money', async () => {
     const payout = await payoutWithInstruction(merchant);
-    harness().clock.advance(deps().config.PAYMENT_INSTRUCTION_TTL_MS + 60_000);
-    await runInstructionsOnce(deps());
+    await lapse(deps().config.PAYMENT_INSTRUCTION_TTL_MS + 60_000);
     const tx = await sendUsdt('TRON', payout.instruction.account_unique, '3');
     await mine('TRON', confirmationsOf('TRON'));
     await settle();
