@@ -1,4 +1,5 @@
 import { assign, setup } from 'xstate';
+import type { MachineTexts, StateMeta, TransitionMeta } from './texts.ts';
 
 /**
  * One dispatch attempt of a payout to the processor (one outflow row). A retry is a new row with
@@ -17,6 +18,9 @@ import { assign, setup } from 'xstate';
  * ignored: the snapshot comes back as the very same object. The machine asks for no actions:
  * callers forward an outcome to the payout machine only when this machine took the transition,
  * which is what keeps a duplicate callback from retrying or failing the payout twice.
+ *
+ * Every state and transition carries its plain-language text (`description`, `meta`: see
+ * `./texts.ts`); `outflowTexts` at the end says how an attempt begins.
  */
 
 export type OutflowStatus = 'PENDING' | 'PROCESSING' | 'SUCCESSFUL' | 'FAILED';
@@ -47,6 +51,8 @@ export const outflowMachine = setup({
   types: {
     context: {} as OutflowContext,
     events: {} as OutflowEvent,
+    meta: {} as StateMeta,
+    transitionMeta: {} as TransitionMeta,
   },
   actions: {
     recordReference: assign({
@@ -61,24 +67,87 @@ export const outflowMachine = setup({
   },
 }).createMachine({
   id: 'outflow',
+  description: 'One attempt at paying the beneficiary through the processor; a retry is a new attempt.',
   initial: 'PENDING',
   context: { processorReference: null, failureCode: null, failureReason: null, retryable: null },
   states: {
     PENDING: {
+      description:
+        'The attempt is recorded and being sent to the processor, which has not accepted it yet. Sending it again after a time-out reuses the same reference, so the beneficiary is never paid twice.',
+      meta: { money: 'WITH_US' },
       on: {
-        ACCEPTED: { target: 'PROCESSING', actions: 'recordReference' },
-        SUCCEEDED: { target: 'SUCCESSFUL', actions: 'recordReference' },
-        REJECTED: { target: 'FAILED', actions: 'recordFailure' },
-        FAILED: { target: 'FAILED', actions: 'recordFailure' },
+        ACCEPTED: {
+          target: 'PROCESSING',
+          actions: 'recordReference',
+          description: 'The processor accepts the attempt.',
+          meta: { by: ['PROCESSOR'], causes: [{ machine: 'payout', event: 'DISPATCH_ACCEPTED' }] },
+        },
+        SUCCEEDED: {
+          target: 'SUCCESSFUL',
+          actions: 'recordReference',
+          description:
+            'The processor reports the beneficiary paid at once, or before its acceptance was recorded.',
+          meta: {
+            by: ['PROCESSOR'],
+            causes: [
+              { machine: 'payout', event: 'DISPATCH_ACCEPTED' },
+              { machine: 'payout', event: 'PROCESSOR_SUCCEEDED' },
+            ],
+          },
+        },
+        REJECTED: {
+          target: 'FAILED',
+          actions: 'recordFailure',
+          description: 'The processor refuses the attempt when it is sent.',
+          meta: { by: ['PROCESSOR'], causes: [{ machine: 'payout', event: 'DISPATCH_FAILED' }] },
+        },
+        FAILED: {
+          target: 'FAILED',
+          actions: 'recordFailure',
+          description: 'The processor reports the attempt failed before its acceptance was recorded.',
+          meta: { by: ['PROCESSOR'], causes: [{ machine: 'payout', event: 'DISPATCH_FAILED' }] },
+        },
       },
     },
     PROCESSING: {
+      description: 'The processor accepted the attempt and is paying the beneficiary.',
+      meta: { money: 'WITH_PROCESSOR' },
       on: {
-        SUCCEEDED: { target: 'SUCCESSFUL', actions: 'recordReference' },
-        FAILED: { target: 'FAILED', actions: 'recordFailure' },
+        SUCCEEDED: {
+          target: 'SUCCESSFUL',
+          actions: 'recordReference',
+          description: 'The processor reports that the beneficiary was paid.',
+          meta: { by: ['PROCESSOR'], causes: [{ machine: 'payout', event: 'PROCESSOR_SUCCEEDED' }] },
+        },
+        FAILED: {
+          target: 'FAILED',
+          actions: 'recordFailure',
+          description: 'The processor reports that the attempt failed.',
+          meta: { by: ['PROCESSOR'], causes: [{ machine: 'payout', event: 'PROCESSOR_FAILED' }] },
+        },
       },
     },
-    SUCCESSFUL: { type: 'final' },
-    FAILED: { type: 'final' },
+    SUCCESSFUL: {
+      type: 'final',
+      description: 'The processor paid the beneficiary.',
+      meta: { money: 'WITH_BENEFICIARY' },
+    },
+    FAILED: {
+      type: 'final',
+      description:
+        'The processor failed this attempt and the money did not leave. The payout decides what follows: another attempt, or a refund.',
+      meta: { money: 'WITH_US' },
+    },
   },
 });
+
+/** How an attempt begins. */
+export const outflowTexts = {
+  holdsMoney: true,
+  created: {
+    description:
+      'The dispatch job records the attempt before sending it, under a reference of ours that the processor uses to refuse a second payment.',
+    by: ['SYSTEM'],
+  },
+  guards: {},
+} as const satisfies MachineTexts<typeof outflowMachine>;

@@ -1,4 +1,5 @@
 import { assign, setup } from 'xstate';
+import type { MachineTexts, StateMeta, TransitionMeta } from './texts.ts';
 
 /**
  * The `payment_status` of a payment instruction: what the merchant was asked to pay, and whether
@@ -12,6 +13,9 @@ import { assign, setup } from 'xstate';
  * matching's decision (a crypto transfer seen before expiry may confirm after it), so the match is
  * not guarded by time here. An early EXPIRE, and anything in a final state, is ignored: the
  * snapshot comes back as the very same object and the engine writes nothing.
+ *
+ * Every state and transition carries its plain-language text (`description`, `meta`: see
+ * `./texts.ts`); `paymentInstructionTexts` at the end holds the rest.
  */
 
 export type PaymentStatus = 'UNPAID' | 'PAID' | 'EXPIRED';
@@ -34,6 +38,8 @@ export const paymentInstructionMachine = setup({
     context: {} as PaymentInstructionContext,
     events: {} as PaymentInstructionEvent,
     input: {} as PaymentInstructionInput,
+    meta: {} as StateMeta,
+    transitionMeta: {} as TransitionMeta,
   },
   guards: {
     hasLapsed: ({ context, event }) => event.now.getTime() >= Date.parse(context.expiresAt),
@@ -43,16 +49,66 @@ export const paymentInstructionMachine = setup({
   },
 }).createMachine({
   id: 'paymentInstruction',
+  description:
+    'What the merchant was asked to pay, where and by when, and whether it was paid in full in time.',
   initial: 'UNPAID',
   context: ({ input }) => ({ expiresAt: input.expiresAt, paidAt: null }),
   states: {
     UNPAID: {
+      description:
+        'The merchant has been asked to pay and the full amount has not arrived. Money short of it leaves the instruction unpaid, and its payout held.',
+      meta: { money: 'NOT_YET_RECEIVED' },
       on: {
-        PAYMENT_MATCHED: { target: 'PAID', actions: 'recordPaid' },
-        EXPIRE: { guard: 'hasLapsed', target: 'EXPIRED' },
+        PAYMENT_MATCHED: {
+          target: 'PAID',
+          actions: 'recordPaid',
+          description:
+            'Settlement matching attributes the full amount to the instruction. A crypto transfer seen before the deadline counts even when its confirmations complete after it.',
+          meta: { by: ['BANK_OR_CHAIN', 'OPERATOR_FOUR_EYES'] },
+        },
+        EXPIRE: {
+          guard: 'hasLapsed',
+          target: 'EXPIRED',
+          description: 'The deadline passes without the full amount.',
+          meta: {
+            by: ['SYSTEM'],
+            causes: [
+              {
+                machine: 'payout',
+                event: 'INSTRUCTION_EXPIRED',
+                note: 'a held payout ignores it and stays held',
+              },
+            ],
+          },
+        },
       },
     },
-    PAID: { type: 'final' },
-    EXPIRED: { type: 'final' },
+    PAID: {
+      type: 'final',
+      description: 'The full amount arrived in time. From here on, the payout says where the money is.',
+      meta: { money: 'WITH_US' },
+    },
+    EXPIRED: {
+      type: 'final',
+      description:
+        'The deadline passed without the full amount. Money arriving later is not taken by this instruction: it is kept as an unmatched inflow for operators.',
+      meta: { money: 'NOT_YET_RECEIVED' },
+    },
   },
 });
+
+/** How an instruction begins, and its guard in plain words. */
+export const paymentInstructionTexts = {
+  holdsMoney: true,
+  created: {
+    description:
+      'Issued for a payout once its price is locked: the amount, a USDT address or an NGN bank account, and the deadline.',
+    by: ['SYSTEM'],
+  },
+  guards: {
+    hasLapsed: {
+      holds: "the instruction's lifetime, {PAYMENT_INSTRUCTION_TTL_MS} from its issue, has run out",
+      fails: "the instruction's lifetime, {PAYMENT_INSTRUCTION_TTL_MS} from its issue, has not run out yet",
+    },
+  },
+} as const satisfies MachineTexts<typeof paymentInstructionMachine>;

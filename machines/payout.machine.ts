@@ -1,4 +1,5 @@
 import { and, assign, setup } from 'xstate';
+import type { MachineTexts, StateMeta, TransitionMeta } from './texts.ts';
 
 /**
  * The life of a payout (product decisions §1). Pure: the engine (`src/engine/engine.ts`) applies
@@ -33,6 +34,9 @@ import { and, assign, setup } from 'xstate';
  * Callers feed processor outcomes through the outflow machine first and forward them here only
  * when that attempt's outflow actually changed: a duplicate callback for an attempt that already
  * failed must not retry or fail the payout a second time.
+ *
+ * Every state and transition carries its plain-language text (`description`, `meta`: see
+ * `./texts.ts`); the guards' texts are `payoutTexts` at the end of this file.
  */
 
 export type PayoutStatus =
@@ -157,6 +161,15 @@ const covers = (event: PayoutEvent): boolean =>
 const paid = {
   guard: 'coversExpected',
   target: '#payout.PAYMENT_RECEIVED',
+  description:
+    "The merchant's money is confirmed and covers the amount asked for: the payout is paid and goes to the processor.",
+  meta: {
+    by: ['BANK_OR_CHAIN', 'OPERATOR_FOUR_EYES'],
+    causes: [
+      { machine: 'payment-instruction', event: 'PAYMENT_MATCHED', note: 'at the same moment' },
+      { machine: 'outflow', creates: true, note: 'the first attempt at the processor' },
+    ],
+  },
   actions: [
     'recordSettlement',
     { type: 'timeline', params: { reasonCode: 'PAYMENT_RECEIVED' } },
@@ -181,6 +194,9 @@ const attemptFailed = (retryTarget: string | undefined) =>
     {
       guard: and(['isRetryable', 'hasAttemptsLeft']),
       target: retryTarget,
+      description:
+        'The processor fails this attempt but says another may succeed, and attempts are left: the payout is sent again as a new attempt.',
+      meta: { by: ['PROCESSOR'], causes: [{ machine: 'outflow', creates: true, note: 'the next attempt' }] },
       actions: [
         // Besides keeping the failure, this assign is what makes a same-state retry a new
         // snapshot, the engine's sign that the transition was taken.
@@ -191,6 +207,9 @@ const attemptFailed = (retryTarget: string | undefined) =>
     },
     {
       target: '#payout.FAILED',
+      description:
+        "The processor fails the payout for good, or the last allowed attempt fails: the payout fails and the merchant's money is refunded.",
+      meta: { by: ['PROCESSOR'], causes: [{ machine: 'refund', creates: true }] },
       actions: [
         'recordAttemptFailure',
         {
@@ -210,6 +229,8 @@ export const payoutMachine = setup({
   types: {
     context: {} as PayoutContext,
     events: {} as PayoutEvent,
+    meta: {} as StateMeta,
+    transitionMeta: {} as TransitionMeta,
   },
   guards: {
     coversExpected: ({ event }) => covers(event),
@@ -247,6 +268,8 @@ export const payoutMachine = setup({
   },
 }).createMachine({
   id: 'payout',
+  description:
+    "The life of a payout, from the merchant's request to the beneficiary being paid, or to failure or expiry.",
   initial: 'CREATED',
   context: { receivedTotal: null, overpayment: null, failure: null },
   // Root entry runs once, when the payout is created, and never again.
@@ -257,9 +280,15 @@ export const payoutMachine = setup({
   ],
   states: {
     CREATED: {
+      description:
+        'The merchant has asked for the payout. We are pricing it and preparing the payment instruction that tells the merchant what to pay, where, and by when.',
+      meta: { money: 'NOT_YET_RECEIVED' },
       on: {
         INSTRUCTION_GENERATED: {
           target: 'PENDING_PAYMENT',
+          description:
+            "The rate is locked (or the merchant's quote is used) and the payment instruction is issued: the amount to pay, a USDT address or an NGN bank account, and a deadline {PAYMENT_INSTRUCTION_TTL_MS} away.",
+          meta: { by: ['SYSTEM'], causes: [{ machine: 'payment-instruction', creates: true }] },
           actions: [
             { type: 'timeline', params: { reasonCode: 'INSTRUCTION_GENERATED' } },
             { type: 'emit', params: { event: 'payout.pending_payment' } },
@@ -267,6 +296,9 @@ export const payoutMachine = setup({
         },
         INSTRUCTION_GENERATION_FAILED: {
           target: 'FAILED',
+          description:
+            'No payment instruction can be issued (the corridor or the quote is gone, or the providers stayed unavailable for {MAX_GENERATION_ATTEMPTS} attempts): the payout fails before any money was asked for, so nothing is refunded.',
+          meta: { by: ['SYSTEM'] },
           // No money was asked for yet, so there is nothing to refund.
           actions: [
             'recordGenerationFailure',
@@ -277,13 +309,29 @@ export const payoutMachine = setup({
       },
     },
     PENDING_PAYMENT: {
+      description: 'The merchant has been told what to pay and by when; the payout waits for that money.',
       initial: 'awaiting',
       states: {
         awaiting: {
+          description:
+            "Waiting for the merchant's money: nothing, or nothing that can be attributed to this payout, has arrived yet.",
+          meta: { money: 'NOT_YET_RECEIVED' },
           on: {
-            SETTLEMENT_CONFIRMED: [paid, { guard: 'isUnderpaid', target: 'held', actions: underpaidActions }],
+            SETTLEMENT_CONFIRMED: [
+              paid,
+              {
+                guard: 'isUnderpaid',
+                target: 'held',
+                description:
+                  'Money is confirmed but less than the amount asked for: the payout is held for review and the merchant is told it is underpaid.',
+                meta: { by: ['BANK_OR_CHAIN', 'OPERATOR_FOUR_EYES'] },
+                actions: underpaidActions,
+              },
+            ],
             INSTRUCTION_EXPIRED: {
               target: '#payout.EXPIRED',
+              description: "The instruction's deadline passed with nothing received: the payout expires.",
+              meta: { by: ['SYSTEM'] },
               actions: [
                 { type: 'timeline', params: { reasonCode: 'INSTRUCTION_EXPIRED' } },
                 { type: 'emit', params: { event: 'payout.expired' } },
@@ -294,13 +342,25 @@ export const payoutMachine = setup({
         // Underpaid and held for review. Money was received, so a lapsed instruction does not
         // expire the payout (INSTRUCTION_EXPIRED is ignored): a top-up or an operator decides.
         held: {
+          description:
+            "Money arrived but less than the amount asked for. The payout is held: it is never paid out in part and does not expire. More money from the merchant, or an operator's decision, ends the hold.",
+          meta: { money: 'HELD_FOR_PERSON' },
           on: {
             SETTLEMENT_CONFIRMED: [
               paid,
-              { guard: and(['isUnderpaid', 'raisesTotal']), actions: underpaidActions },
+              {
+                guard: and(['isUnderpaid', 'raisesTotal']),
+                description:
+                  'More money is confirmed but the total is still short: the payout stays held and the merchant is told the new total.',
+                meta: { by: ['BANK_OR_CHAIN', 'OPERATOR_FOUR_EYES'] },
+                actions: underpaidActions,
+              },
             ],
             OPERATOR_FAIL: {
               target: '#payout.FAILED',
+              description:
+                'An operator decides the shortfall will not be made up: the payout fails and the money received goes back to the merchant through a refund.',
+              meta: { by: ['OPERATOR_FOUR_EYES'], causes: [{ machine: 'refund', creates: true }] },
               actions: [
                 'recordRejectedHold',
                 { type: 'timeline', params: { reasonCode: 'SETTLEMENT_UNDERPAID' } },
@@ -313,9 +373,14 @@ export const payoutMachine = setup({
       },
     },
     PAYMENT_RECEIVED: {
+      description:
+        "The merchant's money has arrived in full (an overpayment is recorded and goes back with any later refund). The payout is being sent to the processor.",
+      meta: { money: 'WITH_US' },
       on: {
         DISPATCH_ACCEPTED: {
           target: 'PROCESSING',
+          description: 'The processor accepts the payout, to pay the beneficiary.',
+          meta: { by: ['PROCESSOR'] },
           // The query finds the outcome if the processor never calls back.
           actions: [
             { type: 'timeline', params: { reasonCode: 'DISPATCHED' } },
@@ -327,16 +392,26 @@ export const payoutMachine = setup({
       },
     },
     PROCESSING: {
+      description: 'The processor has the payout and is paying the beneficiary.',
       initial: 'inFlight',
       states: {
         // An accepted attempt whose outcome is awaited (callback or status query).
-        inFlight: {},
+        inFlight: {
+          description:
+            'An attempt is with the processor. Its answer comes by its call, or by our status query {OUTFLOW_QUERY_GRACE_MS} after the attempt was accepted.',
+          meta: { money: 'WITH_PROCESSOR' },
+        },
         // The last attempt failed retryably; the next one is being dispatched.
         redispatching: {
+          description:
+            'The processor failed the last attempt in a way that may pass on a retry; the money did not leave and the next attempt is being sent.',
+          meta: { money: 'WITH_US' },
           on: {
             // No timeline row: the status does not change and DISPATCH_RETRIED already told the story.
             DISPATCH_ACCEPTED: {
               target: 'inFlight',
+              description: 'The processor accepts the new attempt.',
+              meta: { by: ['PROCESSOR'] },
               actions: [{ type: 'schedule', params: { task: 'QUERY_OUTFLOW' } }],
             },
           },
@@ -345,6 +420,8 @@ export const payoutMachine = setup({
       on: {
         PROCESSOR_SUCCEEDED: {
           target: 'SUCCESSFUL',
+          description: 'The processor reports that the beneficiary was paid.',
+          meta: { by: ['PROCESSOR'] },
           actions: [
             { type: 'timeline', params: { reasonCode: 'PAYOUT_SUCCEEDED' } },
             { type: 'emit', params: { event: 'payout.successful' } },
@@ -356,8 +433,56 @@ export const payoutMachine = setup({
         DISPATCH_FAILED: attemptFailed('.redispatching'),
       },
     },
-    SUCCESSFUL: { type: 'final' },
-    FAILED: { type: 'final' },
-    EXPIRED: { type: 'final' },
+    SUCCESSFUL: {
+      type: 'final',
+      description: 'The beneficiary has been paid.',
+      meta: { money: 'WITH_BENEFICIARY' },
+    },
+    FAILED: {
+      type: 'final',
+      description:
+        'The payout did not happen. Money received from the merchant goes back through a refund raised within a minute, or stays held for an operator while the merchant has no refund destination. When nothing had been asked for yet, there is nothing to return.',
+      meta: { money: 'WITH_US' },
+    },
+    EXPIRED: {
+      type: 'final',
+      description:
+        'The merchant did not pay before the deadline, so nothing was received and nothing is refunded. Money arriving later is kept as an unmatched inflow for operators, never lost.',
+      meta: { money: 'NOT_YET_RECEIVED' },
+    },
   },
 });
+
+/** How a payout begins, and its guards in plain words. */
+export const payoutTexts = {
+  holdsMoney: true,
+  created: {
+    description:
+      'The merchant asks for a payout through the API, naming the beneficiary and the amount; a refund destination must already be registered for the settlement currency.',
+    by: ['MERCHANT'],
+    causes: [{ machine: 'quote', event: 'USE', note: 'when the merchant gives a quote' }],
+  },
+  guards: {
+    coversExpected: {
+      holds: 'the money received so far is at least the amount asked for',
+      fails: 'the money received so far is less than the amount asked for',
+    },
+    isUnderpaid: {
+      holds: 'the money received so far is less than the amount asked for',
+      fails: 'the money received so far is at least the amount asked for',
+    },
+    raisesTotal: {
+      holds:
+        'the new total is higher than the one already recorded (the same money notified twice changes nothing)',
+      fails: 'the new total is no higher than the one already recorded',
+    },
+    isRetryable: {
+      holds: 'the processor says another attempt may succeed',
+      fails: 'the processor says the failure is final',
+    },
+    hasAttemptsLeft: {
+      holds: 'fewer than {DISPATCH_MAX_ATTEMPTS} attempts have been made',
+      fails: '{DISPATCH_MAX_ATTEMPTS} attempts have been made',
+    },
+  },
+} as const satisfies MachineTexts<typeof payoutMachine>;

@@ -1,4 +1,5 @@
 import { assign, setup } from 'xstate';
+import type { MachineTexts, StateMeta, TransitionMeta } from './texts.ts';
 
 /**
  * The life of a quote. A quote freezes a price until `expiresAt`; the merchant may accept it
@@ -11,6 +12,9 @@ import { assign, setup } from 'xstate';
  *
  * Anything else (a late ACCEPT or USE, an early EXPIRE, any event in a final state) is ignored:
  * the snapshot comes back unchanged and the caller decides what to answer.
+ *
+ * Every state and transition carries its plain-language text (`description`, `meta`: see
+ * `./texts.ts`); `quoteTexts` at the end holds the rest.
  */
 
 export type QuoteStatus = 'PENDING' | 'ACCEPTED' | 'USED' | 'EXPIRED';
@@ -33,11 +37,30 @@ export type QuoteEvent =
 
 const lapsed = (context: QuoteContext, now: Date): boolean => now.getTime() >= Date.parse(context.expiresAt);
 
+/** Using the quote, from either state that allows it. */
+const use = {
+  guard: 'isUnexpired',
+  target: 'USED',
+  actions: 'recordPayout',
+  description: 'The merchant creates a payout with the quote, which takes its price.',
+  meta: { by: ['MERCHANT'] },
+} as const;
+
+/** The price's time runs out: noticed when the quote is next read or used. */
+const expire = {
+  guard: 'hasLapsed',
+  target: 'EXPIRED',
+  description: "The price's time runs out; the service records it when the quote is next read or used.",
+  meta: { by: ['SYSTEM'] },
+} as const;
+
 export const quoteMachine = setup({
   types: {
     context: {} as QuoteContext,
     events: {} as QuoteEvent,
     input: {} as QuoteInput,
+    meta: {} as StateMeta,
+    transitionMeta: {} as TransitionMeta,
   },
   guards: {
     isUnexpired: ({ context, event }) => !lapsed(context, event.now),
@@ -50,23 +73,56 @@ export const quoteMachine = setup({
   },
 }).createMachine({
   id: 'quote',
+  description: 'A price frozen for a short time: the merchant may accept it, and one payout may use it.',
   initial: 'PENDING',
   context: ({ input }) => ({ expiresAt: input.expiresAt, payoutId: null }),
   states: {
     PENDING: {
+      description: 'The price is offered to the merchant and holds until it expires.',
       on: {
-        ACCEPT: { guard: 'isUnexpired', target: 'ACCEPTED' },
-        USE: { guard: 'isUnexpired', target: 'USED', actions: 'recordPayout' },
-        EXPIRE: { guard: 'hasLapsed', target: 'EXPIRED' },
+        ACCEPT: {
+          guard: 'isUnexpired',
+          target: 'ACCEPTED',
+          description: 'The merchant accepts the price (optional: a payout can use the quote without it).',
+          meta: { by: ['MERCHANT'] },
+        },
+        USE: use,
+        EXPIRE: expire,
       },
     },
     ACCEPTED: {
+      description: 'The merchant accepted the price; a payout may use it until it expires.',
       on: {
-        USE: { guard: 'isUnexpired', target: 'USED', actions: 'recordPayout' },
-        EXPIRE: { guard: 'hasLapsed', target: 'EXPIRED' },
+        USE: use,
+        EXPIRE: expire,
       },
     },
-    USED: { type: 'final' },
-    EXPIRED: { type: 'final' },
+    USED: {
+      type: 'final',
+      description: 'A payout uses the price; no other payout can.',
+    },
+    EXPIRED: {
+      type: 'final',
+      description: 'The price lapsed without being used.',
+    },
   },
 });
+
+/** How a quote begins, and its guards in plain words. */
+export const quoteTexts = {
+  holdsMoney: false,
+  created: {
+    description: 'The merchant asks for a quote through the API; its price holds for {QUOTE_TTL_MS}.',
+    by: ['MERCHANT'],
+  },
+  guards: {
+    isUnexpired: {
+      holds: "the quote's lifetime, {QUOTE_TTL_MS} from its issue, has not run out",
+      fails: "the quote's lifetime, {QUOTE_TTL_MS} from its issue, has run out",
+    },
+    hasLapsed: {
+      holds: "the quote's lifetime, {QUOTE_TTL_MS} from its issue, has run out",
+      fails: "the quote's lifetime, {QUOTE_TTL_MS} from its issue, has not run out",
+    },
+  },
+} as const satisfies MachineTexts<typeof quoteMachine>;

@@ -1,4 +1,5 @@
 import { assign, setup } from 'xstate';
+import type { MachineTexts, StateMeta, TransitionMeta } from './texts.ts';
 
 /**
  * The refund of a failed payout's settlement (the contract's refund status table). One refund per
@@ -17,6 +18,9 @@ import { assign, setup } from 'xstate';
  * FAILED is not final: it waits for an operator. Anything else is ignored (a CONFIRMED before
  * the dispatch was recorded, a late FAILED after success, a retry without a corrected
  * destination): the snapshot comes back as the very same object and the engine writes nothing.
+ *
+ * Every state and transition carries its plain-language text (`description`, `meta`: see
+ * `./texts.ts`); `refundTexts` at the end holds the rest.
  */
 
 export type RefundStatus = 'PENDING' | 'PROCESSING' | 'SUCCESSFUL' | 'FAILED';
@@ -59,6 +63,8 @@ export const refundMachine = setup({
   types: {
     context: {} as RefundContext,
     events: {} as RefundEvent,
+    meta: {} as StateMeta,
+    transitionMeta: {} as TransitionMeta,
   },
   guards: {
     // The contract: a failed refund needs a corrected destination before a retry.
@@ -79,6 +85,7 @@ export const refundMachine = setup({
   },
 }).createMachine({
   id: 'refund',
+  description: "Returning a failed payout's money to the refund destination the merchant registered.",
   initial: 'PENDING',
   context: { processorReference: null, failureReason: null },
   // Root entry runs once, when the refund is raised; a retry re-enters PENDING without it.
@@ -90,38 +97,78 @@ export const refundMachine = setup({
   ],
   states: {
     PENDING: {
+      description:
+        "The refund is recorded and being sent to the merchant's destination, on its bank or chain, under a reference of ours that is never paid twice.",
+      meta: { money: 'WITH_US' },
       on: {
         DISPATCHED: {
           target: 'PROCESSING',
+          description: 'The bank or chain accepts the refund transfer.',
+          meta: { by: ['BANK_OR_CHAIN'] },
           actions: ['recordDispatch', { type: 'emit', params: { event: 'refund.processing' } }],
         },
         FAILED: {
           target: 'FAILED',
+          description:
+            'The bank or chain refuses the refund, or stays unreachable for {REFUND_MAX_ATTEMPTS} tries.',
+          meta: { by: ['BANK_OR_CHAIN', 'SYSTEM'] },
           actions: ['recordFailure', { type: 'emit', params: { event: 'refund.failed' } }],
         },
       },
     },
     PROCESSING: {
+      description: "The refund is on its way to the merchant's destination and not yet confirmed.",
+      meta: { money: 'WITH_PROCESSOR' },
       on: {
         CONFIRMED: {
           target: 'SUCCESSFUL',
+          description: "The bank or chain confirms that the money reached the merchant's destination.",
+          meta: { by: ['BANK_OR_CHAIN'] },
           actions: { type: 'emit', params: { event: 'refund.successful' } },
         },
         FAILED: {
           target: 'FAILED',
+          description: 'The bank or chain reports that the refund failed.',
+          meta: { by: ['BANK_OR_CHAIN'] },
           actions: ['recordFailure', { type: 'emit', params: { event: 'refund.failed' } }],
         },
       },
     },
     FAILED: {
+      description:
+        'The refund did not reach the merchant. The money waits for the merchant to correct its refund destination and for an operator to retry.',
+      meta: { money: 'HELD_FOR_PERSON' },
       on: {
         OPERATOR_RETRY: {
           guard: 'destinationCorrected',
           target: 'PENDING',
+          description:
+            "An operator retries the refund to the merchant's corrected destination: the same refund, a new attempt.",
+          meta: { by: ['OPERATOR_FOUR_EYES'] },
           actions: ['startAttempt', { type: 'schedule', params: { task: 'DISPATCH_REFUND' } }],
         },
       },
     },
-    SUCCESSFUL: { type: 'final' },
+    SUCCESSFUL: {
+      type: 'final',
+      description: 'The money is back with the merchant.',
+      meta: { money: 'BACK_WITH_MERCHANT' },
+    },
   },
 });
+
+/** How a refund begins, and its guard in plain words. */
+export const refundTexts = {
+  holdsMoney: true,
+  created: {
+    description:
+      "Raised within a minute of a payout failing after the merchant's money arrived. Without a refund destination the money is held instead, until the merchant registers one and an operator raises the refund.",
+    by: ['SYSTEM', 'OPERATOR_FOUR_EYES'],
+  },
+  guards: {
+    destinationCorrected: {
+      holds: 'the merchant has registered a different refund destination since the refund failed',
+      fails: "the merchant's refund destination is still the one that failed",
+    },
+  },
+} as const satisfies MachineTexts<typeof refundMachine>;

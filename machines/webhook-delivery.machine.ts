@@ -1,4 +1,5 @@
 import { and, assign, not, setup } from 'xstate';
+import type { Actor, MachineTexts, StateMeta, TransitionMeta } from './texts.ts';
 
 /**
  * One delivery job: one event to one URL (product decisions §4). Pure: time enters only through
@@ -23,6 +24,9 @@ import { and, assign, not, setup } from 'xstate';
  * merchant-visible log line of that attempt). Anything not listed is ignored and the snapshot
  * comes back as the very same object; every transition here assigns, so none is mistaken for
  * an ignored event.
+ *
+ * Every state and transition carries its plain-language text (`description`, `meta`: see
+ * `./texts.ts`); `webhookDeliveryTexts` at the end holds the rest.
  */
 
 /** Attempts in total, the first included (contract: "up to 5 in total"). */
@@ -103,17 +107,24 @@ const record =
       ? { attemptNumber: context.attempts, status, responseStatus: event.responseStatus, failureReason: null }
       : { attemptNumber: context.attempts, status, ...failureOf(event) };
 
-/** A failed (or abandoned) attempt: retry while attempts are left, else DEAD. */
-const attemptFailed = (guard: 'isCurrentAttempt' | 'leaseExpired') =>
+/**
+ * A failed (or abandoned) attempt: retry while attempts are left, else DEAD. `how` says in plain
+ * words what happened to the attempt, `by` who caused it.
+ */
+const attemptFailed = (guard: 'isCurrentAttempt' | 'leaseExpired', how: string, by: readonly Actor[]) =>
   [
     {
       guard: and([guard, 'hasAttemptsLeft']),
       target: 'RETRY_SCHEDULED',
+      description: `${how}: another attempt is scheduled.`,
+      meta: { by },
       actions: ['scheduleRetry', { type: 'record', params: record('FAILED') }],
     },
     {
       guard: and([guard, not('hasAttemptsLeft')]),
       target: 'DEAD',
+      description: `${how}, and it was the last: the delivery is given up and listed for operators.`,
+      meta: { by },
       actions: ['recordDead', { type: 'record', params: record('DEAD') }],
     },
   ] as const;
@@ -126,6 +137,8 @@ export const webhookDeliveryMachine = setup({
     context: {} as WebhookDeliveryContext,
     events: {} as WebhookDeliveryEvent,
     input: {} as WebhookDeliveryInput,
+    meta: {} as StateMeta,
+    transitionMeta: {} as TransitionMeta,
   },
   guards: {
     isDue: ({ context, event }) => reached(context, event.now),
@@ -160,6 +173,8 @@ export const webhookDeliveryMachine = setup({
   },
 }).createMachine({
   id: 'webhookDelivery',
+  description:
+    'Telling the merchant about one event at one URL: signed attempts, retried after growing waits, until the merchant acknowledges it or it is given up.',
   initial: 'PENDING',
   // Building an actor computes an initial snapshot without input (XState's pure `transition()` does
   // it per call, the engine once per machine): it gets no due time instead of an exception.
@@ -171,23 +186,91 @@ export const webhookDeliveryMachine = setup({
   }),
   states: {
     PENDING: {
-      on: { ATTEMPT: { guard: 'isDue', target: 'ATTEMPTING', actions: 'startAttempt' } },
+      description: 'The event waits for its first attempt, which is due at once.',
+      on: {
+        ATTEMPT: {
+          guard: 'isDue',
+          target: 'ATTEMPTING',
+          actions: 'startAttempt',
+          description: 'The first attempt is sent, signed.',
+          meta: { by: ['SYSTEM'] },
+        },
+      },
     },
     ATTEMPTING: {
+      description: "An attempt is on its way; the merchant's server has {WEBHOOK_TIMEOUT_MS} to answer.",
       on: {
         SUCCEEDED: {
           guard: 'isCurrentAttempt',
           target: 'SUCCEEDED',
+          description: "The merchant's server acknowledges the event with a 2xx answer.",
+          meta: { by: ['MERCHANT'] },
           actions: ['recordSuccess', { type: 'record', params: record('SUCCESS') }],
         },
-        FAILED: attemptFailed('isCurrentAttempt'),
-        ABANDON: attemptFailed('leaseExpired'),
+        FAILED: attemptFailed(
+          'isCurrentAttempt',
+          "The merchant's server answers with an error, or not in time",
+          ['MERCHANT'],
+        ),
+        ABANDON: attemptFailed(
+          'leaseExpired',
+          'The worker sending the attempt stopped before it finished, so the attempt counts as failed (the merchant may see the event twice, with the same event id)',
+          ['SYSTEM'],
+        ),
       },
     },
     RETRY_SCHEDULED: {
-      on: { ATTEMPT: { guard: 'isDue', target: 'ATTEMPTING', actions: 'startAttempt' } },
+      description:
+        'The last attempt failed; the next is due after a wait that starts at {WEBHOOK_BACKOFF_BASE_MS} and doubles each time.',
+      on: {
+        ATTEMPT: {
+          guard: 'isDue',
+          target: 'ATTEMPTING',
+          actions: 'startAttempt',
+          description: 'The next attempt is sent once its wait is over, signed afresh.',
+          meta: { by: ['SYSTEM'] },
+        },
+      },
     },
-    SUCCEEDED: { type: 'final' },
-    DEAD: { type: 'final' },
+    SUCCEEDED: {
+      type: 'final',
+      description: "The merchant's server acknowledged the event.",
+    },
+    DEAD: {
+      type: 'final',
+      description:
+        'All {WEBHOOK_MAX_ATTEMPTS} attempts failed. Operators see it in their list and can send the event again.',
+    },
   },
 });
+
+/** How a delivery begins, and its guards in plain words. */
+export const webhookDeliveryTexts = {
+  holdsMoney: false,
+  created: {
+    description:
+      "Every event a payout or a refund records (payout.created, refund.failed, ...) becomes one delivery, to the payout's notification URL or else to the merchant's webhook URL.",
+    by: ['SYSTEM'],
+  },
+  guards: {
+    isDue: {
+      holds:
+        "the attempt's time has come (the first at once, the next {WEBHOOK_BACKOFF_BASE_MS} after a failure, then twice as long each time)",
+      fails: "the attempt's time has not come yet",
+    },
+    leaseExpired: {
+      holds:
+        'the attempt has had no result for longer than the response time-out, {WEBHOOK_TIMEOUT_MS}, plus a margin of {WEBHOOK_LEASE_MARGIN_MS}',
+      fails: 'the attempt may still get its result',
+    },
+    isCurrentAttempt: {
+      holds:
+        'the answer belongs to the attempt in progress (a late answer to an earlier attempt changes nothing)',
+      fails: 'the answer belongs to an earlier attempt',
+    },
+    hasAttemptsLeft: {
+      holds: 'fewer than {WEBHOOK_MAX_ATTEMPTS} attempts have been made',
+      fails: '{WEBHOOK_MAX_ATTEMPTS} attempts have been made',
+    },
+  },
+} as const satisfies MachineTexts<typeof webhookDeliveryMachine>;

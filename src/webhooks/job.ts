@@ -60,7 +60,7 @@ const RECORD_BATCH = 64;
 const RECORD_DELAY_MS = 5;
 
 /** Room above the time-out (and the policy's DNS bound) before an unanswered attempt counts as abandoned. */
-const LEASE_MARGIN_MS = 30_000;
+export const WEBHOOK_LEASE_MARGIN_MS = 30_000;
 
 /** One pass: publish, then deliver until nothing is due and nothing is in flight. */
 export async function runWebhooksOnce(
@@ -113,7 +113,7 @@ export async function runWebhooksOnce(
             now: lookedAt,
             slots,
             perTarget: config.WEBHOOK_CONCURRENCY_PER_TARGET,
-            leaseMs: config.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS,
+            leaseMs: config.WEBHOOK_TIMEOUT_MS + WEBHOOK_LEASE_MARGIN_MS,
             backoffBaseMs: config.WEBHOOK_BACKOFF_BASE_MS,
             tenantIds: options.tenantIds,
             finished,
