@@ -5,8 +5,24 @@
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { loadConfig } from '#src/config.ts';
 import { openApiDocument } from '#src/http/openapi.ts';
 import { appRouter } from '#src/router.ts';
+import {
+  ACTOR_TERMS,
+  actorsText,
+  buildComplianceModel,
+  type ComplianceMachine,
+  type ComplianceModel,
+  fromText,
+  linkGroups,
+  linkLines,
+  MONEY_TERMS,
+  moneyText,
+  NO_MONEY,
+  toText,
+} from './compliance.ts';
+import { complianceDot, OVERVIEW, overviewDot } from './diagrams.ts';
 import {
   describeMachine,
   dotToSvg,
@@ -15,7 +31,6 @@ import {
   readingGuide,
   stateOutline,
   tableColumns,
-  toDot,
   toMermaid,
 } from './machines.ts';
 import { MACHINE_DOCS, type MachineDoc } from './registry.ts';
@@ -33,31 +48,123 @@ const generatedBy = (source: string) =>
 
 const cell = (text: string): string => (text === '' ? '' : `\`${text.replaceAll('|', '\\|')}\``);
 
-function machineMarkdown(doc: MachineDoc, model: MachineModel): string {
+/** A table cell of plain text: pipes escaped, lines joined with <br>. */
+const prose = (...lines: string[]): string => lines.map((l) => l.replaceAll('|', '\\|')).join('<br>');
+
+const WEBHOOKS_NOTE =
+  'Besides these, every transition that tells the merchant something (the webhooks of its row) creates one webhook delivery per event.';
+
+const DEFAULTS_NOTE =
+  'Thresholds are shown with their default values; a running service shows its own configuration at `/docs/machines`.';
+
+function table(head: string[], rows: string[][]): string[] {
+  return [
+    `| ${head.join(' | ')} |`,
+    `|${head.map(() => '---|').join('')}`,
+    ...rows.map((r) => `| ${r.join(' | ')} |`),
+  ];
+}
+
+/** The compliance part of a machine's page: states, transitions, conditions, thresholds. */
+function complianceMarkdown(machine: ComplianceMachine): string[] {
+  const out = [
+    '## States',
+    '',
+    ...table(
+      ['State', 'What it means', 'Where the money is', 'Final'],
+      machine.states.map((s) => [
+        cell(s.path),
+        prose(s.description),
+        moneyText(machine, s),
+        s.final ? 'final' : '',
+      ]),
+    ),
+    '',
+    '## Transitions',
+    '',
+    'Who can cause each one, what happens, and under which condition; the numbers are those of the picture.',
+    '',
+    ...table(
+      [
+        '#',
+        'From',
+        'Event',
+        'To',
+        'What happens',
+        'Who can cause it',
+        'Condition',
+        'Links to other machines',
+      ],
+      machine.transitions.map((t) => [
+        String(t.number),
+        cell(fromText(t)),
+        cell(t.event ?? ''),
+        cell(toText(t)),
+        prose(t.description),
+        actorsText(t.by),
+        t.guard ? prose(t.guard.text) : '',
+        prose(...linkLines(t)),
+      ]),
+    ),
+    '',
+  ];
+  if (machine.guards.length > 0) {
+    out.push(
+      '## Conditions',
+      '',
+      ...table(
+        ['Guard in the code', 'Holds when', 'Fails when'],
+        machine.guards.map((g) => [cell(g.name), prose(g.holds), prose(g.fails)]),
+      ),
+      '',
+    );
+  }
+  if (machine.thresholds.length > 0) {
+    out.push(
+      '## Thresholds',
+      '',
+      DEFAULTS_NOTE,
+      '',
+      ...table(
+        ['Name', 'Value', 'Set by'],
+        machine.thresholds.map((t) => [
+          cell(t.name),
+          t.display,
+          t.source === 'configuration' ? 'configuration (README)' : 'the code',
+        ]),
+      ),
+      '',
+    );
+  }
+  return out;
+}
+
+function machineMarkdown(doc: MachineDoc, model: MachineModel, machine: ComplianceMachine): string {
   const source = `machines/${doc.name}.machine.ts`;
   const columns = tableColumns(model);
   const out = [
     generatedBy(source),
     '',
-    `# ${machineTitle(doc.name)} machine`,
+    `# ${machine.title} machine`,
     '',
-    doc.summary,
+    machine.summary,
     '',
     `- Source: [\`${source}\`](../../${source}) (machine id \`${model.id}\`)`,
-    `- Picture: [\`${doc.name}.svg\`](${doc.name}.svg); a running service shows every machine at \`/docs/machines\``,
-    '- All machines: [index](README.md)',
+    `- Where the money is: ${machine.holds_money ? 'in every state below' : `${NO_MONEY.label}. ${NO_MONEY.text}`}`,
+    `- Picture: [\`${doc.name}.svg\`](${doc.name}.svg); all machines and how they move each other: [index](README.md); a running service shows them at \`/docs/machines\``,
     '',
-    '## How to read it',
+    `![${machine.title} machine](${doc.name}.svg)`,
+    '',
+    ...complianceMarkdown(machine),
+    '## For engineers',
+    '',
+    'The same machine as the code reads it: events, guards by name, and what each transition records.',
     '',
     ...readingGuide(model).map((line) => `- ${line}`),
-    '',
-    '## Diagram',
     '',
     '```mermaid',
     toMermaid(model).trimEnd(),
     '```',
-    '',
-    '## Transitions',
     '',
     `| ${columns.map((c) => c.title).join(' | ')} |`,
     `|${columns.map(() => '---|').join('')}`,
@@ -67,7 +174,7 @@ function machineMarkdown(doc: MachineDoc, model: MachineModel): string {
   return out.join('\n');
 }
 
-function indexMarkdown(models: { doc: MachineDoc; model: MachineModel }[]): string {
+function indexMarkdown(model: ComplianceModel, models: { doc: MachineDoc; model: MachineModel }[]): string {
   return [
     generatedBy('`machines/` (the list in `src/docs/registry.ts`)'),
     '',
@@ -75,18 +182,77 @@ function indexMarkdown(models: { doc: MachineDoc; model: MachineModel }[]): stri
     '',
     'Every status the service stores is owned by one of these machines: the service applies events to',
     'them and nothing else writes a status. These pages are generated from the very machine objects the',
-    'service runs (`npm run docs`), and CI fails when they are stale, so a diagram cannot disagree with',
-    'the code. A running service shows the same diagrams at `/docs/machines` and its API reference at',
-    '`/docs`.',
+    'service runs and the plain-language texts kept beside them (`npm run docs`), and CI fails when they',
+    'are stale or a text is missing, so a page cannot disagree with the code. A running service shows the',
+    'same pages at `/docs/machines`, and operators see them with live counts in the console.',
     '',
-    '| Machine | What it decides | States | Picture |',
-    '|---|---|---|---|',
-    ...models.map(
-      ({ doc, model }) =>
-        `| [${machineTitle(doc.name)}](${doc.name}.md) | ${doc.summary} | ${stateOutline(model.root.children)} | [${doc.name}.svg](${doc.name}.svg) |`,
+    ...table(
+      ['Machine', 'What it decides', 'States', 'Picture'],
+      models.map(({ doc, model: m }) => {
+        const machine = model.machines.find((x) => x.name === doc.name)!;
+        return [
+          `[${machine.title}](${doc.name}.md)`,
+          prose(machine.summary),
+          stateOutline(m.root.children),
+          `[${doc.name}.svg](${doc.name}.svg)`,
+        ];
+      }),
+    ),
+    '',
+    '## How the machines move each other',
+    '',
+    `![How the machines move each other](${OVERVIEW}.svg)`,
+    '',
+    ...table(
+      ['When', 'Transitions', 'What follows'],
+      linkGroups(model).map((g) => [
+        prose(`${g.when[0]!.toUpperCase()}${g.when.slice(1)}`),
+        `[${machineTitle(g.machine)}](${g.machine}.md) ${g.transitions.join(', ')}`,
+        prose(g.then),
+      ]),
+    ),
+    '',
+    WEBHOOKS_NOTE,
+    '',
+    '## Where the money is',
+    '',
+    ...table(
+      ['In the tables', 'Meaning'],
+      Object.values(MONEY_TERMS).map((t) => [t.label, t.text]),
+    ),
+    '',
+    '## Who acts',
+    '',
+    ...table(
+      ['In the tables', 'Meaning'],
+      Object.values(ACTOR_TERMS).map((t) => [t.label, t.text]),
     ),
     '',
   ].join('\n');
+}
+
+/**
+ * The compliance model the committed pages show: the default configuration (not this process's
+ * environment), so that the pages are the same wherever `npm run docs` runs. Texts that are
+ * missing stop generation.
+ */
+export function committedModel(docs: readonly MachineDoc[] = MACHINE_DOCS): ComplianceModel {
+  const { model, problems } = buildComplianceModel(docs, loadConfig({}));
+  if (problems.length > 0) throw new IncompleteTexts(problems);
+  return model;
+}
+
+/** A machine's texts are missing or wrong: no page is generated until they are complete. */
+export class IncompleteTexts extends Error {
+  readonly problems: string[];
+  constructor(problems: string[]) {
+    super(
+      `The machines' plain-language texts are incomplete (machines/texts.ts says where they go):\n${problems
+        .map((p) => `  ${p}`)
+        .join('\n')}`,
+    );
+    this.problems = problems;
+  }
 }
 
 /** Every generated document, keyed by its path relative to the repository root, in a stable order. */
@@ -94,11 +260,14 @@ export async function generateDocs(): Promise<Map<string, string>> {
   const files = new Map<string, string>();
   const openapi = openApiDocument(appRouter, { baseUrl: DOCS_BASE_URL });
   files.set('docs/openapi.json', `${JSON.stringify(openapi, null, 2)}\n`);
+  const compliance = committedModel();
   const models = MACHINE_DOCS.map((doc) => ({ doc, model: describeMachine(doc.machine) }));
-  files.set(`${MACHINES_DIR}/README.md`, indexMarkdown(models));
+  files.set(`${MACHINES_DIR}/README.md`, indexMarkdown(compliance, models));
+  files.set(`${MACHINES_DIR}/${OVERVIEW}.svg`, await dotToSvg(overviewDot(compliance)));
   for (const { doc, model } of models) {
-    files.set(`${MACHINES_DIR}/${doc.name}.md`, machineMarkdown(doc, model));
-    files.set(`${MACHINES_DIR}/${doc.name}.svg`, await dotToSvg(toDot(model)));
+    const machine = compliance.machines.find((m) => m.name === doc.name)!;
+    files.set(`${MACHINES_DIR}/${doc.name}.md`, machineMarkdown(doc, model, machine));
+    files.set(`${MACHINES_DIR}/${doc.name}.svg`, await dotToSvg(complianceDot(machine)));
   }
   return files;
 }
@@ -158,7 +327,7 @@ export async function writeDocs(root = REPO_ROOT): Promise<{ written: string[]; 
   return { written, removed };
 }
 
-if (import.meta.main) {
+async function main(): Promise<void> {
   if (process.argv.includes('--check')) {
     const stale = await staleDocs();
     if (stale.length > 0) {
@@ -177,4 +346,12 @@ if (import.meta.main) {
     if (written.length + removed.length === 0)
       process.stdout.write('Generated documents were already up to date.\n');
   }
+}
+
+if (import.meta.main) {
+  await main().catch((err: unknown) => {
+    if (!(err instanceof IncompleteTexts)) throw err;
+    process.stderr.write(`${err.message}\n`);
+    process.exit(1);
+  });
 }

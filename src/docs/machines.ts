@@ -23,6 +23,9 @@ export interface StateModel {
   /** Path of the child entered first, for compound states. */
   initial: string | null;
   children: StateModel[];
+  /** The state's `description` and `meta`, as the machine declares them (see `machines/texts.ts`). */
+  description: string | null;
+  meta: Record<string, unknown> | null;
 }
 
 /** Where a row of the table comes from: an event handler, the machine's creation, or a state's entry or exit. */
@@ -35,6 +38,8 @@ export interface TransitionModel {
   /** The event as a reader says it: `SETTLEMENT_CONFIRMED`, `after 30 s`, `(always)`. */
   event: string;
   guard: string | null;
+  /** The guard as a tree (null without one; the `otherwise` row has none either). */
+  guardExpr: GuardExpr | null;
   target: string;
   /** No target: the state stays as it is (context and actions only). */
   stays: boolean;
@@ -42,7 +47,17 @@ export interface TransitionModel {
   webhooks: string[];
   tasks: string[];
   otherActions: string[];
+  /** The transition's `description` and `meta`, as the machine declares them (event rows only). */
+  description: string | null;
+  meta: Record<string, unknown> | null;
 }
+
+/** A guard: a named one of `setup()`, or `and`, `or`, `not` of guards; `other` for what is neither. */
+export type GuardExpr =
+  | { kind: 'named'; name: string }
+  | { kind: 'and' | 'or'; parts: GuardExpr[] }
+  | { kind: 'not'; part: GuardExpr }
+  | { kind: 'other'; text: string };
 
 export interface MachineModel {
   id: string;
@@ -53,6 +68,8 @@ export interface MachineModel {
   /** Every distinct event the machine handles, in order of first appearance. */
   events: string[];
   guards: string[];
+  /** The machine's own `description`: its one-line summary. */
+  description: string | null;
 }
 
 interface ActionSummary {
@@ -188,32 +205,53 @@ function summarizeActions(actions: readonly unknown[], eventType?: string): Acti
   return out;
 }
 
-function guardText(guard: unknown): string | null {
+function guardExpr(guard: unknown): GuardExpr | null {
   if (guard === undefined || guard === null) return null;
-  if (typeof guard === 'string') return guard;
+  if (typeof guard === 'string') return { kind: 'named', name: guard };
   if (typeof guard === 'function') {
     const g = guard as { name: string; guards?: unknown[]; stateValue?: unknown };
     if (Array.isArray(g.guards)) {
-      const parts = g.guards.map((inner) => {
-        const text = guardText(inner) ?? '(guard)';
-        return / (and|or) /.test(text) ? `(${text})` : text;
-      });
-      if (g.name === 'not') return `not ${parts[0]}`;
-      return parts.join(g.name === 'or' ? ' or ' : ' and ');
+      const parts = g.guards.map((inner) => guardExpr(inner) ?? { kind: 'other' as const, text: '(guard)' });
+      if (g.name === 'not') return { kind: 'not', part: parts[0]! };
+      return { kind: g.name === 'or' ? 'or' : 'and', parts };
     }
-    if (g.name === 'stateIn') return `in ${JSON.stringify(g.stateValue)}`;
-    return '(inline guard)';
+    if (g.name === 'stateIn') return { kind: 'other', text: `in ${JSON.stringify(g.stateValue)}` };
+    return { kind: 'other', text: '(inline guard)' };
   }
   if (typeof guard === 'object' && 'type' in guard) {
     const params = (guard as { params?: unknown }).params;
     const name = String(guard.type);
-    if (params === undefined) return name;
-    return typeof params === 'function' ? `${name}(computed)` : `${name}(${JSON.stringify(params)})`;
+    if (params === undefined) return { kind: 'named', name };
+    return {
+      kind: 'other',
+      text: typeof params === 'function' ? `${name}(computed)` : `${name}(${JSON.stringify(params)})`,
+    };
   }
-  return '(guard)';
+  return { kind: 'other', text: '(guard)' };
 }
 
-function formatDelay(delay: string): string {
+/** A guard as code reads it: `isRetryable and hasAttemptsLeft`, `not hasAttemptsLeft`. */
+export function guardCode(expr: GuardExpr): string {
+  switch (expr.kind) {
+    case 'named':
+      return expr.name;
+    case 'other':
+      return expr.text;
+    case 'not':
+      return `not ${guardCode(expr.part)}`;
+    case 'and':
+    case 'or':
+      return expr.parts
+        .map((part) => {
+          const text = guardCode(part);
+          return / (and|or) /.test(text) ? `(${text})` : text;
+        })
+        .join(` ${expr.kind} `);
+  }
+}
+
+/** A duration in milliseconds as people say it: `30 min`, `10 s`, `500 ms`. */
+export function formatDelay(delay: string): string {
   if (!/^\d+$/.test(delay)) return delay;
   const ms = Number(delay);
   if (ms % 3_600_000 === 0 && ms > 0) return `${ms / 3_600_000} h`;
@@ -247,6 +285,8 @@ function stateModel(graph: DirectedGraphNode): StateModel {
     kind: node.type,
     initial: initialTarget ? pathOf(initialTarget) : null,
     children: graph.children.map(stateModel),
+    description: node.description ?? null,
+    meta: (node.meta as Record<string, unknown> | undefined) ?? null,
   };
 }
 
@@ -268,9 +308,12 @@ export function describeMachine(machine: AnyStateMachine): MachineModel {
       source,
       event: kind === 'created' ? '(created)' : kind === 'entry' ? '(on entry)' : '(on exit)',
       guard: null,
+      guardExpr: null,
       target,
       stays: kind !== 'created',
       ...summarizeActions(actions),
+      description: null,
+      meta: null,
     });
   };
 
@@ -295,14 +338,18 @@ export function describeMachine(machine: AnyStateMachine): MachineModel {
       const earlier = transitions.some(
         (t) => t.kind === 'event' && t.source === path && t.event === eventText(transition.eventType, node),
       );
+      const expr = guardExpr(transition.guard);
       transitions.push({
         kind: 'event',
         source: path,
         event: eventText(transition.eventType, node),
-        guard: guardText(transition.guard) ?? (earlier ? OTHERWISE : null),
+        guard: expr ? guardCode(expr) : earlier ? OTHERWISE : null,
+        guardExpr: expr,
         target: pathOf(target),
         stays: !transition.target,
         ...summarizeActions(transition.actions, transition.eventType),
+        description: transition.description ?? null,
+        meta: (transition.meta as Record<string, unknown> | undefined) ?? null,
       });
     }
     for (const child of g.children) visit(child);
@@ -321,7 +368,15 @@ export function describeMachine(machine: AnyStateMachine): MachineModel {
   const guards = [
     ...new Set(transitions.flatMap((t) => (t.guard && t.guard !== OTHERWISE ? [t.guard] : []))),
   ];
-  return { id: machine.id, root, states, transitions, events, guards };
+  return {
+    id: machine.id,
+    root,
+    states,
+    transitions,
+    events,
+    guards,
+    description: machine.root.description ?? null,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -360,11 +415,11 @@ export function readingGuide(model: MachineModel): string[] {
   return lines;
 }
 
-function findState(model: MachineModel, path: string): StateModel | undefined {
+export function findState(model: MachineModel, path: string): StateModel | undefined {
   return path === '' ? model.root : model.states.find((s) => s.path === path);
 }
 
-const isComposite = (s: StateModel | undefined): boolean => !!s && s.children.length > 0;
+export const isComposite = (s: StateModel | undefined): boolean => !!s && s.children.length > 0;
 
 /** The "From" cell: a composite source applies in any of its states. */
 export function fromText(model: MachineModel, t: TransitionModel): string {
@@ -387,10 +442,10 @@ function effectLines(t: TransitionModel): string[] {
   ];
 }
 
-const within = (path: string, ancestor: string): boolean =>
+export const within = (path: string, ancestor: string): boolean =>
   path === ancestor || path.startsWith(`${ancestor}.`);
 
-function atomicStates(state: StateModel): StateModel[] {
+export function atomicStates(state: StateModel): StateModel[] {
   return state.children.length === 0 ? [state] : state.children.flatMap(atomicStates);
 }
 
@@ -445,7 +500,8 @@ const mermaidId = (path: string): string => path.replace(/[^A-Za-z0-9_]/g, '_');
 /** Mermaid ends a label at `;` or `#`, and a colon confuses it: those characters are replaced. */
 const mermaidText = (text: string): string => text.replace(/[;#:]/g, (c) => (c === ':' ? ' ' : ','));
 
-const parentOf = (path: string): string => (path.includes('.') ? path.slice(0, path.lastIndexOf('.')) : '');
+export const parentOf = (path: string): string =>
+  path.includes('.') ? path.slice(0, path.lastIndexOf('.')) : '';
 
 /** The deepest composite state that holds both ends (the block the edge is written in); '' is the top. */
 function commonBlock(model: MachineModel, source: string, target: string): string {
@@ -510,10 +566,10 @@ export function toMermaid(model: MachineModel): string {
 // ---------------------------------------------------------------------------------------------
 // DOT (Graphviz)
 
-const dotString = (text: string): string => `"${text.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+export const dotString = (text: string): string => `"${text.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
 
 /** The first atomic state a composite enters: an edge to or from a cluster is drawn to that node. */
-function anchorOf(model: MachineModel, path: string): string {
+export function anchorOf(model: MachineModel, path: string): string {
   let state = findState(model, path);
   while (state && state.children.length > 0) {
     state = findState(model, state.initial ?? state.children[0]!.path);
@@ -521,7 +577,7 @@ function anchorOf(model: MachineModel, path: string): string {
   return state?.path ?? path;
 }
 
-const POINT = 'shape=point, style=filled, fillcolor="#222222", color="#222222", label=""';
+export const POINT = 'shape=point, style=filled, fillcolor="#222222", color="#222222", label=""';
 
 /** A Graphviz DOT digraph of the model: composite states as clusters, effects on the edge labels. */
 export function toDot(model: MachineModel): string {

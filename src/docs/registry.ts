@@ -1,28 +1,36 @@
 import type { AnyStateMachine } from 'xstate';
-import { outflowMachine } from '#machines/outflow.machine.ts';
-import { paymentInstructionMachine } from '#machines/payment-instruction.machine.ts';
-import { payoutMachine } from '#machines/payout.machine.ts';
-import { quoteMachine } from '#machines/quote.machine.ts';
-import { refundMachine } from '#machines/refund.machine.ts';
-import { webhookDeliveryMachine } from '#machines/webhook-delivery.machine.ts';
+import { outflowMachine, outflowTexts } from '#machines/outflow.machine.ts';
+import { paymentInstructionMachine, paymentInstructionTexts } from '#machines/payment-instruction.machine.ts';
+import { payoutMachine, payoutTexts } from '#machines/payout.machine.ts';
+import { quoteMachine, quoteTexts } from '#machines/quote.machine.ts';
+import { refundMachine, refundTexts } from '#machines/refund.machine.ts';
+import type { MachineTexts } from '#machines/texts.ts';
+import { webhookDeliveryMachine, webhookDeliveryTexts } from '#machines/webhook-delivery.machine.ts';
 
-/** One machine to document: `name` is its file's stem in `machines/` and the stem of its generated files. */
+/**
+ * One machine to document: `name` is its file's stem in `machines/` and the stem of its generated
+ * files; `texts` are the plain-language texts its file exports beside it (`machines/texts.ts`).
+ */
 export interface MachineDoc {
   name: string;
   machine: AnyStateMachine;
-  summary: string;
+  texts: MachineTexts<AnyStateMachine>;
+}
+
+/** A machine with its own texts: the type checker refuses another machine's. */
+function entry<M extends AnyStateMachine>(name: string, machine: M, texts: MachineTexts<M>): MachineDoc {
+  return { name, machine, texts: texts as MachineTexts<AnyStateMachine> };
 }
 
 /**
- * Every machine the service runs, in the order the index lists them. A new machine is one line
+ * Every machine the service runs, in the order the pages list them. A new machine is one line
  * here; the docs test fails while a `machines/*.machine.ts` file is missing from this list.
  */
-// biome-ignore format: one line per machine keeps the list easy to scan and to extend
 export const MACHINE_DOCS: readonly MachineDoc[] = [
-  { name: 'payout', machine: payoutMachine, summary: 'The life of a payout, from creation to success, failure or expiry.' },
-  { name: 'payment-instruction', machine: paymentInstructionMachine, summary: 'Whether what the merchant was asked to pay was paid in time.' },
-  { name: 'quote', machine: quoteMachine, summary: 'A frozen price: accepted, used once by a payout, or expired.' },
-  { name: 'outflow', machine: outflowMachine, summary: 'One dispatch attempt of a payout to the processor.' },
-  { name: 'refund', machine: refundMachine, summary: "The refund of a failed payout's settlement to the merchant." },
-  { name: 'webhook-delivery', machine: webhookDeliveryMachine, summary: 'One webhook event to one URL: attempts, retries with backoff, success or DEAD.' },
+  entry('payout', payoutMachine, payoutTexts),
+  entry('payment-instruction', paymentInstructionMachine, paymentInstructionTexts),
+  entry('quote', quoteMachine, quoteTexts),
+  entry('outflow', outflowMachine, outflowTexts),
+  entry('refund', refundMachine, refundTexts),
+  entry('webhook-delivery', webhookDeliveryMachine, webhookDeliveryTexts),
 ];

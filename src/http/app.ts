@@ -60,7 +60,7 @@ export function createApp(deps: Deps, appRouter: AppRouter): Koa {
     await next();
     if (ctx.status === 404 && ctx.body == null) throw new AppError('ROUTE_NOT_FOUND');
   });
-  app.use(docsRoutes());
+  app.use(docsRoutes(deps.config));
   app.use(callbacks.routes());
   app.use(rest.routes());
   app.use(rest.allowedMethods({ throw: true }));

@@ -4,8 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
-import { REPO_ROOT } from '#src/docs/generate.ts';
-import { MACHINE_DOCS } from '#src/docs/registry.ts';
+import { committedModel, REPO_ROOT } from '#src/docs/generate.ts';
 import { harness } from '../harness.ts';
 
 /**
@@ -113,14 +112,67 @@ describe('documentation pages in Chromium', function () {
     await page.close();
   });
 
-  it('shows a diagram and a transition table for every machine, linked to the reference', async () => {
+  it('shows every machine to a compliance reviewer on a 1,400 px page, without scrolling sideways', async () => {
     const page = await open('/docs/machines');
-    for (const { name } of MACHINE_DOCS) {
-      const section = page.locator(`section[data-machine="${name}"]`);
-      expect(await section.locator('svg').count(), name).to.equal(1);
-      expect(await section.locator('svg g.node').count(), name).to.be.greaterThan(1);
-      expect(await section.locator('tbody tr').count(), name).to.be.greaterThan(0);
+    const { machines } = committedModel();
+    for (const machine of machines) {
+      const section = page.locator(`section[data-machine="${machine.name}"]`);
+      expect(await section.locator('svg').count(), machine.name).to.equal(1);
+      // Every state is a box and every transition an arrow, with the ids the console highlights.
+      for (const s of machine.states.filter((x) => x.children.length === 0)) {
+        expect(await section.locator(`svg [id="${machine.name}/${s.path}"]`).count(), s.path).to.equal(1);
+      }
+      for (const t of machine.transitions) {
+        for (const edge of t.diagram_edges) {
+          expect(await section.locator(`svg [id="${edge.id}"]`).count(), edge.id).to.equal(1);
+        }
+      }
+      // A sentence and the money for every state, who acts for every transition.
+      const states = await section.locator('table.states tbody tr').allInnerTexts();
+      expect(states, machine.name).to.have.length(machine.states.length);
+      for (const row of states) expect(row.split('\t')[1]!.length, row).to.be.above(10);
+      const whoCells = await section.locator('table.transitions tbody tr td.who').allInnerTexts();
+      expect(whoCells, machine.name).to.have.length(machine.transitions.length);
+      for (const who of whoCells)
+        expect(who).to.match(/the system|the processor|the bank or chain|operator|the merchant/);
     }
+    expect(await page.locator('section[data-machine="payout"] table.states').textContent()).to.include(
+      'held for a person',
+    );
+    expect(await page.locator('#overview').textContent()).to.include('creates a refund');
+
+    // Open the engineers' tables too: nothing on the page may be wider than the window.
+    await page.$$eval('details', (all) => {
+      for (const d of all) d.setAttribute('open', '');
+    });
+    // Evaluated in the page (the test's own types have no DOM).
+    const widths = (await page.evaluate(`({
+      page: document.documentElement.scrollWidth,
+      window: window.innerWidth,
+      diagrams: [...document.querySelectorAll('.diagram')].map((d) => {
+        const svg = d.querySelector('svg');
+        return {
+          id: d.closest('section').id,
+          natural: svg.width.baseVal.value,
+          drawn: svg.getBoundingClientRect().width,
+          room: d.clientWidth,
+        };
+      }),
+    })`)) as {
+      page: number;
+      window: number;
+      diagrams: { id: string; natural: number; drawn: number; room: number }[];
+    };
+    expect(widths.page, 'page width').to.be.at.most(widths.window);
+    expect(widths.window).to.equal(1400);
+    for (const d of widths.diagrams) {
+      // Drawn at its own size (not shrunk to fit), and inside its frame.
+      expect(Math.abs(d.drawn - d.natural), `${d.id} drawn at natural size`).to.be.below(1);
+      expect(d.natural, `${d.id} width`).to.be.at.most(d.room);
+    }
+    await page.$$eval('details', (all) => {
+      for (const d of all) d.removeAttribute('open');
+    });
     await page.screenshot({ path: path.join(ARTIFACTS, 'docs-machines.png'), fullPage: true });
     await page.click('nav a[href="/docs"]');
     await page.waitForSelector('.opblock', { timeout: 30_000 });

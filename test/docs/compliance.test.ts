@@ -1,0 +1,267 @@
+import type { AddressInfo } from 'node:net';
+import { expect } from 'chai';
+import Koa from 'koa';
+import { type AnyStateMachine, createMachine } from 'xstate';
+import { payoutMachine, payoutTexts } from '#machines/payout.machine.ts';
+import { loadConfig } from '#src/config.ts';
+import { buildComplianceModel, type ComplianceMachine, MONEY_PLACES } from '#src/docs/compliance.ts';
+import { committedModel, IncompleteTexts } from '#src/docs/generate.ts';
+import { MACHINE_DOCS, type MachineDoc } from '#src/docs/registry.ts';
+import { docsRoutes } from '#src/docs/serve.ts';
+
+/**
+ * The compliance view of the machines: every state, transition and guard in plain words, with
+ * where the money is, who acts, the thresholds in force and the links between machines, all read
+ * from the machines and the texts beside them.
+ */
+
+const defaults = loadConfig({});
+
+function machineOf(name: string, config = defaults): ComplianceMachine {
+  const { model, problems } = buildComplianceModel(MACHINE_DOCS, config);
+  expect(problems).to.deep.equal([]);
+  return model.machines.find((m) => m.name === name)!;
+}
+
+type Config = Record<string, unknown> & { states: Record<string, Record<string, unknown>> };
+
+/** The payout machine with its configuration changed by `change`, and its own texts. */
+function payoutVariant(change: (config: Config) => Config, texts = payoutTexts): MachineDoc[] {
+  const config = change(payoutMachine.config as unknown as Config);
+  const machine = createMachine(config as never, payoutMachine.implementations as never) as AnyStateMachine;
+  return MACHINE_DOCS.map((d) => (d.name === 'payout' ? { ...d, machine, texts } : d));
+}
+
+function problemsOf(docs: readonly MachineDoc[]): string[] {
+  return buildComplianceModel(docs, defaults).problems;
+}
+
+describe('the compliance view of the machines', () => {
+  it('has a plain-language text for every state, transition and guard of every machine', () => {
+    expect(buildComplianceModel(MACHINE_DOCS, defaults).problems).to.deep.equal([]);
+    for (const machine of committedModel().machines) {
+      expect(machine.summary, machine.name).to.not.equal('');
+      for (const s of machine.states)
+        expect(s.description, `${machine.name} ${s.path}`).to.have.length.above(10);
+      for (const t of machine.transitions) {
+        expect(t.description, `${machine.name} ${t.number}`).to.have.length.above(10);
+        expect(t.by, `${machine.name} ${t.number}`).to.not.be.empty;
+        if (t.guard)
+          expect(t.guard.text, `${machine.name} ${t.number}`).to.not.match(/\b[a-z]+[A-Z]\w*\b(?![`])/);
+      }
+    }
+  });
+
+  it('says where the money is in every plain state of a machine that holds money, and nowhere else', () => {
+    for (const machine of committedModel().machines) {
+      for (const s of machine.states) {
+        const plain = s.children.length === 0;
+        if (machine.holds_money && plain)
+          expect(MONEY_PLACES, `${machine.name} ${s.path}`).to.include(s.money);
+        else expect(s.money, `${machine.name} ${s.path}`).to.equal(null);
+      }
+    }
+    const payout = machineOf('payout');
+    const money = Object.fromEntries(payout.states.map((s) => [s.path, s.money]));
+    expect(money).to.include({
+      CREATED: 'NOT_YET_RECEIVED',
+      'PENDING_PAYMENT.held': 'HELD_FOR_PERSON',
+      PAYMENT_RECEIVED: 'WITH_US',
+      'PROCESSING.inFlight': 'WITH_PROCESSOR',
+      SUCCESSFUL: 'WITH_BENEFICIARY',
+    });
+    expect(machineOf('refund').states.find((s) => s.path === 'SUCCESSFUL')!.money).to.equal(
+      'BACK_WITH_MERCHANT',
+    );
+    expect(machineOf('quote').holds_money).to.equal(false);
+  });
+
+  it('marks the final states from the machine itself', () => {
+    const finals = machineOf('payout')
+      .states.filter((s) => s.final)
+      .map((s) => s.path);
+    expect(finals).to.deep.equal(['SUCCESSFUL', 'FAILED', 'EXPIRED']);
+    // A failed refund waits for an operator: not final.
+    expect(machineOf('refund').states.find((s) => s.path === 'FAILED')!.final).to.equal(false);
+  });
+
+  it('writes every guard in plain words with the threshold read from the configuration', () => {
+    const retry = machineOf('payout').transitions.find(
+      (t) => t.from === 'PAYMENT_RECEIVED' && t.guard?.code === 'isRetryable and hasAttemptsLeft',
+    )!;
+    expect(retry.guard!.text).to.equal(
+      'the processor says another attempt may succeed, and fewer than `DISPATCH_MAX_ATTEMPTS` = 3 attempts have been made',
+    );
+    // The fallback row names what failed, both ways round.
+    const fail = machineOf('payout').transitions.find(
+      (t) => t.from === 'PAYMENT_RECEIVED' && t.to === 'FAILED',
+    )!;
+    expect(fail.guard).to.deep.equal({
+      code: 'otherwise',
+      text: 'otherwise: the processor says the failure is final, or `DISPATCH_MAX_ATTEMPTS` = 3 attempts have been made',
+    });
+    const lapse = machineOf('payment-instruction').guards.find((g) => g.name === 'hasLapsed')!;
+    expect(lapse.holds).to.equal(
+      "the instruction's lifetime, `PAYMENT_INSTRUCTION_TTL_MS` = 30 min from its issue, has run out",
+    );
+
+    const configured = { ...defaults, DISPATCH_MAX_ATTEMPTS: 5, PAYMENT_INSTRUCTION_TTL_MS: 2_700_000 };
+    const payout = machineOf('payout', configured);
+    expect(payout.guards.find((g) => g.name === 'hasAttemptsLeft')!.holds).to.equal(
+      'fewer than `DISPATCH_MAX_ATTEMPTS` = 5 attempts have been made',
+    );
+    expect(payout.thresholds).to.deep.include({
+      name: 'PAYMENT_INSTRUCTION_TTL_MS',
+      value: 2_700_000,
+      display: '45 min',
+      source: 'configuration',
+    });
+    expect(
+      machineOf('webhook-delivery').thresholds.map((t) => [t.name, t.display, t.source]),
+    ).to.deep.include(['WEBHOOK_MAX_ATTEMPTS', '5', 'code']);
+  });
+
+  it('says who can cause every transition', () => {
+    const payout = machineOf('payout');
+    const by = (from: string | null, event: string | null) =>
+      payout.transitions.find((t) => t.from === from && t.event === event)!.by;
+    expect(by(null, null)).to.deep.equal(['MERCHANT']);
+    expect(by('PENDING_PAYMENT.held', 'OPERATOR_FAIL')).to.deep.equal(['OPERATOR_FOUR_EYES']);
+    expect(by('PROCESSING', 'PROCESSOR_SUCCEEDED')).to.deep.equal(['PROCESSOR']);
+    expect(by('PENDING_PAYMENT.awaiting', 'INSTRUCTION_EXPIRED')).to.deep.equal(['SYSTEM']);
+    expect(by('PENDING_PAYMENT.awaiting', 'SETTLEMENT_CONFIRMED')).to.include('BANK_OR_CHAIN');
+  });
+
+  it('links the machines that move each other, both ways', () => {
+    const { model } = buildComplianceModel(MACHINE_DOCS, defaults);
+    const payout = model.machines.find((m) => m.name === 'payout')!;
+    const refund = model.machines.find((m) => m.name === 'refund')!;
+    // A payout FAILED with money raises a refund; one failed before any money was asked for does not.
+    const toFailed = payout.transitions.filter((t) => t.to === 'FAILED');
+    for (const t of toFailed) {
+      const raises = t.causes.some((c) => c.machine === 'refund' && c.event === null);
+      expect(raises, `payout ${t.number} (${t.event})`).to.equal(t.event !== 'INSTRUCTION_GENERATION_FAILED');
+    }
+    expect(refund.transitions[0]!.caused_by.map((c) => c.transition).sort((a, b) => a - b)).to.deep.equal(
+      toFailed.filter((t) => t.event !== 'INSTRUCTION_GENERATION_FAILED').map((t) => t.number),
+    );
+    // An outflow's outcome moves its payout.
+    const succeeded = payout.transitions.find((t) => t.event === 'PROCESSOR_SUCCEEDED')!;
+    expect(succeeded.caused_by.map((c) => c.machine)).to.deep.equal(['outflow', 'outflow']);
+    // Every payout event the merchant is told about creates webhook deliveries.
+    for (const t of payout.transitions.filter((x) => x.effects.webhooks.length > 0)) {
+      expect(
+        t.causes.map((c) => [c.kind, c.machine]),
+        `payout ${t.number}`,
+      ).to.deep.include(['webhook', 'webhook-delivery']);
+    }
+    expect(model.links.filter((l) => l.to.machine === 'refund').map((l) => l.from.machine)).to.not.be.empty;
+  });
+
+  it('names the arrow that draws every transition in the picture', () => {
+    const payout = machineOf('payout');
+    for (const t of payout.transitions) expect(t.diagram_edges, `${t.number}`).to.not.be.empty;
+    // A transition of PROCESSING that stays inside it is drawn from each inner state.
+    const retried = payout.transitions.find(
+      (t) => t.from === 'PROCESSING' && t.to === 'PROCESSING.redispatching',
+    )!;
+    expect(retried.diagram_edges.map((e) => e.from)).to.deep.equal([
+      'PROCESSING.inFlight',
+      'PROCESSING.redispatching',
+    ]);
+  });
+
+  describe('refuses a machine changed without its texts (the docs check fails)', () => {
+    const expectRefused = (docs: readonly MachineDoc[], problem: string) => {
+      expect(problemsOf(docs)).to.include(problem);
+      expect(() => committedModel(docs))
+        .to.throw(IncompleteTexts)
+        .with.property('message')
+        .that.includes(problem);
+    };
+
+    it('a new state without its meaning or its money', () => {
+      const docs = payoutVariant((c) => ({ ...c, states: { ...c.states, ON_HOLD: { type: 'atomic' } } }));
+      expectRefused(docs, 'payout: state ON_HOLD has no description (what it means, in plain words)');
+      expectRefused(docs, 'payout: state ON_HOLD does not say where the money is (meta.money)');
+    });
+
+    it('a transition without what happens or who causes it', () => {
+      const docs = payoutVariant((c) => ({
+        ...c,
+        states: {
+          ...c.states,
+          CREATED: {
+            ...c.states['CREATED'],
+            on: { ...(c.states['CREATED']!['on'] as object), CANCEL: 'EXPIRED' },
+          },
+        },
+      }));
+      expectRefused(
+        docs,
+        'payout: transition 4 (CREATED CANCEL) has no description (what happens, in plain words)',
+      );
+      expectRefused(docs, 'payout: transition 4 (CREATED CANCEL) does not say who can cause it (meta.by)');
+    });
+
+    it('a guard without its plain words', () => {
+      const { isRetryable: _, ...guards } = payoutTexts.guards;
+      const docs = payoutVariant((c) => c, { ...payoutTexts, guards } as never);
+      expect(problemsOf(docs).some((p) => p.endsWith('guard isRetryable has no text'))).to.equal(true);
+      expect(() => committedModel(docs)).to.throw(IncompleteTexts);
+    });
+
+    it('a threshold that is not in the configuration', () => {
+      const docs = payoutVariant((c) => ({
+        ...c,
+        states: {
+          ...c.states,
+          SUCCESSFUL: { ...c.states['SUCCESSFUL'], description: 'Paid within {PAY_SLA_MS}.' },
+        },
+      }));
+      expectRefused(
+        docs,
+        'payout: state SUCCESSFUL names {PAY_SLA_MS}, which is neither a configuration variable nor a known constant',
+      );
+    });
+
+    it('a link to an event the other machine does not handle', () => {
+      const docs = payoutVariant((c) => ({
+        ...c,
+        states: {
+          ...c.states,
+          EXPIRED: {
+            ...c.states['EXPIRED'],
+            type: 'atomic',
+            on: {
+              REOPEN: {
+                target: 'CREATED',
+                description: 'Reopened.',
+                meta: { by: ['OPERATOR'], causes: [{ machine: 'refund', event: 'REOPEN' }] },
+              },
+            },
+          },
+        },
+      }));
+      expect(
+        problemsOf(docs).some((p) =>
+          p.endsWith('names event REOPEN of refund, which that machine does not handle'),
+        ),
+      ).to.equal(true);
+    });
+  });
+
+  it('shows the thresholds of the running service on /docs/machines', async () => {
+    const app = new Koa().use(docsRoutes({ ...defaults, DISPATCH_MAX_ATTEMPTS: 7 }));
+    const server = app.listen(0, '127.0.0.1');
+    try {
+      await new Promise((resolve) => server.once('listening', resolve));
+      const { port } = server.address() as AddressInfo;
+      const html = await (await fetch(`http://127.0.0.1:${port}/docs/machines`)).text();
+      expect(html).to.include('fewer than <code>DISPATCH_MAX_ATTEMPTS</code> = 7 attempts have been made');
+      expect(html).to.not.include('<code>DISPATCH_MAX_ATTEMPTS</code> = 3');
+    } finally {
+      server.close();
+    }
+  });
+});
