@@ -1,6 +1,7 @@
 import { banksRouter } from './banks/router.ts';
 import { outflowsRouter } from './dispatch/router.ts';
 import { router } from './http/trpc.ts';
+import { operatorAdminRouter } from './operators/admin.router.ts';
 import { payoutsRouter } from './payouts/router.ts';
 import { ratesRouter } from './rates/router.ts';
 import { refundDestinationsRouter } from './refund-destinations/router.ts';
@@ -26,6 +27,7 @@ export const appRouter = router({
   refundDestinations: refundDestinationsRouter,
   webhooks: webhooksRouter,
   admin: router({
+    ...operatorAdminRouter._def.record,
     ...tenantAdminRouter._def.record,
     ...refundAdminRouter._def.record,
     ...webhooksAdminRouter._def.record,

@@ -1,170 +1,403 @@
 /**
  * The admin CLI: `npm run -s admin -- <command>`. Talks to the running service over tRPC
- * (`admin.*` procedures at SERVICE_URL/trpc) with ADMIN_TOKEN, and prints one JSON object per
- * command on stdout. Errors go to stderr as JSON with a non-zero exit.
+ * (`admin.*` procedures at SERVICE_URL/trpc) with an operator's token, and prints one JSON object
+ * per command on stdout; lists print `{ data, meta }` (`meta.next_cursor` goes to `--cursor`).
+ * Errors go to stderr as one JSON object with a non-zero exit (2 for a bad command line).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createTRPCClient, httpLink, TRPCClientError } from '@trpc/client';
+import { configSchema } from '#src/config.ts';
+import { ROLES } from '#src/operators/roles.ts';
 import type { AppRouter } from '#src/router.ts';
-import { isScope, type Scope } from '#src/tenants/scopes.ts';
+import { isScope, MERCHANT_SCOPES, type Scope } from '#src/tenants/scopes.ts';
 
-const USAGE = `usage: npm run -s admin -- <command>
-  tenant create --name NAME [--approved]
-  tenant approve TENANT_ID
-  tenant list
-  key issue --tenant TENANT_ID [--scopes s1,s2]
-  key revoke KEY_ID
-  refund list-failed [--limit N]
-  refund held [--limit N]
-  refund retry REFUND_ID
-  refund raise PAYOUT_ID
-  webhooks dead [--tenant TENANT_ID] [--limit N] [--cursor CURSOR]
-  inflow list [--tenant TENANT_ID] [--state HELD|UNMATCHED] [--limit N]
-  inflow attribute INFLOW_ID --payout PAYOUT_ID [--note TEXT]
-  inflow return INFLOW_ID --note TEXT
-  payout fail PAYOUT_ID [--note TEXT]
+type Client = ReturnType<typeof createTRPCClient<AppRouter>>;
+type Values = Record<string, string | boolean | undefined>;
 
-environment: SERVICE_URL (default http://127.0.0.1:3000), ADMIN_TOKEN (default: DATA_DIR/admin-token of a local start)`;
-
-class UsageError extends Error {}
-
-function adminToken(): string {
-  if (process.env.ADMIN_TOKEN) return process.env.ADMIN_TOKEN;
-  const file = path.join(process.env.DATA_DIR ?? './.data', 'admin-token');
-  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
-  throw new UsageError('ADMIN_TOKEN is not set and no local admin-token file was found');
-}
-
-/** A `--limit` value for the list commands (default 100). */
-function limitOf(value: string | undefined): number {
-  if (value === undefined) return 100;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > 500)
-    throw new UsageError('--limit must be an integer from 1 to 500');
-  return n;
-}
-
-/** Runs one CLI command and returns the object to print. */
-export async function run(argv: string[], env: { serviceUrl: string; token: string }): Promise<unknown> {
-  const client = createTRPCClient<AppRouter>({
-    links: [
-      httpLink({
-        url: `${env.serviceUrl.replace(/\/$/, '')}/trpc`,
-        headers: { authorization: `Bearer ${env.token}` },
-      }),
-    ],
-  });
-  const [noun, verb, ...rest] = argv;
-  const { values, positionals } = parseArgs({
-    args: rest,
-    allowPositionals: true,
-    options: {
-      name: { type: 'string' },
-      approved: { type: 'boolean', default: false },
-      tenant: { type: 'string' },
-      scopes: { type: 'string' },
-      limit: { type: 'string' },
-      cursor: { type: 'string' },
-      payout: { type: 'string' },
-      note: { type: 'string' },
-      state: { type: 'string' },
-    },
-  });
-  const one = (what: string): string => {
-    const value = positionals[0];
-    if (!value || positionals.length > 1) throw new UsageError(`expected exactly one ${what}`);
-    return value;
-  };
-  switch (`${noun} ${verb}`) {
-    case 'tenant create':
-      if (!values.name) throw new UsageError('tenant create needs --name');
-      return client.admin.tenant.create.mutate({ name: values.name, approved: values.approved });
-    case 'tenant approve':
-      return client.admin.tenant.approve.mutate({ tenant_id: one('TENANT_ID') });
-    case 'tenant list':
-      return client.admin.tenant.list.query();
-    case 'key issue': {
-      if (!values.tenant) throw new UsageError('key issue needs --tenant');
-      let scopes: Scope[] | undefined;
-      if (values.scopes) {
-        const list = values.scopes
-          .split(',')
-          .map((s) => s.trim())
-          .filter(Boolean);
-        const unknown = list.filter((s) => !isScope(s));
-        if (unknown.length > 0) throw new UsageError(`unknown scope(s): ${unknown.join(', ')}`);
-        scopes = list as Scope[];
-      }
-      const issued = await client.admin.key.issue.mutate({ tenant_id: values.tenant, scopes });
-      return { id: issued.id, api_key: issued.api_key, scopes: issued.scopes };
-    }
-    case 'key revoke':
-      return client.admin.key.revoke.mutate({ key_id: one('KEY_ID') });
-    case 'refund list-failed':
-      return client.admin.refunds.failed.query({ limit: limitOf(values.limit) });
-    case 'refund held':
-      return client.admin.refunds.held.query({ limit: limitOf(values.limit) });
-    case 'refund retry':
-      return client.admin.refunds.retry.mutate({ refund_id: one('REFUND_ID') });
-    case 'refund raise':
-      return client.admin.refunds.raise.mutate({ payout_id: one('PAYOUT_ID') });
-    case 'webhooks dead': {
-      const limit = values.limit === undefined ? undefined : Number(values.limit);
-      if (limit !== undefined && !(Number.isInteger(limit) && limit >= 1 && limit <= 100))
-        throw new UsageError('--limit must be an integer from 1 to 100');
-      return client.admin.webhooks.dead.query({ tenant_id: values.tenant, limit, cursor: values.cursor });
-    }
-    case 'inflow list':
-      if (values.state !== undefined && values.state !== 'HELD' && values.state !== 'UNMATCHED')
-        throw new UsageError('--state must be HELD or UNMATCHED');
-      return client.admin.settlement.inflows.query({
-        tenant_id: values.tenant,
-        state: values.state,
-        limit: limitOf(values.limit),
-      });
-    case 'inflow attribute':
-      if (!values.payout) throw new UsageError('inflow attribute needs --payout');
-      return client.admin.settlement.attribute.mutate({
-        inflow_id: one('INFLOW_ID'),
-        payout_id: values.payout,
-        note: values.note,
-      });
-    case 'inflow return':
-      if (!values.note) throw new UsageError('inflow return needs --note');
-      return client.admin.settlement.returnInflow.mutate({ inflow_id: one('INFLOW_ID'), note: values.note });
-    case 'payout fail':
-      return client.admin.settlement.failPayout.mutate({ payout_id: one('PAYOUT_ID'), note: values.note });
-    default:
-      throw new UsageError(`unknown command: ${[noun, verb].filter(Boolean).join(' ') || '(none)'}`);
+/** A bad command line: reported with the usage of the command concerned, never the whole list. */
+export class UsageError extends Error {
+  readonly usage: string | undefined;
+  constructor(message: string, usage?: string) {
+    super(message);
+    this.usage = usage;
   }
 }
 
-if (import.meta.main) {
-  try {
-    const result = await run(process.argv.slice(2), {
-      serviceUrl: process.env.SERVICE_URL ?? 'http://127.0.0.1:3000',
-      token: adminToken(),
-    });
-    process.stdout.write(`${JSON.stringify(result)}\n`);
-  } catch (err) {
-    if (err instanceof UsageError) {
-      process.stderr.write(
-        `${JSON.stringify({ error: { code: 'USAGE', message: err.message } })}\n${USAGE}\n`,
-      );
-      process.exit(2);
-    }
-    if (err instanceof TRPCClientError) {
-      const data = err.data as { app_code?: string; details?: unknown } | undefined;
-      process.stderr.write(
-        `${JSON.stringify({ error: { code: data?.app_code ?? 'ERROR', message: err.message, details: data?.details ?? [] } })}\n`,
-      );
-      process.exit(1);
-    }
-    process.stderr.write(
-      `${JSON.stringify({ error: { code: 'CONNECTION_FAILED', message: (err as Error).message } })}\n`,
+/** What `help` prints: text, not JSON. */
+export class HelpText {
+  readonly text: string;
+  constructor(text: string) {
+    this.text = text;
+  }
+}
+
+interface Command<I = unknown> {
+  /** Positional arguments and options as the usage shows them. */
+  synopsis: string;
+  summary: string;
+  options?: Record<string, { type: 'string' | 'boolean' }>;
+  /** Names of the positional arguments, all required. */
+  positionals?: string[];
+  /** The procedure's input from the command line; throws a UsageError before anything is sent. */
+  input?(values: Values, positionals: string[]): I;
+  call(client: Client, input: I): Promise<unknown>;
+}
+
+/** A command whose `call` is typed by its `input`. */
+const command = <I>(c: Command<I>): Command => c as Command;
+
+const PAGE_OPTIONS = { limit: { type: 'string' }, cursor: { type: 'string' } } as const;
+
+/** `--limit` and `--cursor` of a list command (the page size is 1 to 100, 20 by default). */
+function page(values: Values): { limit?: number; cursor?: string } {
+  const cursor = values.cursor as string | undefined;
+  if (values.limit === undefined) return { cursor };
+  const limit = Number(values.limit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100)
+    throw new UsageError('--limit must be an integer from 1 to 100');
+  return { limit, cursor };
+}
+
+function missing(option: string, what: string): never {
+  throw new UsageError(`--${option} ${what} is required`);
+}
+
+function required(values: Values, option: string, what = option.toUpperCase()): string {
+  const value = values[option];
+  return typeof value === 'string' && value !== '' ? value : missing(option, what);
+}
+
+/** An option that takes one of a few values, or undefined when absent. */
+function choice<T extends string>(values: Values, option: string, choices: readonly T[]): T | undefined {
+  const value = values[option];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || !(choices as readonly string[]).includes(value))
+    throw new UsageError(`--${option} must be one of ${choices.join(', ')}`);
+  return value as T;
+}
+
+function scopesOf(value: string | undefined): Scope[] | undefined {
+  if (value === undefined) return undefined;
+  const list = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const unknown = list.filter((s) => !isScope(s));
+  if (unknown.length > 0) {
+    throw new UsageError(
+      `unknown scope${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; the scopes are ${MERCHANT_SCOPES.join(', ')}`,
     );
-    process.exit(1);
+  }
+  return list as Scope[];
+}
+
+/** Every command, by its words; the usage is generated from this table. */
+const COMMANDS: Record<string, Command> = {
+  'tenant create': command({
+    synopsis: '--name NAME [--approved]',
+    summary: 'a new tenant: {"id","name","payouts_approved"}',
+    options: { name: { type: 'string' }, approved: { type: 'boolean' } },
+    input: (v) => ({ name: required(v, 'name'), approved: v.approved === true }),
+    call: (c, input) => c.admin.tenant.create.mutate(input),
+  }),
+  'tenant approve': command({
+    synopsis: 'TENANT_ID',
+    summary: 'approve a tenant for payouts (KYC/KYB done)',
+    positionals: ['TENANT_ID'],
+    input: (_v, [id]) => ({ tenant_id: id! }),
+    call: (c, input) => c.admin.tenant.approve.mutate(input),
+  }),
+  'tenant list': command({
+    synopsis: '[--limit N] [--cursor CURSOR]',
+    summary: 'tenants, newest first',
+    options: PAGE_OPTIONS,
+    input: page,
+    call: (c, input) => c.admin.tenant.list.query(input),
+  }),
+  'key issue': command({
+    synopsis: '--tenant TENANT_ID [--scopes s1,s2]',
+    summary: 'an API key, shown once: {"id","api_key","scopes"} (default: every merchant scope)',
+    options: { tenant: { type: 'string' }, scopes: { type: 'string' } },
+    input: (v) => ({
+      tenant_id: required(v, 'tenant', 'TENANT_ID'),
+      scopes: scopesOf(v.scopes as string | undefined),
+    }),
+    call: async (c, input) => {
+      const issued = await c.admin.key.issue.mutate(input);
+      return { id: issued.id, api_key: issued.api_key, scopes: issued.scopes };
+    },
+  }),
+  'key revoke': command({
+    synopsis: 'KEY_ID',
+    summary: 'revoke an API key',
+    positionals: ['KEY_ID'],
+    input: (_v, [id]) => ({ key_id: id! }),
+    call: (c, input) => c.admin.key.revoke.mutate(input),
+  }),
+  'operator create': command({
+    synopsis: `--name NAME --role ${ROLES.join('|')}`,
+    summary: 'a new operator, its token shown once: {"id","name","role","token"} (admin)',
+    options: { name: { type: 'string' }, role: { type: 'string' } },
+    input: (v) => ({ name: required(v, 'name'), role: choice(v, 'role', ROLES) ?? missing('role', 'ROLE') }),
+    call: (c, input) => c.admin.operators.create.mutate(input),
+  }),
+  'operator list': command({
+    synopsis: '[--active] [--limit N] [--cursor CURSOR]',
+    summary: 'operators, newest first (--active: not revoked)',
+    options: { active: { type: 'boolean' }, ...PAGE_OPTIONS },
+    input: (v) => ({ active: v.active === true || undefined, ...page(v) }),
+    call: (c, input) => c.admin.operators.list.query(input),
+  }),
+  'operator revoke': command({
+    synopsis: 'OPERATOR_ID',
+    summary: "revoke an operator's token (admin)",
+    positionals: ['OPERATOR_ID'],
+    input: (_v, [id]) => ({ operator_id: id! }),
+    call: (c, input) => c.admin.operators.revoke.mutate(input),
+  }),
+  whoami: command({
+    synopsis: '',
+    summary: 'the operator behind the token: {"id","name","role"}',
+    call: (c) => c.admin.me.query(),
+  }),
+  'inflow list': command({
+    synopsis: '[--tenant TENANT_ID] [--state HELD|UNMATCHED] [--limit N] [--cursor CURSOR]',
+    summary: 'settlements waiting for a decision, oldest first',
+    options: { tenant: { type: 'string' }, state: { type: 'string' }, ...PAGE_OPTIONS },
+    input: (v) => ({
+      tenant_id: v.tenant as string | undefined,
+      state: choice(v, 'state', ['HELD', 'UNMATCHED'] as const),
+      ...page(v),
+    }),
+    call: (c, input) => c.admin.settlement.inflows.query(input),
+  }),
+  'inflow attribute': command({
+    synopsis: 'INFLOW_ID --payout PAYOUT_ID [--note TEXT]',
+    summary: 'late or short money to a payout waiting for it',
+    options: { payout: { type: 'string' }, note: { type: 'string' } },
+    positionals: ['INFLOW_ID'],
+    input: (v, [id]) => ({
+      inflow_id: id!,
+      payout_id: required(v, 'payout', 'PAYOUT_ID'),
+      note: v.note as string | undefined,
+    }),
+    call: (c, input) => c.admin.settlement.attribute.mutate(input),
+  }),
+  'inflow return': command({
+    synopsis: 'INFLOW_ID --note TEXT',
+    summary: 'record money sent back to the merchant by hand',
+    options: { note: { type: 'string' } },
+    positionals: ['INFLOW_ID'],
+    input: (v, [id]) => ({ inflow_id: id!, note: required(v, 'note', 'TEXT') }),
+    call: (c, input) => c.admin.settlement.returnInflow.mutate(input),
+  }),
+  'payout fail': command({
+    synopsis: 'PAYOUT_ID [--note TEXT]',
+    summary: 'reject a payout held for review (its refund follows)',
+    options: { note: { type: 'string' } },
+    positionals: ['PAYOUT_ID'],
+    input: (v, [id]) => ({ payout_id: id!, note: v.note as string | undefined }),
+    call: (c, input) => c.admin.settlement.failPayout.mutate(input),
+  }),
+  'refund list-failed': command({
+    synopsis: '[--tenant TENANT_ID] [--limit N] [--cursor CURSOR]',
+    summary: 'FAILED refunds, oldest first',
+    options: { tenant: { type: 'string' }, ...PAGE_OPTIONS },
+    input: (v) => ({ tenant_id: v.tenant as string | undefined, ...page(v) }),
+    call: (c, input) => c.admin.refunds.failed.query(input),
+  }),
+  'refund held': command({
+    synopsis: '[--tenant TENANT_ID] [--limit N] [--cursor CURSOR]',
+    summary: 'failed payouts holding money without a refund, oldest first',
+    options: { tenant: { type: 'string' }, ...PAGE_OPTIONS },
+    input: (v) => ({ tenant_id: v.tenant as string | undefined, ...page(v) }),
+    call: (c, input) => c.admin.refunds.held.query(input),
+  }),
+  'refund retry': command({
+    synopsis: 'REFUND_ID',
+    summary: 'send a FAILED refund again after its destination was corrected',
+    positionals: ['REFUND_ID'],
+    input: (_v, [id]) => ({ refund_id: id! }),
+    call: (c, input) => c.admin.refunds.retry.mutate(input),
+  }),
+  'refund raise': command({
+    synopsis: 'PAYOUT_ID',
+    summary: 'refund held money once the tenant has a destination',
+    positionals: ['PAYOUT_ID'],
+    input: (_v, [id]) => ({ payout_id: id! }),
+    call: (c, input) => c.admin.refunds.raise.mutate(input),
+  }),
+  'webhooks dead': command({
+    synopsis: '[--tenant TENANT_ID] [--limit N] [--cursor CURSOR]',
+    summary: 'webhook deliveries that gave up, newest first',
+    options: { tenant: { type: 'string' }, ...PAGE_OPTIONS },
+    input: (v) => ({ tenant_id: v.tenant as string | undefined, ...page(v) }),
+    call: (c, input) => c.admin.webhooks.dead.query(input),
+  }),
+};
+
+const CALL = 'npm run -s admin --';
+
+function usageOf(words: string): string {
+  const command = COMMANDS[words]!;
+  return `${CALL} ${words}${command.synopsis ? ` ${command.synopsis}` : ''}`;
+}
+
+/** The full usage, or the commands of one noun (`help tenant`). */
+export function usage(noun?: string): string {
+  const words = Object.keys(COMMANDS).filter((w) => !noun || w.split(' ')[0] === noun);
+  const lines = words.flatMap((w) => [
+    `  ${w} ${COMMANDS[w]!.synopsis}`.trimEnd(),
+    `      ${COMMANDS[w]!.summary}`,
+  ]);
+  return [
+    `usage: ${CALL} <command> [arguments]`,
+    '',
+    ...lines,
+    '',
+    'environment:',
+    '  SERVICE_URL     the service (default http://HOST:PORT, as npm start: http://127.0.0.1:3000)',
+    '  OPERATOR_TOKEN  your operator token; wins over ADMIN_TOKEN',
+    "  ADMIN_TOKEN     root's token (default: DATA_DIR/admin-token of a local start, DATA_DIR=./.data)",
+  ].join('\n');
+}
+
+const HELP_FLAGS = new Set(['--help', '-h']);
+
+export interface CliEnv {
+  serviceUrl: string;
+  token: string;
+}
+
+/**
+ * Runs one CLI command and returns the object to print (a {@link HelpText} for help). `env` may
+ * be a function: it is then read only once the command line is known to be good.
+ */
+export async function run(argv: string[], env: CliEnv | (() => CliEnv)): Promise<unknown> {
+  if (argv.length === 0 || argv[0] === 'help' || HELP_FLAGS.has(argv[0]!)) {
+    const noun = argv[1];
+    if (noun && !Object.keys(COMMANDS).some((w) => w.split(' ')[0] === noun))
+      throw new UsageError(`unknown command ${noun}`);
+    return new HelpText(usage(noun));
+  }
+  const words = COMMANDS[argv[0]!] ? argv[0]! : argv.slice(0, 2).join(' ');
+  const command = COMMANDS[words];
+  if (!command) {
+    const known = [...new Set(Object.keys(COMMANDS).map((w) => w.split(' ')[0]))];
+    const noun = known.includes(argv[0]!) ? `; try: ${CALL} help ${argv[0]}` : `; try: ${CALL} help`;
+    throw new UsageError(`unknown command ${argv.slice(0, 2).join(' ')}${noun}`);
+  }
+  const rest = argv.slice(words.split(' ').length);
+  if (rest.some((a) => HELP_FLAGS.has(a)))
+    return new HelpText(`usage: ${usageOf(words)}\n  ${command.summary}`);
+  let parsed: { values: Values; positionals: string[] };
+  try {
+    parsed = parseArgs({ args: rest, allowPositionals: true, strict: true, options: command.options ?? {} });
+  } catch (err) {
+    // node:util's messages carry advice for programs ("To specify a positional argument ..."): keep the first sentence.
+    throw new UsageError((err as Error).message.split('. ')[0]!.replace(/\.$/, ''), usageOf(words));
+  }
+  const wanted = command.positionals ?? [];
+  if (parsed.positionals.length !== wanted.length) {
+    const message =
+      wanted.length === 0
+        ? `unexpected argument ${parsed.positionals[0]}`
+        : parsed.positionals.length < wanted.length
+          ? `${wanted[parsed.positionals.length]} is required`
+          : `unexpected argument ${parsed.positionals[wanted.length]}`;
+    throw new UsageError(message, usageOf(words));
+  }
+  let input: unknown;
+  try {
+    input = command.input?.(parsed.values, parsed.positionals);
+  } catch (err) {
+    if (err instanceof UsageError && !err.usage) throw new UsageError(err.message, usageOf(words));
+    throw err;
+  }
+  const { serviceUrl, token } = typeof env === 'function' ? env() : env;
+  const client = createTRPCClient<AppRouter>({
+    links: [
+      httpLink({
+        url: `${serviceUrl.replace(/\/$/, '')}/trpc`,
+        headers: { authorization: `Bearer ${token}` },
+      }),
+    ],
+  });
+  return command.call(client, input);
+}
+
+/**
+ * Where the service is and who the caller is, from the environment: SERVICE_URL, else the
+ * address `npm start` listens on (HOST and PORT, read as the service reads them); OPERATOR_TOKEN,
+ * else ADMIN_TOKEN, else the admin token a local start kept in DATA_DIR.
+ */
+export function cliEnv(env: Record<string, string | undefined> = process.env): CliEnv {
+  const present = Object.fromEntries(
+    ['PORT', 'HOST', 'DATA_DIR'].filter((k) => env[k]).map((k) => [k, env[k]]),
+  );
+  const parsed = configSchema.pick({ PORT: true, HOST: true, DATA_DIR: true }).safeParse(present);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new UsageError(`${issue.path.join('.')}: ${issue.message}`);
+  }
+  const { PORT, HOST, DATA_DIR } = parsed.data;
+  // A service listening on every interface is reached on the loopback one.
+  const host = HOST === '0.0.0.0' || HOST === '::' ? '127.0.0.1' : HOST;
+  const serviceUrl = env.SERVICE_URL || `http://${host.includes(':') ? `[${host}]` : host}:${PORT}`;
+  let token = env.OPERATOR_TOKEN || env.ADMIN_TOKEN;
+  if (!token) {
+    const file = path.join(DATA_DIR, 'admin-token');
+    if (!existsSync(file)) {
+      throw new UsageError(
+        `no token: set OPERATOR_TOKEN (or ADMIN_TOKEN); no admin-token file in DATA_DIR (${path.resolve(DATA_DIR)})`,
+      );
+    }
+    token = readFileSync(file, 'utf8').trim();
+  }
+  return { serviceUrl, token };
+}
+
+/** The error a failed command prints, and its exit code. */
+export function reportOf(err: unknown, serviceUrl: string): { exit: number; error: Record<string, unknown> } {
+  if (err instanceof UsageError) {
+    return {
+      exit: 2,
+      error: { code: 'USAGE', message: err.message, ...(err.usage ? { usage: err.usage } : {}) },
+    };
+  }
+  if (err instanceof TRPCClientError) {
+    const data = err.data as { app_code?: string; details?: unknown } | undefined;
+    if (data?.app_code) {
+      return { exit: 1, error: { code: data.app_code, message: err.message, details: data.details ?? [] } };
+    }
+    // No answer from the service at all: say where the CLI looked, and how to point it elsewhere.
+    const cause = (err.cause as { cause?: { code?: string; message?: string } } | undefined)?.cause;
+    const why = cause?.code ?? cause?.message ?? err.message;
+    return {
+      exit: 1,
+      error: {
+        code: 'SERVICE_UNREACHABLE',
+        message: `could not reach the service at ${serviceUrl} (${why}); is it running? SERVICE_URL or PORT says where it is`,
+      },
+    };
+  }
+  return { exit: 1, error: { code: 'ERROR', message: (err as Error).message } };
+}
+
+if (import.meta.main) {
+  let serviceUrl = '';
+  try {
+    const result = await run(process.argv.slice(2), () => {
+      const env = cliEnv();
+      serviceUrl = env.serviceUrl;
+      return env;
+    });
+    process.stdout.write(result instanceof HelpText ? `${result.text}\n` : `${JSON.stringify(result)}\n`);
+  } catch (err) {
+    const { exit, error } = reportOf(err, serviceUrl);
+    process.stderr.write(`${JSON.stringify({ error })}\n`);
+    process.exit(exit);
   }
 }

@@ -3,6 +3,7 @@ import { OutboxEvent } from '#src/events/entities.ts';
 import { IdempotencyRecord } from '#src/idempotency/entities.ts';
 import { DepositAddress, PaymentInstruction } from '#src/instructions/entities.ts';
 import { Task } from '#src/jobs/entities.ts';
+import { Operator } from '#src/operators/entities.ts';
 import { Payout, StatusLog } from '#src/payouts/entities.ts';
 import { Quote } from '#src/quotes/entities.ts';
 import { RefundDestination } from '#src/refund-destinations/entities.ts';
@@ -32,4 +33,5 @@ export const entities = [
   WebhookDelivery,
   WebhookDeliveryAttempt,
   Task,
+  Operator,
 ];

@@ -11,11 +11,17 @@ export const ERROR_CATALOGUE = {
   UNAUTHENTICATED: { status: 401, message: 'A valid X-API-Key header is required.' },
   INSUFFICIENT_SCOPES: { status: 403, message: 'The API key lacks the scope this operation needs.' },
   TENANT_NOT_APPROVED: { status: 403, message: 'The tenant is not approved for payouts (KYC/KYB pending).' },
-  ADMIN_UNAUTHORIZED: { status: 401, message: 'A valid admin bearer token is required.' },
+  ADMIN_UNAUTHORIZED: {
+    status: 401,
+    message: 'A valid admin bearer token (an operator token, or ADMIN_TOKEN) is required.',
+  },
   CALLBACK_SIGNATURE_INVALID: {
     status: 401,
     message: 'The provider callback signature is missing, stale or wrong.',
   },
+  OPERATOR_ROLE_REQUIRED: { status: 403, message: 'This needs an operator with the role operator or above.' },
+  APPROVER_ROLE_REQUIRED: { status: 403, message: 'This needs an operator with the role approver or above.' },
+  ADMIN_ROLE_REQUIRED: { status: 403, message: 'This needs an operator with the role admin.' },
   NOT_FOUND: { status: 404, message: 'The resource does not exist.' },
   ROUTE_NOT_FOUND: { status: 404, message: 'No such endpoint.' },
   PAYOUT_NOT_FOUND: { status: 404, message: 'The payout does not exist.' },
@@ -27,9 +33,14 @@ export const ERROR_CATALOGUE = {
   OUTFLOW_NOT_FOUND: { status: 404, message: 'The outflow does not exist.' },
   INFLOW_NOT_FOUND: { status: 404, message: 'The inflow does not exist.' },
   REFUND_NOT_FOUND: { status: 404, message: 'The refund does not exist.' },
+  OPERATOR_NOT_FOUND: { status: 404, message: 'The operator does not exist.' },
   METHOD_NOT_ALLOWED: { status: 405, message: 'The endpoint does not accept this method.' },
   QUOTE_EXPIRED: { status: 409, message: 'The quote has expired; request a new one.' },
   QUOTE_NOT_ACCEPTABLE: { status: 409, message: 'The quote can no longer be accepted.' },
+  OPERATOR_NAME_TAKEN: {
+    status: 409,
+    message: 'An operator that is not revoked already has this name (root is reserved).',
+  },
   PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is larger than 1 MiB.' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Request bodies must be application/json.' },
   IDEMPOTENCY_KEY_REUSED: {

@@ -5,7 +5,8 @@ import { isUuid } from '#src/lib/ids.ts';
 import { AppError } from './errors.ts';
 
 /**
- * Keyset pagination over (created_at, id), newest first, for every cursor-paginated list.
+ * Keyset pagination over (created_at, id), newest first (or oldest first, for the operators'
+ * queues of work waiting its turn), for every cursor-paginated list.
  * A cursor is `<payload>.<mac>`: the position and the list it belongs to, authenticated with
  * HMAC-SHA256, so a forged, edited or foreign cursor is a 400 rather than a surprise.
  */
@@ -27,6 +28,15 @@ export const pageMeta = z
     limit: z.number().int(),
   })
   .meta({ id: 'PageMeta' });
+
+export type PageMeta = z.infer<typeof pageMeta>;
+
+/** Which page to read: its size, the cursor the previous page gave (none for the first), the key that signs cursors. */
+export interface PageRequest {
+  limit: number;
+  cursor?: string | undefined;
+  cursorKey: Buffer;
+}
 
 /**
  * The `{ data, meta }` envelope of a cursor-paginated list, named after its item in the OpenAPI
@@ -84,37 +94,37 @@ interface Keyed {
 }
 
 /**
- * One page of `entity` matching `where`, newest first. `list` names the list and its filters:
- * a cursor only works on the list that issued it.
+ * One page of `entity` matching `where`, newest first unless `order` is `asc`. `list` names the
+ * list and its filters: a cursor only works on the list that issued it (and its order).
  */
 export async function paginate<T extends Keyed>(
   em: EntityManager,
   entity: EntityName<T>,
-  args: {
+  args: PageRequest & {
     where: FilterQuery<T>;
     list: string;
-    limit: number;
-    cursor: string | undefined;
-    cursorKey: Buffer;
     populate?: readonly string[];
+    order?: 'asc' | 'desc';
   },
 ): Promise<{ items: T[]; meta: z.infer<typeof pageMeta> }> {
+  const order = args.order ?? 'desc';
+  const list = order === 'desc' ? args.list : `${args.list}:asc`;
   let where = args.where;
   if (args.cursor) {
-    const after = decodeCursor(args.cursorKey, args.cursor, args.list);
+    const after = decodeCursor(args.cursorKey, args.cursor, list);
     // A row comparison, not the equivalent OR: the index on (…, created_at, id) starts at it.
     const position = raw(
-      (alias: string) => `(${alias}.created_at, ${alias}.id) < (?, ?)`,
+      (alias: string) => `(${alias}.created_at, ${alias}.id) ${order === 'desc' ? '<' : '>'} (?, ?)`,
       [after.createdAt, after.id],
     );
     where = { $and: [args.where, { [position]: [] }] } as FilterQuery<T>;
   }
   const rows = await em.find(entity, where, {
-    orderBy: { createdAt: 'desc', id: 'desc' } as never,
+    orderBy: { createdAt: order, id: order } as never,
     limit: args.limit + 1,
     populate: (args.populate ?? []) as never,
   });
-  return pageFrom(rows, { ...args, createdAtOf: (row) => row.createdAt });
+  return pageFrom(rows, { ...args, list, createdAtOf: (row) => row.createdAt });
 }
 
 /**

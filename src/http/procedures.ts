@@ -13,20 +13,18 @@ import {
 } from '#src/idempotency/idempotency.ts';
 import { wakeFollowUps } from '#src/jobs/wake.ts';
 import { isUuidV4 } from '#src/lib/ids.ts';
-import {
-  authenticateApiKey,
-  isAdminAuthorized,
-  type Principal,
-  type StoredResponse,
-} from '#src/tenants/auth.ts';
-import { AppError } from './errors.ts';
+import { type OperatorIdentity, operatorOfBearer } from '#src/operators/auth.ts';
+import { hasRole, type Role, requiredRole } from '#src/operators/roles.ts';
+import { authenticateApiKey, type Principal, type StoredResponse } from '#src/tenants/auth.ts';
+import { AppError, type ErrorCode } from './errors.ts';
 import { middleware, publicProcedure, type RequestContext, type ResponseHolder, requestLog } from './trpc.ts';
 
 export type { ResponseHolder } from './trpc.ts';
 
 /**
  * Procedures come in two kinds: merchant procedures (X-API-Key, a scope from `meta.scope`, rate
- * limited, and idempotent when `meta.idempotent`) and admin procedures (bearer ADMIN_TOKEN).
+ * limited, and idempotent when `meta.idempotent`) and admin procedures (an operator's bearer token,
+ * or ADMIN_TOKEN for root, and the role from `meta.role`).
  * Handlers write through `ctx.commit`, which opens the write transaction and, for idempotent
  * procedures, stores the response in that same transaction. Merchant procedures that talk SQL
  * alone (`merchantSqlProcedure`) get no EntityManager or request logger: the hot paths skip the
@@ -159,13 +157,42 @@ export const merchantProcedure = publicProcedure.use(authenticate).use(requestSc
  */
 export const merchantSqlProcedure = publicProcedure.use(authenticate).use(idempotency);
 
-/** Internal procedures under `admin.*`, for operators and the admin CLI. */
-export const adminProcedure = publicProcedure.use(async ({ ctx, type, next }) => {
-  if (!isAdminAuthorized(ctx.headers['authorization'], ctx.deps.secrets.adminToken)) {
-    throw new AppError('ADMIN_UNAUTHORIZED');
-  }
+const ROLE_REFUSALS = {
+  operator: 'OPERATOR_ROLE_REQUIRED',
+  approver: 'APPROVER_ROLE_REQUIRED',
+  admin: 'ADMIN_ROLE_REQUIRED',
+} as const satisfies Record<Exclude<Role, 'viewer'>, ErrorCode>;
+
+/** The 403 of an operator whose role is below what a procedure needs; its code names the role wanted. */
+export function roleRefusal(operator: OperatorIdentity, wanted: Exclude<Role, 'viewer'>): AppError {
+  return new AppError(ROLE_REFUSALS[wanted], {
+    message: `This needs the role ${wanted} or above; operator ${operator.name} is ${operator.role}.`,
+    details: [
+      {
+        field: 'Authorization',
+        issue: `operator ${operator.name} has the role ${operator.role}, not ${wanted}`,
+      },
+    ],
+  });
+}
+
+/**
+ * Internal procedures under `admin.*`, for operators, the admin CLI and the console: the bearer
+ * token names the operator (`ctx.operator`), whose role must reach `meta.role` (see
+ * `requiredRole`: reads default to viewer, changes to admin).
+ */
+export const adminProcedure = publicProcedure.use(async ({ ctx, meta, type, next }) => {
+  const operator = await operatorOfBearer(
+    ctx.deps.sql,
+    ctx.headers['authorization'],
+    ctx.deps.secrets.adminToken,
+  );
+  if (!operator) throw new AppError('ADMIN_UNAUTHORIZED');
+  const wanted = requiredRole(meta, type);
+  if (wanted !== 'viewer' && !hasRole(operator.role, wanted)) throw roleRefusal(operator, wanted);
   const em = ctx.deps.orm.em.fork();
-  const result = await next({ ctx: { em, log: requestLog(ctx), commit: commitOn(() => em) } });
+  const log = requestLog(ctx, { operator_id: operator.id });
+  const result = await next({ ctx: { em, log, operator, commit: commitOn(() => em) } });
   // An operator's change (a failed payout, an attributed inflow, a retried refund) starts its
   // follow-up work now rather than at the next poll.
   if (result.ok && type === 'mutation') wakeFollowUps(ctx.deps);

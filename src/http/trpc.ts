@@ -3,6 +3,7 @@ import type { OpenApiMeta } from 'trpc-to-openapi';
 import { z } from 'zod';
 import type { Deps } from '#src/deps.ts';
 import type { Logger } from '#src/lib/log.ts';
+import type { Role } from '#src/operators/roles.ts';
 import { ProviderUnavailableError } from '#src/providers/providers.ts';
 import { AppError, type ErrorCode } from './errors.ts';
 import type { RateLimitState } from './rate-limit.ts';
@@ -48,6 +49,8 @@ export interface ProcedureMeta extends OpenApiMeta {
    * schema-driven test fails on a response whose code is not listed.
    */
   errors?: readonly ErrorCode[];
+  /** `admin.*` only: the least role that may call the procedure (see `requiredRole`). */
+  role?: Role;
 }
 
 const t = initTRPC

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { pageOf, pageQuery } from '#src/http/pagination.ts';
 import { adminProcedure } from '#src/http/procedures.ts';
 import { iso, moneyJson, moneyOut, timestampOut } from '#src/http/schemas.ts';
 import { router } from '#src/http/trpc.ts';
@@ -21,31 +22,42 @@ const heldPayoutOut = z.object({
   refund_destination_active: z.boolean(),
 });
 
-const listInput = z
-  .strictObject({ limit: z.number().int().min(1).max(500).default(100) })
-  .default({ limit: 100 });
+const listInput = pageQuery.extend({ tenant_id: z.uuid().optional() }).strict().default({ limit: 20 });
 
 /** `admin.refunds.*`: the operators' refund tools, used by the admin CLI. */
 export const refundAdminRouter = router({
   refunds: router({
     /** Retries a FAILED refund after the merchant corrected its destination (same refund, next attempt). */
     retry: adminProcedure
+      .meta({ role: 'operator' })
       .input(z.strictObject({ refund_id: z.string().min(1).max(64) }))
       .output(adminRefundOut)
       .mutation(async ({ ctx, input }) => toAdminRefund(await retryRefund(ctx.deps, input.refund_id))),
 
-    /** FAILED refunds, oldest failure first. */
+    /** FAILED refunds, oldest first. */
     failed: adminProcedure
       .input(listInput)
-      .output(z.array(adminRefundOut))
-      .query(async ({ ctx, input }) => (await listFailedRefunds(ctx.em, input.limit)).map(toAdminRefund)),
+      .output(pageOf(adminRefundOut))
+      .query(async ({ ctx, input }) => {
+        const page = await listFailedRefunds(
+          ctx.em,
+          { tenantId: input.tenant_id },
+          { ...input, cursorKey: ctx.deps.secrets.cursorKey },
+        );
+        return { data: page.items.map(toAdminRefund), meta: page.meta };
+      }),
 
     /** FAILED payouts that received money and hold it without a refund. */
     held: adminProcedure
       .input(listInput)
-      .output(z.array(heldPayoutOut))
-      .query(async ({ ctx, input }) =>
-        (await listHeldPayouts(ctx.em, input.limit)).map(({ payout, destinationActive }) => ({
+      .output(pageOf(heldPayoutOut))
+      .query(async ({ ctx, input }) => {
+        const page = await listHeldPayouts(
+          ctx.em,
+          { tenantId: input.tenant_id },
+          { ...input, cursorKey: ctx.deps.secrets.cursorKey },
+        );
+        const data = page.items.map(({ payout, destinationActive }) => ({
           payout_id: payout.id,
           tenant_id: payout.tenant.id,
           settlement_currency: payout.settlementCurrency,
@@ -55,11 +67,13 @@ export const refundAdminRouter = router({
             null,
           failed_at: iso(payout.updatedAt),
           refund_destination_active: destinationActive,
-        })),
-      ),
+        }));
+        return { data, meta: page.meta };
+      }),
 
     /** Raises the refund of a held payout once its tenant has a destination (idempotent). */
     raise: adminProcedure
+      .meta({ role: 'operator' })
       .input(z.strictObject({ payout_id: z.uuid() }))
       .output(
         z.object({

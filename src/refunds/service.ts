@@ -10,6 +10,7 @@ import type { Corridors, Network } from '#src/corridors/corridors.ts';
 import type { Deps } from '#src/deps.ts';
 import { applyEvent, initialState, type MachineAction, type Transition } from '#src/engine/engine.ts';
 import { AppError } from '#src/http/errors.ts';
+import { type PageMeta, type PageRequest, paginate } from '#src/http/pagination.ts';
 import { DONE, type TaskOutcome } from '#src/jobs/runner.ts';
 import { type ClaimedTask, completeTask, scheduleTask, taskBackoffMs } from '#src/jobs/tasks.ts';
 import { isUuid } from '#src/lib/ids.ts';
@@ -532,9 +533,14 @@ export async function retryRefund(deps: Deps, refundId: string): Promise<Refund>
   return refund;
 }
 
-/** FAILED refunds, oldest failure first: the operators' queue. */
-export async function listFailedRefunds(em: EntityManager, limit = 100): Promise<Refund[]> {
-  return em.find(Refund, { status: 'FAILED' }, { orderBy: { updatedAt: 'asc', id: 'asc' }, limit });
+/** FAILED refunds, oldest first, of one tenant or all: the operators' queue. */
+export async function listFailedRefunds(em: EntityManager, filter: { tenantId?: string }, page: PageRequest) {
+  return paginate(em, Refund, {
+    where: { status: 'FAILED', ...(filter.tenantId ? { tenant: filter.tenantId } : {}) },
+    list: `admin:refunds:failed:${filter.tenantId ?? '*'}`,
+    order: 'asc',
+    ...page,
+  });
 }
 
 /** A FAILED payout that received money and has no refund: the money is held. */
@@ -544,17 +550,27 @@ export interface HeldPayout {
   destinationActive: boolean;
 }
 
-/** Payouts that failed after money arrived and hold it without a refund (no destination at the time). */
-export async function listHeldPayouts(em: EntityManager, limit = 100): Promise<HeldPayout[]> {
-  const payouts = await em.find(
-    Payout,
-    { status: 'FAILED', isRefunded: false, receivedAmount: { $gt: toDecimal(0) } },
-    { orderBy: { updatedAt: 'asc', id: 'asc' }, limit },
-  );
+/** Payouts that failed after money arrived and hold it without a refund (no destination at the time), oldest first. */
+export async function listHeldPayouts(
+  em: EntityManager,
+  filter: { tenantId?: string },
+  page: PageRequest,
+): Promise<{ items: HeldPayout[]; meta: PageMeta }> {
+  const { items, meta } = await paginate(em, Payout, {
+    where: {
+      status: 'FAILED',
+      isRefunded: false,
+      receivedAmount: { $gt: toDecimal(0) },
+      ...(filter.tenantId ? { tenant: filter.tenantId } : {}),
+    },
+    list: `admin:refunds:held:${filter.tenantId ?? '*'}`,
+    order: 'asc',
+    ...page,
+  });
   const held: HeldPayout[] = [];
-  for (const payout of payouts) {
+  for (const payout of items) {
     const destination = await activeRefundDestination(em, payout.tenant.id, payout.settlementCurrency);
     held.push({ payout, destinationActive: destination !== null });
   }
-  return held;
+  return { items: held, meta };
 }

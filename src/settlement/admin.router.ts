@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { pageOf, pageQuery } from '#src/http/pagination.ts';
 import { adminProcedure } from '#src/http/procedures.ts';
 import { iso } from '#src/http/schemas.ts';
 import { router } from '#src/http/trpc.ts';
@@ -104,26 +105,24 @@ export const settlementAdminRouter = router({
   /** HELD and UNMATCHED inflows still waiting for a decision, oldest first. */
   inflows: adminProcedure
     .input(
-      z
-        .strictObject({
-          tenant_id: z.string().optional(),
-          state: z.enum(['HELD', 'UNMATCHED']).optional(),
-          limit: z.number().int().min(1).max(500).default(100),
-        })
-        .default({ limit: 100 }),
+      pageQuery
+        .extend({ tenant_id: z.string().optional(), state: z.enum(['HELD', 'UNMATCHED']).optional() })
+        .strict()
+        .default({ limit: 20 }),
     )
-    .output(z.object({ data: z.array(adminInflowOut) }))
+    .output(pageOf(adminInflowOut))
     .query(async ({ ctx, input }) => {
-      const rows = await inflowsNeedingAttention(ctx.em, {
-        tenantId: input.tenant_id,
-        state: input.state,
-        limit: input.limit,
-      });
-      return { data: rows.map((r) => toAdminInflow(r.inflow, r.accountPayoutId)) };
+      const page = await inflowsNeedingAttention(
+        ctx.em,
+        { tenantId: input.tenant_id, state: input.state },
+        { limit: input.limit, cursor: input.cursor, cursorKey: ctx.deps.secrets.cursorKey },
+      );
+      return { data: page.items.map((r) => toAdminInflow(r.inflow, r.accountPayoutId)), meta: page.meta };
     }),
 
   /** Attributes an undecided inflow to a PENDING_PAYMENT payout of the same tenant and currency. */
   attribute: adminProcedure
+    .meta({ role: 'operator' })
     .input(
       z.strictObject({ inflow_id: z.string().min(1), payout_id: z.string().min(1), note: note.optional() }),
     )
@@ -156,6 +155,7 @@ export const settlementAdminRouter = router({
 
   /** Fails a payout held for review; its refund follows from the refunds job. */
   failPayout: adminProcedure
+    .meta({ role: 'operator' })
     .input(z.strictObject({ payout_id: z.string().min(1), note: note.optional() }))
     .output(z.object({ payout: payoutSummaryOut }))
     .mutation(async ({ ctx, input }) => {
@@ -173,6 +173,7 @@ export const settlementAdminRouter = router({
 
   /** Records that undecided money was sent back to the merchant outside the service. */
   returnInflow: adminProcedure
+    .meta({ role: 'operator' })
     .input(z.strictObject({ inflow_id: z.string().min(1), note }))
     .output(z.object({ inflow: adminInflowOut }))
     .mutation(async ({ ctx, input }) => {

@@ -1,6 +1,7 @@
 import { type EntityManager, LockMode } from '@mikro-orm/postgresql';
 import { emSql } from '#src/db/sql.ts';
 import { AppError, invalidField } from '#src/http/errors.ts';
+import { type PageMeta, type PageRequest, paginate } from '#src/http/pagination.ts';
 import { PaymentInstruction } from '#src/instructions/entities.ts';
 import { isUuid } from '#src/lib/ids.ts';
 import { Payout } from '#src/payouts/entities.ts';
@@ -15,12 +16,15 @@ import { moveInflow } from './rules.ts';
  * that unattributed money went back to the merchant. Each runs inside the caller's transaction.
  */
 
-/** HELD and UNMATCHED inflows that still wait for a decision, oldest first. */
+/** HELD and UNMATCHED inflows that still wait for a decision, oldest first, a page at a time. */
 export async function inflowsNeedingAttention(
   em: EntityManager,
-  filter: { tenantId?: string; state?: 'HELD' | 'UNMATCHED'; limit: number },
-): Promise<{ inflow: Inflow; accountPayoutId: string | null }[]> {
-  if (filter.tenantId !== undefined && !isUuid(filter.tenantId)) return [];
+  filter: { tenantId?: string; state?: 'HELD' | 'UNMATCHED' },
+  page: PageRequest,
+): Promise<{ items: { inflow: Inflow; accountPayoutId: string | null }[]; meta: PageMeta }> {
+  if (filter.tenantId !== undefined && !isUuid(filter.tenantId)) {
+    return { items: [], meta: { next_cursor: null, has_more: false, limit: page.limit } };
+  }
   // A HELD inflow attributed to a payout that has since ended (failed, so refunded) needs nobody.
   const held = {
     state: 'HELD' as const,
@@ -32,11 +36,13 @@ export async function inflowsNeedingAttention(
       : filter.state === 'UNMATCHED'
         ? [{ state: 'UNMATCHED' as const }]
         : [held, { state: 'UNMATCHED' as const }];
-  const inflows = await em.find(
-    Inflow,
-    { $or: states, ...(filter.tenantId ? { tenant: filter.tenantId } : {}) },
-    { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }], limit: filter.limit, populate: ['payout'] },
-  );
+  const { items: inflows, meta } = await paginate(em, Inflow, {
+    where: { $or: states, ...(filter.tenantId ? { tenant: filter.tenantId } : {}) },
+    list: `admin:inflows:${filter.tenantId ?? '*'}:${filter.state ?? '*'}`,
+    order: 'asc',
+    populate: ['payout'],
+    ...page,
+  });
   // Money on a virtual account names its payout even when it could not be attributed (it came
   // late): the operator's obvious first lead.
   const accounts = [...new Set(inflows.filter((i) => i.rail === 'BANK_TRANSFER').map((i) => i.toAccount))];
@@ -45,10 +51,11 @@ export async function inflowsNeedingAttention(
       ? []
       : await em.find(PaymentInstruction, { rail: 'BANK_TRANSFER', accountUnique: { $in: accounts } });
   const byAccount = new Map(owners.map((o) => [o.accountUnique, o.payout.id]));
-  return inflows.map((inflow) => ({
+  const items = inflows.map((inflow) => ({
     inflow,
     accountPayoutId: inflow.rail === 'BANK_TRANSFER' ? (byAccount.get(inflow.toAccount) ?? null) : null,
   }));
+  return { items, meta };
 }
 
 /** Whether operators may still decide where this inflow's money goes. */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { pageOf, pageQuery, paginate } from '#src/http/pagination.ts';
 import { adminProcedure } from '#src/http/procedures.ts';
 import { router } from '#src/http/trpc.ts';
 import { Tenant } from './entities.ts';
@@ -12,6 +13,7 @@ const toTenant = (t: Tenant) => ({ id: t.id, name: t.name, payouts_approved: t.p
 export const tenantAdminRouter = router({
   tenant: router({
     create: adminProcedure
+      .meta({ role: 'operator' })
       .input(
         z.strictObject({ name: z.string().trim().min(1).max(200), approved: z.boolean().default(false) }),
       )
@@ -22,19 +24,30 @@ export const tenantAdminRouter = router({
         ),
       ),
     approve: adminProcedure
+      .meta({ role: 'operator' })
       .input(z.strictObject({ tenant_id: z.uuid() }))
       .output(tenantOut)
       .mutation(({ ctx, input }) =>
         ctx.commit(async (em) => toTenant(await approveTenant(em, input.tenant_id))),
       ),
+    /** Tenants, newest first. */
     list: adminProcedure
-      .output(z.array(tenantOut))
-      .query(async ({ ctx }) =>
-        (await ctx.em.find(Tenant, {}, { orderBy: { createdAt: 'asc' } })).map(toTenant),
-      ),
+      .input(pageQuery.strict().default({ limit: 20 }))
+      .output(pageOf(tenantOut))
+      .query(async ({ ctx, input }) => {
+        const page = await paginate(ctx.em, Tenant, {
+          where: {},
+          list: 'admin:tenants',
+          limit: input.limit,
+          cursor: input.cursor,
+          cursorKey: ctx.deps.secrets.cursorKey,
+        });
+        return { data: page.items.map(toTenant), meta: page.meta };
+      }),
   }),
   key: router({
     issue: adminProcedure
+      .meta({ role: 'operator' })
       .input(
         z.strictObject({ tenant_id: z.uuid(), scopes: z.array(z.enum(MERCHANT_SCOPES)).min(1).optional() }),
       )
@@ -51,6 +64,7 @@ export const tenantAdminRouter = router({
         }),
       ),
     revoke: adminProcedure
+      .meta({ role: 'operator' })
       .input(z.strictObject({ key_id: z.uuid() }))
       .output(z.object({ id: z.string(), revoked_at: z.string() }))
       .mutation(({ ctx, input }) =>

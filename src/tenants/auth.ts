@@ -1,5 +1,5 @@
 import { type Sql, statement } from '#src/db/sql.ts';
-import { constantTimeEqual, randomToken, sha256Hex } from '#src/lib/crypto.ts';
+import { randomToken, sha256Hex } from '#src/lib/crypto.ts';
 
 /** The tenant behind a request, as authentication reads it. */
 export interface TenantInfo {
@@ -84,10 +84,4 @@ export async function authenticateApiKey(
         ? { fingerprint: row.fingerprint, status: row.response_status, sealedBody: row.response_body }
         : null,
   };
-}
-
-/** Checks an `Authorization: Bearer` header against the admin token in constant time. */
-export function isAdminAuthorized(header: string | undefined, adminToken: string): boolean {
-  const match = /^Bearer (.+)$/.exec(header ?? '');
-  return match?.[1] !== undefined && constantTimeEqual(match[1], adminToken);
 }

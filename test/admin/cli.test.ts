@@ -1,7 +1,11 @@
 import { execFile } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
-import { run } from '#src/cli/admin.ts';
+import { cliEnv, HelpText, reportOf, run } from '#src/cli/admin.ts';
 import { call, errorOf } from '../client.ts';
 import { harness } from '../harness.ts';
 
@@ -94,10 +98,163 @@ describe('admin CLI over tRPC', () => {
     expect(failed?.code).to.equal(1);
     expect(JSON.parse(failed?.stderr ?? '{}').error.code).to.equal('NOT_FOUND');
 
-    const usage = await exec(process.execPath, [cli, 'tenant', 'explode'], { env: envVars }).then(
+    const usage = await exec(process.execPath, [cli, 'tenant', 'approve'], { env: envVars }).then(
       () => null,
-      (err: { code: number }) => err,
+      (err: { code: number; stdout: string; stderr: string }) => err,
     );
     expect(usage?.code).to.equal(2);
+    expect(usage?.stdout).to.equal('');
+    expect(usage?.stderr.trim().split('\n'), 'one line, not the whole usage').to.have.length(1);
+    expect(JSON.parse(usage?.stderr ?? '{}').error).to.deep.equal({
+      code: 'USAGE',
+      message: 'TENANT_ID is required',
+      usage: 'npm run -s admin -- tenant approve TENANT_ID',
+    });
+  });
+
+  describe('as a command line', () => {
+    /**
+     * What the CLI process would print for `args`: stdout text, or the error object of stderr and
+     * the exit code, computed in this process (one process start costs seconds on this machine).
+     */
+    const outcome = async (args: string[], vars: Record<string, string> = {}) => {
+      let serviceUrl = '';
+      try {
+        const result = await run(args, () => {
+          const resolved = cliEnv(vars);
+          serviceUrl = resolved.serviceUrl;
+          return resolved;
+        });
+        return {
+          exit: 0,
+          stdout: result instanceof HelpText ? result.text : JSON.stringify(result),
+          error: null,
+        };
+      } catch (err) {
+        const { exit, error } = reportOf(err, serviceUrl);
+        return { exit, stdout: '', error: error as Record<string, string> };
+      }
+    };
+    const asRoot = () => ({ SERVICE_URL: harness().url, ADMIN_TOKEN: harness().adminToken });
+
+    it('prints help for help, --help and a command with --help, without a service or a token', async () => {
+      for (const args of [['help'], ['--help'], ['-h'], []]) {
+        const { exit, stdout } = await outcome(args);
+        expect(exit, args.join(' ')).to.equal(0);
+        expect(stdout).to.match(/^usage: npm run -s admin -- <command>/);
+        for (const command of ['tenant create', 'operator create', 'inflow attribute', 'webhooks dead'])
+          expect(stdout).to.include(command);
+      }
+      expect((await outcome(['help', 'tenant'])).stdout)
+        .to.include('tenant approve')
+        .and.not.include('operator create');
+      const one = await outcome(['key', 'issue', '--help']);
+      expect(one.exit).to.equal(0);
+      expect(one.stdout).to.include('key issue --tenant TENANT_ID [--scopes s1,s2]');
+    });
+
+    it('answers a bad argument with a short error and the usage of that command only', async () => {
+      const cases: [string[], RegExp][] = [
+        [['tenant', 'approve'], /^TENANT_ID is required$/],
+        [['tenant', 'create', '--nme', 'x'], /^Unknown option '--nme'$/],
+        [['tenant', 'list', '--limit', 'lots'], /--limit must be an integer from 1 to 100/],
+        [['inflow', 'list', '--state', 'LOST'], /--state must be one of HELD, UNMATCHED/],
+        [
+          ['operator', 'create', '--name', 'x', '--role', 'boss'],
+          /--role must be one of viewer, operator, approver, admin/,
+        ],
+        [['tenant', 'approve', 'a', 'b'], /^unexpected argument b$/],
+      ];
+      for (const [args, message] of cases) {
+        // No token anywhere: the command line is judged before the environment is read.
+        const { exit, error } = await outcome(args, { DATA_DIR: '/nonexistent' });
+        expect(exit, args.join(' ')).to.equal(2);
+        expect(error?.code).to.equal('USAGE');
+        expect(error?.message).to.match(message);
+        expect(error?.usage).to.match(new RegExp(`^npm run -s admin -- ${args[0]} ${args[1]}`));
+      }
+      expect((await outcome(['tenant', 'explode'])).error?.message).to.equal(
+        'unknown command tenant explode; try: npm run -s admin -- help tenant',
+      );
+    });
+
+    it('lists the valid scopes when one is unknown', async () => {
+      const { exit, error } = await outcome([
+        'key',
+        'issue',
+        '--tenant',
+        crypto.randomUUID(),
+        '--scopes',
+        'payouts:read,payouts:fly',
+      ]);
+      expect(exit).to.equal(2);
+      expect(error?.message).to.equal(
+        'unknown scope payouts:fly; the scopes are payouts:write, payouts:read, refunds:manage, refunds:read, rates:read, identity:enquiry, webhooks:manage, banks:read, inflows:read, webhooks:read',
+      );
+    });
+
+    it('finds the service on PORT and the admin token in DATA_DIR, as npm start leaves them', async () => {
+      const dataDir = mkdtempSync(path.join(tmpdir(), 'admin-cli-'));
+      writeFileSync(path.join(dataDir, 'admin-token'), `${harness().adminToken}\n`);
+      const port = new URL(harness().url).port;
+      const { exit, stdout } = await outcome(['whoami'], { PORT: port, DATA_DIR: dataDir });
+      expect(exit).to.equal(0);
+      expect(JSON.parse(stdout)).to.include({ name: 'root', role: 'admin' });
+      const none = await outcome(['whoami'], { PORT: port, DATA_DIR: path.join(dataDir, 'missing') });
+      expect(none.error?.message).to.match(/^no token: set OPERATOR_TOKEN/);
+    });
+
+    it('names the URL it could not reach', async () => {
+      // A port that was free a moment ago: nothing listens there.
+      const port = await new Promise<number>((resolve) => {
+        const server = createServer().listen(0, '127.0.0.1', () => {
+          const { port } = server.address() as { port: number };
+          server.close(() => resolve(port));
+        });
+      });
+      const { exit, error } = await outcome(['tenant', 'list'], {
+        PORT: String(port),
+        ADMIN_TOKEN: 'adm_anything_long',
+      });
+      expect(exit).to.equal(1);
+      expect(error?.code).to.equal('SERVICE_UNREACHABLE');
+      expect(error?.message).to.include(`http://127.0.0.1:${port}`).and.include('ECONNREFUSED');
+    });
+
+    it('prints every list as { data, meta }', async () => {
+      const lists = [
+        ['tenant', 'list'],
+        ['operator', 'list'],
+        ['inflow', 'list'],
+        ['refund', 'list-failed'],
+        ['refund', 'held'],
+        ['webhooks', 'dead'],
+      ];
+      for (const args of lists) {
+        const { exit, stdout, error } = await outcome([...args, '--limit', '1'], asRoot());
+        expect(exit, `${args.join(' ')}: ${JSON.stringify(error)}`).to.equal(0);
+        const printed = JSON.parse(stdout);
+        expect(Object.keys(printed).sort(), args.join(' ')).to.deep.equal(['data', 'meta']);
+        expect(printed.data).to.be.an('array');
+        expect(Object.keys(printed.meta).sort()).to.deep.equal(['has_more', 'limit', 'next_cursor']);
+      }
+    });
+
+    it('pages a list with the cursor it printed', async () => {
+      for (let i = 0; i < 3; i++) await run(['tenant', 'create', '--name', `Paged ${i}`], env());
+      const first = (await run(['tenant', 'list', '--limit', '2'], env())) as {
+        data: { id: string }[];
+        meta: { has_more: boolean; next_cursor: string };
+      };
+      expect(first.meta).to.include({ has_more: true, limit: 2 });
+      const second = (await run(
+        ['tenant', 'list', '--limit', '2', '--cursor', first.meta.next_cursor],
+        env(),
+      )) as {
+        data: { id: string }[];
+      };
+      expect(second.data).to.have.length(2);
+      expect(second.data.map((t) => t.id)).to.not.include.members(first.data.map((t) => t.id));
+    });
   });
 });

@@ -154,11 +154,12 @@ describe('HTTP facade @smoke', () => {
   it('serves the router over tRPC to internal tools, guarded by the admin token', async () => {
     const denied = await fetch(`${harness().url}/trpc/admin.tenant.list`);
     expect(denied.status).to.equal(401);
-    const ok = await fetch(`${harness().url}/trpc/admin.tenant.list`, {
+    const input = encodeURIComponent(JSON.stringify({ limit: 100 }));
+    const ok = await fetch(`${harness().url}/trpc/admin.tenant.list?input=${input}`, {
       headers: { authorization: `Bearer ${harness().adminToken}` },
     });
     expect(ok.status).to.equal(200);
-    const body = (await ok.json()) as { result: { data: { id: string }[] } };
-    expect(body.result.data.map((t) => t.id)).to.include(merchant.tenantId);
+    const body = (await ok.json()) as { result: { data: { data: { id: string }[] } } };
+    expect(body.result.data.data.map((t) => t.id)).to.include(merchant.tenantId);
   });
 });

@@ -30,7 +30,8 @@ const TRON_OK = 'TLsV52sRDL79HXGGm9yzwKibb6BeruhUzy';
 const TRON_DEAD = 'TLsV52sRDL79HXGGm9yzwKibb6Beradead';
 const TRON_FIXED = 'TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE';
 
-const admin = (...argv: string[]) => run(argv, { serviceUrl: harness().url, token: harness().adminToken });
+const admin = (...argv: string[]): Promise<any> =>
+  run(argv, { serviceUrl: harness().url, token: harness().adminToken });
 
 /** A merchant with both refund destinations; the USDT one at `usdtAddress`, the NGN one at `ngnAccount`. */
 async function merchantWith(usdtAddress = TRON_OK, ngnAccount = '0123456789'): Promise<Merchant> {
@@ -220,8 +221,10 @@ describe('refunds of failed payouts', () => {
     });
     expect(failed.failure_reason).to.match(/rejected/);
     expect((await eventTypesOf(id)).at(-1)).to.equal('refund.failed');
-    const listed = (await admin('refund', 'list-failed')) as { id: string; tenant_id: string }[];
-    expect(listed.find((r) => r.id === failed.id)).to.include({ tenant_id: merchant.tenantId });
+    const listed = (await admin('refund', 'list-failed', '--tenant', merchant.tenantId)) as {
+      data: { id: string; tenant_id: string }[];
+    };
+    expect(listed.data.find((r) => r.id === failed.id)).to.include({ tenant_id: merchant.tenantId });
 
     // The destination has not changed: nothing to retry with.
     await expectRetryRefused(failed.id, /corrected/);
@@ -333,7 +336,10 @@ describe('refunds of failed payouts', () => {
     expect(await refundOf(merchant, id)).to.equal(undefined);
     expect((await payoutOf(merchant, id)).is_refunded).to.equal(false);
 
-    const held = (await admin('refund', 'held')) as Record<string, unknown>[];
+    const held = (await admin('refund', 'held', '--tenant', merchant.tenantId)).data as Record<
+      string,
+      unknown
+    >[];
     const mine = held.find((h) => h.payout_id === id);
     expect(mine).to.include({
       tenant_id: merchant.tenantId,
@@ -345,7 +351,10 @@ describe('refunds of failed payouts', () => {
     expect(await admin('refund', 'raise', id)).to.include({ outcome: 'NO_DESTINATION', refund_id: null });
 
     await setNgnDestination(merchant, '0123456789');
-    const ready = (await admin('refund', 'held')) as Record<string, unknown>[];
+    const ready = (await admin('refund', 'held', '--tenant', merchant.tenantId)).data as Record<
+      string,
+      unknown
+    >[];
     expect(ready.find((h) => h.payout_id === id)).to.include({ refund_destination_active: true });
     const raised = (await admin('refund', 'raise', id)) as { outcome: string; refund_id: string };
     expect(raised.outcome).to.equal('RAISED');
@@ -356,7 +365,10 @@ describe('refunds of failed payouts', () => {
     });
     await runRefundsOnce(deps());
     expect(await refundOf(merchant, id)).to.include({ id: raised.refund_id, status: 'SUCCESSFUL' });
-    const after = (await admin('refund', 'held')) as Record<string, unknown>[];
+    const after = (await admin('refund', 'held', '--tenant', merchant.tenantId)).data as Record<
+      string,
+      unknown
+    >[];
     expect(after.find((h) => h.payout_id === id)).to.equal(undefined);
   });
 

@@ -1,0 +1,84 @@
+import { z } from 'zod';
+import { pageOf, pageQuery, paginate } from '#src/http/pagination.ts';
+import { adminProcedure } from '#src/http/procedures.ts';
+import { iso, timestampOut } from '#src/http/schemas.ts';
+import { router } from '#src/http/trpc.ts';
+import { Operator } from './entities.ts';
+import { ROLES } from './roles.ts';
+import { createOperator, revokeOperator } from './service.ts';
+
+const operatorIdentityOut = z.object({ id: z.string(), name: z.string(), role: z.enum(ROLES) });
+
+const operatorOut = operatorIdentityOut.extend({
+  /** The visible start of the operator's token; null for root, whose token is ADMIN_TOKEN. */
+  token_prefix: z.string().nullable(),
+  created_by: z.string().nullable(),
+  created_at: timestampOut,
+  revoked_at: timestampOut.nullable(),
+});
+
+const toOperator = (o: Operator): z.output<typeof operatorOut> => ({
+  id: o.id,
+  name: o.name,
+  role: o.role,
+  token_prefix: o.tokenPrefix ?? null,
+  created_by: o.createdBy ?? null,
+  created_at: iso(o.createdAt),
+  revoked_at: iso(o.revokedAt ?? null),
+});
+
+/** `admin.me` and `admin.operators.*`: who is signed in, and the operators themselves (admins manage them). */
+export const operatorAdminRouter = router({
+  /** The operator behind the bearer token: what a console shows and which buttons it offers. */
+  me: adminProcedure
+    .meta({ role: 'viewer' })
+    .output(operatorIdentityOut)
+    .query(({ ctx }) => ({ id: ctx.operator.id, name: ctx.operator.name, role: ctx.operator.role })),
+
+  operators: router({
+    /** Operators, newest first; revoked ones too unless `active` is set. */
+    list: adminProcedure
+      .meta({ role: 'viewer' })
+      .input(pageQuery.extend({ active: z.boolean().optional() }).strict().default({ limit: 20 }))
+      .output(pageOf(operatorOut))
+      .query(async ({ ctx, input }) => {
+        const page = await paginate(ctx.em, Operator, {
+          where: input.active ? { revokedAt: null } : {},
+          list: `admin:operators:${input.active ? 'active' : '*'}`,
+          limit: input.limit,
+          cursor: input.cursor,
+          cursorKey: ctx.deps.secrets.cursorKey,
+        });
+        return { data: page.items.map(toOperator), meta: page.meta };
+      }),
+
+    /** A new operator; its token is in this response and nowhere else, ever. */
+    create: adminProcedure
+      .meta({ role: 'admin' })
+      .input(z.strictObject({ name: z.string().trim().min(1).max(100), role: z.enum(ROLES) }))
+      .output(operatorIdentityOut.extend({ token: z.string() }))
+      .mutation(({ ctx, input }) =>
+        ctx.commit(async (em) => {
+          const { operator, token } = await createOperator(em, { ...input, createdBy: ctx.operator.id });
+          return { id: operator.id, name: operator.name, role: operator.role, token };
+        }),
+      ),
+
+    /** Revokes an operator: its token stops working at once; its history stays. */
+    revoke: adminProcedure
+      .meta({ role: 'admin' })
+      .input(z.strictObject({ operator_id: z.string().min(1).max(64) }))
+      .output(operatorOut)
+      .mutation(({ ctx, input }) =>
+        ctx.commit(async (em) =>
+          toOperator(
+            await revokeOperator(em, {
+              operatorId: input.operator_id,
+              revokedBy: ctx.operator.id,
+              now: ctx.deps.clock.now(),
+            }),
+          ),
+        ),
+      ),
+  }),
+});

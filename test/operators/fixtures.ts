@@ -1,0 +1,64 @@
+import { randomUUID } from 'node:crypto';
+import { run } from '#src/cli/admin.ts';
+import { ROOT_OPERATOR_ID } from '#src/operators/entities.ts';
+import type { Role } from '#src/operators/roles.ts';
+import { createOperator } from '#src/operators/service.ts';
+import { harness } from '../harness.ts';
+
+/** Operators of the tests: what the CLI and tRPC need to act as one. */
+export interface TestOperator {
+  id: string;
+  name: string;
+  role: Role;
+  token: string;
+}
+
+/** A new operator with `role`, made through the service as `operator create` makes one. */
+export async function newOperator(
+  role: Role,
+  name = `${role} ${randomUUID().slice(0, 8)}`,
+): Promise<TestOperator> {
+  const em = harness().service.deps.orm.em.fork();
+  const { operator, token } = await createOperator(em, { name, role, createdBy: ROOT_OPERATOR_ID });
+  return { id: operator.id, name: operator.name, role: operator.role, token };
+}
+
+const shared = new Map<Role, Promise<TestOperator>>();
+
+/** One operator per role for the whole run, made on first use. */
+export function operatorWith(role: Role): Promise<TestOperator> {
+  let made = shared.get(role);
+  if (!made) {
+    made = newOperator(role);
+    shared.set(role, made);
+  }
+  return made;
+}
+
+/** The admin CLI as `operator` (root when none is given). */
+export function cliAs(operator?: { token: string }) {
+  return (...argv: string[]): Promise<any> =>
+    run(argv, { serviceUrl: harness().url, token: operator?.token ?? harness().adminToken });
+}
+
+/** One tRPC call over plain HTTP, as any client would make it; the parsed body either way. */
+export async function trpcCall(
+  path: string,
+  type: 'query' | 'mutation',
+  input: unknown,
+  token: string | null,
+): Promise<{ status: number; body: any }> {
+  const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
+  const url = `${harness().url}/trpc/${path}`;
+  const res =
+    type === 'query'
+      ? await fetch(input === undefined ? url : `${url}?input=${encodeURIComponent(JSON.stringify(input))}`, {
+          headers,
+        })
+      : await fetch(url, {
+          method: 'POST',
+          headers: { ...headers, 'content-type': 'application/json' },
+          body: JSON.stringify(input ?? {}),
+        });
+  return { status: res.status, body: await res.json() };
+}

@@ -1,0 +1,142 @@
+import { expect } from 'chai';
+import { cliEnv } from '#src/cli/admin.ts';
+import { ROOT_OPERATOR_ID } from '#src/operators/entities.ts';
+import { hasRole, ROLES, type Role, requiredRole } from '#src/operators/roles.ts';
+import { appRouter } from '#src/router.ts';
+import { harness } from '../harness.ts';
+import { cliAs, newOperator, operatorWith, trpcCall } from './fixtures.ts';
+
+const root = cliAs();
+
+/** The catalogue code of a failed CLI command. */
+async function refusal(
+  promise: Promise<unknown>,
+): Promise<{ code: string; message: string; details: unknown }> {
+  const err = (await promise.then(
+    () => null,
+    (e: unknown) => e,
+  )) as { message: string; data?: { app_code?: string; details?: unknown } } | null;
+  expect(err, 'should have been refused').to.not.equal(null);
+  return { code: err!.data?.app_code ?? 'USAGE', message: err!.message, details: err!.data?.details };
+}
+
+/** Every procedure under `admin.*`, with its kind and the role it needs. */
+function adminProcedures(): { path: string; type: 'query' | 'mutation'; role: Role }[] {
+  const procedures = (appRouter._def as unknown as { procedures: Record<string, any> }).procedures;
+  return Object.entries(procedures)
+    .filter(([path]) => path.startsWith('admin.'))
+    .map(([path, p]) => ({ path, type: p._def.type, role: requiredRole(p._def.meta, p._def.type) }));
+}
+
+describe('operators and roles', () => {
+  it('knows ADMIN_TOKEN as root, the bootstrap admin', async () => {
+    expect(await root('whoami')).to.deep.equal({ id: ROOT_OPERATOR_ID, name: 'root', role: 'admin' });
+  });
+
+  it('creates an operator whose token is shown once, works at once, and stops working when revoked', async () => {
+    const name = `Ada ${Date.now()}`;
+    const created = await root('operator', 'create', '--name', name, '--role', 'approver');
+    expect(Object.keys(created).sort()).to.deep.equal(['id', 'name', 'role', 'token']);
+    expect(created).to.include({ name, role: 'approver' });
+    expect(created.token).to.match(/^op_[A-Za-z0-9_-]{43}$/);
+
+    const ada = cliAs({ token: created.token });
+    expect(await ada('whoami')).to.deep.equal({ id: created.id, name, role: 'approver' });
+
+    const listed = (await root('operator', 'list', '--limit', '100')).data.find(
+      (o: { id: string }) => o.id === created.id,
+    );
+    expect(listed).to.include({ name, role: 'approver', revoked_at: null, created_by: ROOT_OPERATOR_ID });
+    expect(listed.token_prefix).to.equal(created.token.slice(0, 11));
+    expect(JSON.stringify(await root('operator', 'list', '--limit', '100'))).to.not.include(created.token);
+
+    const revoked = await root('operator', 'revoke', created.id);
+    expect(revoked.revoked_at).to.be.a('string');
+    expect((await refusal(ada('whoami'))).code).to.equal('ADMIN_UNAUTHORIZED');
+    const active = (await root('operator', 'list', '--active', '--limit', '100')).data;
+    expect(active.map((o: { id: string }) => o.id)).to.not.include(created.id);
+  });
+
+  it('keeps names unique among active operators, root reserved, and never revokes root', async () => {
+    const name = `Grace ${Date.now()}`;
+    const first = await root('operator', 'create', '--name', name, '--role', 'viewer');
+    expect(
+      (await refusal(root('operator', 'create', '--name', name.toUpperCase(), '--role', 'viewer'))).code,
+    ).to.equal('OPERATOR_NAME_TAKEN');
+    expect((await refusal(root('operator', 'create', '--name', 'Root', '--role', 'admin'))).code).to.equal(
+      'OPERATOR_NAME_TAKEN',
+    );
+    await root('operator', 'revoke', first.id);
+    expect((await root('operator', 'create', '--name', name, '--role', 'viewer')).id).to.not.equal(first.id);
+
+    const rootRevoke = await refusal(root('operator', 'revoke', ROOT_OPERATOR_ID));
+    expect(rootRevoke.code).to.equal('VALIDATION_FAILED');
+    expect(rootRevoke.message).to.not.equal('');
+    expect(await root('whoami')).to.include({ name: 'root' });
+    expect((await refusal(root('operator', 'revoke', crypto.randomUUID()))).code).to.equal(
+      'OPERATOR_NOT_FOUND',
+    );
+  });
+
+  it('refuses tokens that are unknown, malformed or missing with 401', async () => {
+    for (const token of [null, 'op_not-a-real-token', harness().adminToken.slice(0, -1), 'Bearer']) {
+      const res = await trpcCall('admin.me', 'query', undefined, token);
+      expect(res.status, String(token)).to.equal(401);
+      expect(res.body.error.data.app_code).to.equal('ADMIN_UNAUTHORIZED');
+    }
+  });
+
+  it('declares a role for every admin procedure: reads are open to viewers', () => {
+    const procedures = adminProcedures();
+    expect(procedures.length).to.be.greaterThan(10);
+    for (const p of procedures.filter((p) => p.type === 'query')) expect(p.role, p.path).to.equal('viewer');
+    const mutations = Object.fromEntries(
+      procedures.filter((p) => p.type === 'mutation').map((p) => [p.path, p.role]),
+    );
+    expect(mutations).to.include({
+      'admin.operators.create': 'admin',
+      'admin.operators.revoke': 'admin',
+      'admin.tenant.create': 'operator',
+      'admin.key.issue': 'operator',
+    });
+  });
+
+  it('refuses every admin procedure to each role below its own with 403 and a code naming the role wanted', async () => {
+    for (const procedure of adminProcedures()) {
+      for (const role of ROLES) {
+        const operator = await operatorWith(role);
+        const res = await trpcCall(procedure.path, procedure.type, {}, operator.token);
+        const code = res.body.error?.data?.app_code;
+        if (hasRole(role, procedure.role)) {
+          expect([401, 403], `${procedure.path} as ${role}`).to.not.include(res.status);
+          continue;
+        }
+        expect(res.status, `${procedure.path} as ${role}`).to.equal(403);
+        expect(code, `${procedure.path} as ${role}`).to.equal(
+          `${procedure.role.toUpperCase()}_ROLE_REQUIRED`,
+        );
+        expect(res.body.error.data.details[0]).to.deep.include({ field: 'Authorization' });
+        expect(res.body.error.message).to.include(procedure.role);
+      }
+    }
+  });
+
+  it('lets an operator manage tenants and keys but not operators', async () => {
+    const operator = cliAs(await newOperator('operator'));
+    const tenant = await operator('tenant', 'create', '--name', 'Made by an operator');
+    expect(await operator('key', 'issue', '--tenant', tenant.id, '--scopes', 'banks:read')).to.include.keys(
+      'api_key',
+    );
+    const refused = await refusal(operator('operator', 'create', '--name', 'Sneaky', '--role', 'admin'));
+    expect(refused.code).to.equal('ADMIN_ROLE_REQUIRED');
+  });
+
+  it('reads OPERATOR_TOKEN before ADMIN_TOKEN, and the address npm start would use', () => {
+    expect(cliEnv({ OPERATOR_TOKEN: 'op_x', ADMIN_TOKEN: 'adm_y', PORT: '4321' })).to.deep.equal({
+      serviceUrl: 'http://127.0.0.1:4321',
+      token: 'op_x',
+    });
+    expect(cliEnv({ ADMIN_TOKEN: 'adm_y' }).token).to.equal('adm_y');
+    expect(cliEnv({ ADMIN_TOKEN: 'adm_y', SERVICE_URL: 'http://svc:9' }).serviceUrl).to.equal('http://svc:9');
+  });
+});
