@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { type EntityManager, type EntityName, type FilterQuery, raw } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { constantTimeEqual, hmacSha256 } from '#src/lib/crypto.ts';
@@ -20,6 +21,37 @@ export const pageQuery = z.object({
     .optional()
     .describe('meta.next_cursor of the previous page; opaque: never decode or build one.'),
 });
+
+/**
+ * A list filter on creation time: an ISO-8601 timestamp with its offset. A `+` sent unencoded in
+ * a query string arrives as a space; the offset is read back as the `+` it was.
+ */
+export const createdAtFilter = z.preprocess(
+  (value) => (typeof value === 'string' ? value.replace(/ (\d\d:?\d\d)$/, '+$1') : value),
+  z.iso
+    .datetime({
+      offset: true,
+      error: 'must be an ISO-8601 timestamp with an offset, e.g. 2026-11-26T09:00:00Z',
+    })
+    .transform((value) => new Date(value)),
+);
+
+/** A `true` or `false` list filter. */
+export const booleanFilter = z.enum(['true', 'false']).transform((value) => value === 'true');
+
+/**
+ * The name a cursor is bound to: the list and the filters it was read with. A cursor then pages
+ * only the list it came from with the very same filters; with other filters it is INVALID_CURSOR,
+ * never a page that skips or repeats rows. Filters are hashed, so long values keep cursors short.
+ */
+export function listName(list: string, filters: Record<string, string | boolean | Date | undefined>): string {
+  const given = Object.entries(filters)
+    .filter(([, value]) => value !== undefined)
+    .map(([name, value]) => [name, value instanceof Date ? value.toISOString() : value])
+    .sort(([a], [b]) => String(a).localeCompare(String(b)));
+  if (given.length === 0) return list;
+  return `${list}?${createHash('sha256').update(JSON.stringify(given)).digest('base64url').slice(0, 22)}`;
+}
 
 export const pageMeta = z
   .object({
@@ -71,7 +103,7 @@ export function encodeCursor(key: Buffer, position: Position): string {
 export function decodeCursor(key: Buffer, cursor: string, list: string): { createdAt: Date; id: string } {
   const invalid = () =>
     new AppError('INVALID_CURSOR', {
-      details: [{ field: 'cursor', issue: 'is not a cursor issued for this list' }],
+      details: [{ field: 'cursor', issue: 'is not a cursor issued for this list with these filters' }],
     });
   const [payload, signature, extra] = cursor.split('.');
   if (!payload || !signature || extra !== undefined) throw invalid();

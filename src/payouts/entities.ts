@@ -21,7 +21,17 @@ export type PayoutStatus = (typeof PAYOUT_STATUSES)[number];
 export const Payout = defineEntity({
   name: 'Payout',
   tableName: 'payouts',
-  indexes: [{ properties: ['tenant', 'createdAt', 'id'] }],
+  // The list and its filters read pages in index order: all of a tenant's payouts, those in one
+  // status, those with one merchant_reference (only payouts that have one are indexed).
+  indexes: [
+    { properties: ['tenant', 'createdAt', 'id'] },
+    { name: 'payouts_status_index', properties: ['tenant', 'status', 'createdAt', 'id'] },
+    {
+      name: 'payouts_merchant_reference_index',
+      expression:
+        'create index "payouts_merchant_reference_index" on "payouts" ("tenant_id", "merchant_reference", "created_at", "id") where "merchant_reference" is not null',
+    },
+  ],
   properties: {
     id: idColumn(),
     tenant: () => p.manyToOne(Tenant),

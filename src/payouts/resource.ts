@@ -1,6 +1,6 @@
 import type BigNumber from 'bignumber.js';
 import { z } from 'zod';
-import { isoTimestamp, type Sql, statement } from '#src/db/sql.ts';
+import { isoTimestamp, type Sql, type Statement, statement } from '#src/db/sql.ts';
 import {
   currencyOut,
   destinationTypeSchema,
@@ -320,12 +320,80 @@ export async function readTenantPayout(sql: Sql, tenantId: string, id: string): 
   return row ?? null;
 }
 
-/** Up to `limit` payouts of a tenant, newest first, after the position `after` when given. */
+/** What `GET /v1/payouts` can be narrowed to; every filter given must hold. */
+export interface PayoutFilters {
+  status?: PayoutStatus;
+  merchantReference?: string;
+  /** Created at or after this time. */
+  createdAfter?: Date;
+  /** Created strictly before this time: consecutive windows neither overlap nor leave gaps. */
+  createdBefore?: Date;
+}
+
+// Each filter is one condition on a bound value; the conditions of the filters given make one
+// statement per combination, declared when first used. Every combination has an index that reads
+// its rows in page order (tenant_id, then status or merchant_reference, then created_at and id),
+// so a page of a filtered list is as cheap as a page of the whole list: see the migration
+// `list_filters` and test/db/list-plans.test.ts.
+const FILTER_CONDITIONS: { [K in keyof Required<PayoutFilters>]: string } = {
+  status: 'p.status = $',
+  merchantReference: 'p.merchant_reference = $',
+  createdAfter: 'p.created_at >= $::timestamptz',
+  createdBefore: 'p.created_at < $::timestamptz',
+};
+const FILTER_NAMES = Object.keys(FILTER_CONDITIONS) as (keyof PayoutFilters)[];
+const filteredPages = new Map<string, Statement>();
+
+function filteredPage(filters: readonly (keyof PayoutFilters)[], after: boolean): Statement {
+  const key = `${filters.map((f) => FILTER_NAMES.indexOf(f)).join('')}${after ? 'c' : ''}`;
+  let found = filteredPages.get(key);
+  if (!found) {
+    let n = 1;
+    const conditions = ['p.tenant_id = $1'];
+    for (const filter of filters) conditions.push(FILTER_CONDITIONS[filter].replace('$', `$${++n}`));
+    if (after) conditions.push(`(p.created_at, p.id) < ($${++n}::timestamptz, $${++n}::uuid)`);
+    found = statement(
+      `payouts_page_${key}`,
+      `${SELECT_VIEW} where ${conditions.join(' and ')} order by p.created_at desc, p.id desc limit $${++n}`,
+    );
+    filteredPages.set(key, found);
+  }
+  return found;
+}
+
+/**
+ * The statement and values of a page of a tenant's payouts, newest first: those matching
+ * `filters`, after the position `after` when given.
+ */
+export function payoutPageQuery(args: {
+  tenantId: string;
+  limit: number;
+  after: { createdAt: Date; id: string } | null;
+  filters?: PayoutFilters;
+}): { statement: Statement; values: unknown[] } {
+  const filters = FILTER_NAMES.filter((name) => args.filters?.[name] !== undefined);
+  const position = args.after ? [args.after.createdAt, args.after.id] : [];
+  if (filters.length === 0) {
+    return args.after
+      ? { statement: nextPage, values: [args.tenantId, ...position, args.limit] }
+      : { statement: firstPage, values: [args.tenantId, args.limit] };
+  }
+  return {
+    statement: filteredPage(filters, args.after !== null),
+    values: [args.tenantId, ...filters.map((name) => args.filters?.[name]), ...position, args.limit],
+  };
+}
+
+/** Up to `limit` payouts of a tenant matching `filters`, newest first, after the position `after` when given. */
 export function readPayoutPage(
   sql: Sql,
-  args: { tenantId: string; limit: number; after: { createdAt: Date; id: string } | null },
+  args: {
+    tenantId: string;
+    limit: number;
+    after: { createdAt: Date; id: string } | null;
+    filters?: PayoutFilters;
+  },
 ): Promise<PayoutView[]> {
-  return args.after
-    ? sql.rows<PayoutView>(nextPage, [args.tenantId, args.after.createdAt, args.after.id, args.limit])
-    : sql.rows<PayoutView>(firstPage, [args.tenantId, args.limit]);
+  const { statement: page, values } = payoutPageQuery(args);
+  return sql.rows<PayoutView>(page, values);
 }

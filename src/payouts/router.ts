@@ -4,7 +4,14 @@ import { toDate } from '#src/db/sql.ts';
 import { Outflow } from '#src/dispatch/entities.ts';
 import { outflowOut, toOutflowResource } from '#src/dispatch/resource.ts';
 import { AppError } from '#src/http/errors.ts';
-import { decodeCursor, pageFrom, pageOf, pageQuery } from '#src/http/pagination.ts';
+import {
+  createdAtFilter,
+  decodeCursor,
+  listName,
+  pageFrom,
+  pageOf,
+  pageQuery,
+} from '#src/http/pagination.ts';
 import { merchantProcedure, merchantSqlProcedure } from '#src/http/procedures.ts';
 import { idParam } from '#src/http/schemas.ts';
 import { router } from '#src/http/trpc.ts';
@@ -12,7 +19,7 @@ import { PaymentInstruction } from '#src/instructions/entities.ts';
 import { isUuid } from '#src/lib/ids.ts';
 import { Refund } from '#src/refunds/entities.ts';
 import { refundOut, toRefundResource } from '#src/refunds/resource.ts';
-import { Payout } from './entities.ts';
+import { PAYOUT_STATUSES, Payout } from './entities.ts';
 import {
   instructionOut,
   payoutOut,
@@ -24,6 +31,20 @@ import {
 import { createPayout, createPayoutIn } from './service.ts';
 
 const byPayoutId = z.strictObject({ payout_id: idParam });
+
+const payoutListIn = pageQuery
+  .extend({
+    status: z.enum(PAYOUT_STATUSES).optional().describe('Only payouts in this status.'),
+    merchant_reference: z
+      .string()
+      .min(1)
+      .max(200)
+      .optional()
+      .describe('Only payouts created with exactly this merchant_reference.'),
+    created_after: createdAtFilter.optional().describe('Only payouts created at or after this time.'),
+    created_before: createdAtFilter.optional().describe('Only payouts created before this time.'),
+  })
+  .strict();
 
 export const payoutsRouter = router({
   create: merchantSqlProcedure
@@ -79,21 +100,33 @@ export const payoutsRouter = router({
         path: '/v1/payouts',
         operationId: 'listPayouts',
         tags: ['Payouts'],
-        summary: 'List payouts, newest first',
+        summary: 'List payouts, newest first, optionally filtered',
+        description:
+          'Filters combine (every one given must hold). created_after is inclusive and created_before exclusive, so ' +
+          'consecutive windows neither overlap nor leave gaps. A cursor pages only the filters it was issued with: ' +
+          'send the same filters with it, or get 400 INVALID_CURSOR.',
       },
       scope: 'payouts:read',
     })
-    .input(pageQuery.strict())
+    .input(payoutListIn)
     .output(pageOf(payoutOut))
     .query(async ({ ctx, input }) => {
       const cursorKey = ctx.deps.secrets.cursorKey;
+      const filters = {
+        status: input.status,
+        merchantReference: input.merchant_reference,
+        createdAfter: input.created_after,
+        createdBefore: input.created_before,
+      };
+      const list = listName('payouts', filters);
       const rows = await readPayoutPage(ctx.deps.sql, {
         tenantId: ctx.principal.tenant.id,
         limit: input.limit + 1,
-        after: input.cursor ? decodeCursor(cursorKey, input.cursor, 'payouts') : null,
+        after: input.cursor ? decodeCursor(cursorKey, input.cursor, list) : null,
+        filters,
       });
       const page = pageFrom(rows, {
-        list: 'payouts',
+        list,
         limit: input.limit,
         cursorKey,
         createdAtOf: (row) => toDate(row.created_at),

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { findForTenant } from '#src/db/lookup.ts';
-import { pageOf, pageQuery, paginate } from '#src/http/pagination.ts';
+import { listName, pageOf, pageQuery, paginate } from '#src/http/pagination.ts';
 import { merchantProcedure } from '#src/http/procedures.ts';
 import { idParam } from '#src/http/schemas.ts';
 import { router } from '#src/http/trpc.ts';
@@ -19,13 +19,16 @@ export const refundsRouter = router({
       },
       scope: 'refunds:read',
     })
-    .input(pageQuery.extend({ status: z.enum(REFUND_STATUSES).optional() }).strict())
+    .input(
+      pageQuery
+        .extend({ status: z.enum(REFUND_STATUSES).optional().describe('Only refunds in this status.') })
+        .strict(),
+    )
     .output(pageOf(refundOut))
     .query(async ({ ctx, input }) => {
       const page = await paginate(ctx.em, Refund, {
         where: { tenant: ctx.principal.tenant.id, ...(input.status ? { status: input.status } : {}) },
-        // The filter is part of the list: a cursor of one status does not page another.
-        list: `refunds:${input.status ?? '*'}`,
+        list: listName('refunds', { status: input.status }),
         limit: input.limit,
         cursor: input.cursor,
         cursorKey: ctx.deps.secrets.cursorKey,

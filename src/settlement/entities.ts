@@ -15,6 +15,8 @@ export const Inflow = defineEntity({
   uniques: [{ properties: ['rail', 'externalRef'] }],
   indexes: [
     { properties: ['tenant', 'createdAt', 'id'] },
+    // The merchant's list filtered on is_matched, read in page order.
+    { name: 'inflows_is_matched_index', properties: ['tenant', 'isMatched', 'createdAt', 'id'] },
     { properties: ['state', 'network'] },
     // Matching reads the money already attributed to the payouts it settles.
     { properties: ['payout'] },

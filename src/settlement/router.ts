@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { findForTenant } from '#src/db/lookup.ts';
-import { pageOf, pageQuery, paginate } from '#src/http/pagination.ts';
+import { booleanFilter, listName, pageOf, pageQuery, paginate } from '#src/http/pagination.ts';
 import { merchantProcedure } from '#src/http/procedures.ts';
 import { idParam } from '#src/http/schemas.ts';
 import { router } from '#src/http/trpc.ts';
@@ -15,16 +15,30 @@ export const inflowsRouter = router({
         path: '/v1/inflows',
         operationId: 'listInflows',
         tags: ['Inflows'],
-        summary: 'Settlements received, newest first',
+        summary: 'Settlements received, newest first, optionally by is_matched',
+        description:
+          'is_matched=false lists the money not (yet) matched to a payout: awaiting confirmations, held or unmatched. ' +
+          'A cursor pages only the filter it was issued with.',
       },
       scope: 'inflows:read',
     })
-    .input(pageQuery.strict())
+    .input(
+      pageQuery
+        .extend({
+          is_matched: booleanFilter
+            .optional()
+            .describe('Only inflows matched (true) or not matched (false) to a payout.'),
+        })
+        .strict(),
+    )
     .output(pageOf(inflowOut))
     .query(async ({ ctx, input }) => {
       const page = await paginate(ctx.em, Inflow, {
-        where: { tenant: ctx.principal.tenant.id },
-        list: 'inflows',
+        where: {
+          tenant: ctx.principal.tenant.id,
+          ...(input.is_matched === undefined ? {} : { isMatched: input.is_matched }),
+        },
+        list: listName('inflows', { is_matched: input.is_matched }),
         limit: input.limit,
         cursor: input.cursor,
         cursorKey: ctx.deps.secrets.cursorKey,

@@ -73,7 +73,16 @@ export const WebhookDeliveryAttempt = defineEntity({
   name: 'WebhookDeliveryAttempt',
   tableName: 'webhook_delivery_attempts',
   uniques: [{ properties: ['delivery', 'attemptNumber'] }],
-  indexes: [{ properties: ['tenant', 'createdAt', 'id'] }],
+  // The merchant's list, and the list filtered on each of its filters, read in page order.
+  indexes: [
+    { properties: ['tenant', 'createdAt', 'id'] },
+    { name: 'webhook_delivery_attempts_status_index', properties: ['tenant', 'status', 'createdAt', 'id'] },
+    {
+      name: 'webhook_delivery_attempts_event_type_index',
+      properties: ['tenant', 'eventType', 'createdAt', 'id'],
+    },
+    { name: 'webhook_delivery_attempts_payout_index', properties: ['tenant', 'payoutId', 'createdAt', 'id'] },
+  ],
   properties: {
     id: idColumn(),
     tenant: () => p.manyToOne(Tenant),

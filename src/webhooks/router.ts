@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { pageOf, pageQuery, paginate } from '#src/http/pagination.ts';
+import { listName, pageOf, pageQuery, paginate } from '#src/http/pagination.ts';
 import { merchantProcedure } from '#src/http/procedures.ts';
 import { router } from '#src/http/trpc.ts';
 import {
@@ -15,8 +15,9 @@ import {
   rotateSigningSecret,
   saveWebhookUrl,
 } from './config.service.ts';
-import { WebhookDeliveryAttempt } from './delivery.entities.ts';
+import { DELIVERY_RECORD_STATUSES, WebhookDeliveryAttempt } from './delivery.entities.ts';
 import { deliveryRecordOut, toDeliveryRecord } from './delivery.schemas.ts';
+import { WEBHOOK_EVENT_TYPES } from './events.ts';
 
 export const webhooksRouter = router({
   setConfig: merchantProcedure
@@ -119,16 +120,37 @@ export const webhooksRouter = router({
         summary: 'Delivery attempts, newest first',
         description:
           'One record per attempt of every event to its URL (the per-payout notification_url or the tenant URL). ' +
-          'response_status is 0 when no HTTP response came back; failure_reason then names the transport error.',
+          'response_status is 0 when no HTTP response came back; failure_reason then names the transport error. ' +
+          'Filters combine; a cursor pages only the filters it was issued with.',
       },
       scope: 'webhooks:read',
     })
-    .input(pageQuery.strict())
+    .input(
+      pageQuery
+        .extend({
+          status: z.enum(DELIVERY_RECORD_STATUSES).optional().describe('Only attempts with this outcome.'),
+          event_type: z
+            .enum(WEBHOOK_EVENT_TYPES)
+            .optional()
+            .describe('Only attempts to deliver events of this type.'),
+          payout_id: z.uuid().optional().describe('Only attempts to deliver events about this payout.'),
+        })
+        .strict(),
+    )
     .output(pageOf(deliveryRecordOut))
     .query(async ({ ctx, input }) => {
       const page = await paginate(ctx.em, WebhookDeliveryAttempt, {
-        where: { tenant: ctx.principal.tenant.id },
-        list: 'webhook-deliveries',
+        where: {
+          tenant: ctx.principal.tenant.id,
+          ...(input.status ? { status: input.status } : {}),
+          ...(input.event_type ? { eventType: input.event_type } : {}),
+          ...(input.payout_id ? { payoutId: input.payout_id.toLowerCase() } : {}),
+        },
+        list: listName('webhook-deliveries', {
+          status: input.status,
+          event_type: input.event_type,
+          payout_id: input.payout_id?.toLowerCase(),
+        }),
         limit: input.limit,
         cursor: input.cursor,
         cursorKey: ctx.deps.secrets.cursorKey,
