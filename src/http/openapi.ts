@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import type { AnyRouter } from '@trpc/server';
 import { z } from 'zod';
 import { createDocument, createSchema, type oas31 } from 'zod-openapi';
@@ -21,13 +22,13 @@ export function openApiDocument(
   appRouter: AnyRouter,
   options: { baseUrl: string; examples?: DocumentExamples },
 ): OpenApiDocument {
-  const examples = options.examples ?? { operations: {}, errors: {}, webhooks: {} };
+  const examples = options.examples ?? committedExamples();
   const paths: Record<string, Record<string, unknown>> = {};
   const routes = restRoutes(appRouter);
   const operationIds = new Set<string>();
   const errorResponses = new ErrorResponses(examples);
   for (const route of routes) {
-    const operation = describeOperation(appRouter, route, examples, errorResponses);
+    const operation = describeOperation(appRouter, route, errorResponses);
     if (operationIds.has(operation.operationId))
       throw new Error(`duplicate operationId ${operation.operationId}`);
     operationIds.add(operation.operationId);
@@ -73,6 +74,7 @@ export function openApiDocument(
   });
   addOutputSchema(doc, payoutEventOut);
   expandVariants(doc.components?.schemas as Record<string, Schema>);
+  addOperationExamples(doc, examples);
   return doc;
 }
 
@@ -264,12 +266,7 @@ export function operationErrors(route: RestRoute, inputKeys: readonly string[]):
   );
 }
 
-function describeOperation(
-  appRouter: AnyRouter,
-  route: RestRoute,
-  examples: DocumentExamples,
-  errorResponses: ErrorResponses,
-) {
+function describeOperation(appRouter: AnyRouter, route: RestRoute, errorResponses: ErrorResponses) {
   const openapi = route.meta.openapi!;
   const operationId =
     openapi.operationId ?? route.procedurePath.replace(/\.(\w)/g, (_, c: string) => c.toUpperCase());
@@ -278,7 +275,6 @@ function describeOperation(
   const otherKeys = Object.keys(shape).filter((k) => !pathKeys.includes(k));
   const pick = (keys: string[]) => z.object(Object.fromEntries(keys.map((k) => [k, shape[k]!])));
   const hasBody = route.method !== 'GET' && route.method !== 'DELETE';
-  const own = examples.operations[operationId];
 
   const requestParams: Record<string, z.ZodType> = {};
   if (pathKeys.length > 0) requestParams.path = pick(pathKeys);
@@ -295,7 +291,6 @@ function describeOperation(
       content: {
         'application/json': {
           schema: pathKeys.length > 0 ? pick(otherKeys) : input,
-          ...(own?.request?.body !== undefined ? { example: own.request.body } : {}),
         },
       },
     };
@@ -308,10 +303,7 @@ function describeOperation(
       description: openapi.successDescription ?? successDescription(output),
       headers: responseHeaders({ status: Number(status), codes: [], idempotent }),
       content: {
-        'application/json': {
-          schema: output,
-          ...(own?.response !== undefined ? { example: own.response } : {}),
-        },
+        'application/json': { schema: output },
       },
     },
   };
@@ -556,14 +548,66 @@ function withoutNull(schema: Schema): Schema {
 }
 
 /**
- * Examples recorded from a real service and sandbox (`src/docs/examples.json`, written by
- * `npm run docs:examples`): per operation a request and its success response, one error envelope
- * per code, and one payload per webhook event.
+ * Examples recorded from the running service and sandbox (`src/docs/examples.json`, written by
+ * `npm run docs:examples`): per operation, named request and response pairs; per error code, one
+ * envelope; per webhook event, one payload as delivered.
  */
 export interface DocumentExamples {
-  operations: Record<string, { request?: { body?: unknown }; response?: unknown }>;
-  errors: Record<string, { summary?: string; value: unknown }>;
+  operations: Record<
+    string,
+    {
+      name: string;
+      summary: string;
+      request: { path?: Record<string, string>; query?: Record<string, string>; body?: unknown };
+      response: { status: number; body: unknown };
+    }[]
+  >;
+  errors: Record<string, { summary: string; value: unknown }>;
   webhooks: Record<string, unknown>;
+}
+
+/** The examples committed with the code. */
+export function committedExamples(): DocumentExamples {
+  return JSON.parse(
+    readFileSync(new URL('../docs/examples.json', import.meta.url), 'utf8'),
+  ) as DocumentExamples;
+}
+
+/** Puts each operation's recorded examples on its parameters, request body and success response. */
+function addOperationExamples(doc: OpenApiDocument, examples: DocumentExamples): void {
+  type Media = { examples?: Record<string, unknown> };
+  type Param = { in?: string; name?: string; schema?: { type?: string }; examples?: Record<string, unknown> };
+  for (const item of Object.values(doc.paths ?? {})) {
+    for (const operation of Object.values(item as Record<string, Operation & { parameters?: Param[] }>)) {
+      const recorded = examples.operations[operation.operationId] ?? [];
+      const [status, success] = Object.entries(operation.responses).find(([s]) => s.startsWith('2')) ?? [];
+      for (const example of recorded) {
+        const named = { summary: example.summary };
+        const body = (operation as { requestBody?: { content: Record<string, Media> } }).requestBody?.content[
+          'application/json'
+        ];
+        if (body && example.request.body !== undefined)
+          (body.examples ??= {})[example.name] = { ...named, value: example.request.body };
+        for (const parameter of operation.parameters ?? []) {
+          const where = parameter.in === 'path' ? example.request.path : example.request.query;
+          const value = parameter.name ? where?.[parameter.name] : undefined;
+          if (value !== undefined && (parameter.in === 'path' || parameter.in === 'query'))
+            (parameter.examples ??= {})[example.name] = { ...named, value: queryValue(parameter, value) };
+        }
+        const media = (success as { content?: Record<string, Media> } | undefined)?.content?.[
+          'application/json'
+        ];
+        if (media && String(example.response.status) === status)
+          (media.examples ??= {})[example.name] = { ...named, value: example.response.body };
+      }
+    }
+  }
+}
+
+/** A query string value as its parameter's type (a `limit` of "2" is the integer 2). */
+function queryValue(parameter: { schema?: { type?: string } }, value: string): unknown {
+  const type = parameter.schema?.type;
+  return type === 'integer' || type === 'number' ? Number(value) : value;
 }
 
 /**

@@ -36,13 +36,18 @@ export const ADDRESS_FORMATS = {
 
 /**
  * The JSON Schema of "an address on the network named by `networkField`", for the OpenAPI document:
- * one `if`/`then` per network.
+ * one `if`/`then` per network. The subschemas say outright that they constrain one field and leave
+ * the others to the object they sit in (example validators may otherwise read them as closed).
  */
 export function addressByNetwork(networkField: string, addressField: string): Record<string, unknown>[] {
   return Object.entries(ADDRESS_FORMATS).map(([network, format]) => ({
-    if: { properties: { [networkField]: { const: network } }, required: [networkField] },
+    if: {
+      properties: { [networkField]: { const: network } },
+      required: [networkField],
+      additionalProperties: true,
+    },
     // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then, never awaited
-    then: { properties: { [addressField]: { pattern: format.pattern.source } } },
+    then: { properties: { [addressField]: { pattern: format.pattern.source } }, additionalProperties: true },
   }));
 }
 
