@@ -587,18 +587,21 @@ function addOperationExamples(doc: OpenApiDocument, examples: DocumentExamples):
           'application/json'
         ];
         if (body && example.request.body !== undefined)
-          (body.examples ??= {})[example.name] = { ...named, value: example.request.body };
+          body.examples = { ...body.examples, [example.name]: { ...named, value: example.request.body } };
         for (const parameter of operation.parameters ?? []) {
           const where = parameter.in === 'path' ? example.request.path : example.request.query;
           const value = parameter.name ? where?.[parameter.name] : undefined;
           if (value !== undefined && (parameter.in === 'path' || parameter.in === 'query'))
-            (parameter.examples ??= {})[example.name] = { ...named, value: queryValue(parameter, value) };
+            parameter.examples = {
+              ...parameter.examples,
+              [example.name]: { ...named, value: queryValue(parameter, value) },
+            };
         }
         const media = (success as { content?: Record<string, Media> } | undefined)?.content?.[
           'application/json'
         ];
         if (media && String(example.response.status) === status)
-          (media.examples ??= {})[example.name] = { ...named, value: example.response.body };
+          media.examples = { ...media.examples, [example.name]: { ...named, value: example.response.body } };
       }
     }
   }

@@ -12,7 +12,7 @@ import type { Scope } from '#src/tenants/scopes.ts';
 import { type ApiResponse, type CallOptions, call, createMerchant, type Merchant } from '../client.ts';
 import { callbacksDelivered, mine, settleThroughSandbox } from '../dispatch/fixtures.ts';
 import { harness } from '../harness.ts';
-import { handledCredit, payBank } from '../settlement/fixtures.ts';
+import { handledCredit, lapse, payBank } from '../settlement/fixtures.ts';
 import { deliverFor, startReceiver } from '../webhooks/receiver.ts';
 import { type OpenApi, operations } from './document.ts';
 
@@ -118,12 +118,9 @@ class Recorder {
     const { name, summary, ...request } = example;
     const res = await this.#send(operationId, merchant, request);
     expect(res.status, `${operationId} ${name}: ${res.text}`).to.be.within(200, 299);
-    (this.recording.operations[operationId] ??= []).push({
-      name,
-      summary,
-      request,
-      response: { status: res.status, body: res.body },
-    });
+    const examples = this.recording.operations[operationId] ?? [];
+    examples.push({ name, summary, request, response: { status: res.status, body: res.body } });
+    this.recording.operations[operationId] = examples;
     return res;
   }
 
@@ -376,8 +373,7 @@ export async function recordExamples(doc: OpenApi): Promise<Recording> {
     // The last payout's instruction lapses with nothing paid: EXPIRED.
     const lapsing = await call('POST', '/v1/payouts', { key: acme.key, body: mobilePayout });
     await runInstructionsOnce(deps());
-    harness().clock.advance(deps().config.PAYMENT_INSTRUCTION_TTL_MS + 60_000);
-    await runInstructionsOnce(deps());
+    await lapse(deps().config.PAYMENT_INSTRUCTION_TTL_MS + 60_000);
 
     const payloads = await eventPayloads([
       paid.body.id,
