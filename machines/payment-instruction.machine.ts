@@ -10,8 +10,9 @@ import type { MachineTexts, StateMeta, TransitionMeta } from './texts.ts';
  *
  * PAYMENT_MATCHED is sent once settlement matching has attributed enough money to cover the
  * instruction; an underpaid (held) instruction stays UNPAID. Whether late money still counts is
- * matching's decision (a crypto transfer seen before expiry may confirm after it), so the match is
- * not guarded by time here. An early EXPIRE, and anything in a final state, is ignored: the
+ * matching's decision (money that arrived before expiry may be confirmed or found after it), so the
+ * match is not guarded by time here; and the expiry sweep sends EXPIRE only once the instruction's
+ * rail has been read past `expiresAt` (`src/instructions/service.ts`). An early EXPIRE, and anything in a final state, is ignored: the
  * snapshot comes back as the very same object and the engine writes nothing.
  *
  * Every state and transition carries its plain-language text (`description`, `meta`: see
@@ -63,13 +64,14 @@ export const paymentInstructionMachine = setup({
           target: 'PAID',
           actions: 'recordPaid',
           description:
-            'Settlement matching attributes the full amount to the instruction. A crypto transfer seen before the deadline counts even when its confirmations complete after it.',
+            'Settlement matching attributes the full amount to the instruction. Money that arrived before the deadline counts, however late its confirmations complete or the service finds it.',
           meta: { by: ['BANK_OR_CHAIN', 'OPERATOR_FOUR_EYES'] },
         },
         EXPIRE: {
           guard: 'hasLapsed',
           target: 'EXPIRED',
-          description: 'The deadline passes without the full amount.',
+          description:
+            "The deadline passes without the full amount. The sweep ends the instruction only once the service has read its rail past the deadline (the chain's blocks, the bank's statement) and no money that arrived in time is still being confirmed or matched.",
           meta: {
             by: ['SYSTEM'],
             causes: [

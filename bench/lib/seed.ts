@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { type AnyStateMachine, transition } from 'xstate';
+import { inflowMachine } from '#machines/inflow.machine.ts';
 import { paymentInstructionMachine } from '#machines/payment-instruction.machine.ts';
 import { payoutMachine } from '#machines/payout.machine.ts';
 import { migrate, openOrm } from '#src/db/orm.ts';
@@ -118,6 +119,19 @@ export function instructionSnapshots(expiresAt: Date) {
   };
 }
 
+/** Inflow snapshots: a USDT transfer on TRON with its 19 confirmations, and one matched to `payoutId`. */
+export function inflowSnapshots(payoutId = '') {
+  const input = { confirmationsRequired: 19 };
+  const confirmed = { type: 'CONFIRMATIONS', received: 19, now: new Date() };
+  return {
+    CONFIRMED: snapshotAfter(inflowMachine, input, [confirmed]),
+    MATCHED: snapshotAfter(inflowMachine, input, [
+      confirmed,
+      { type: 'ATTRIBUTED', payoutId, covers: true, now: new Date() },
+    ]),
+  };
+}
+
 export interface SeedPayouts {
   tenantIds: readonly string[];
   count: number;
@@ -219,15 +233,15 @@ export async function seedSettlement(db: pg.Pool, reference: string): Promise<vo
   );
   await db.query(
     `insert into inflows (id, tenant_id, rail, provider_name, network, amount, currency, external_ref, to_account,
-        block_number, confirmations_received, confirmations_required, state, overpayment_amount, arrived_at,
-        created_at, updated_at)
+        block_number, confirmations_received, confirmations_required, state, snapshot, overpayment_amount,
+        arrived_at, created_at, updated_at)
      select gen_random_uuid(), i.tenant_id, 'CRYPTO', 'TRON', 'TRON', i.expected_amount, 'USDT',
-            'bench-' || i.id, i.account_unique, 1, 19, 19, 'CONFIRMED', 0, i.at, i.at, now()
+            'bench-' || i.id, i.account_unique, 1, 19, 19, 'CONFIRMED', $2::jsonb, 0, i.at, i.at, now()
        from (select i.*, now() - interval '1 minute'
                     + (row_number() over (order by i.created_at, i.id)) * interval '1 microsecond' as at
                from payment_instructions i join payouts p on p.id = i.payout_id
               where p.merchant_reference like $1 || '-%') i`,
-    [reference],
+    [reference, inflowSnapshots().CONFIRMED],
   );
   await db.query('analyze');
 }

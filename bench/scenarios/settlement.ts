@@ -5,6 +5,7 @@ import { cpuSample, cpuUse } from '../lib/cpu.ts';
 import { fewerThan, resetWork, scalar } from '../lib/db.ts';
 import { judged, round } from '../lib/report.ts';
 import {
+  inflowSnapshots,
   instructionSnapshots,
   payoutSnapshots,
   seedDepositAddresses,
@@ -189,7 +190,8 @@ async function checkNoDoubleMatch(ctx: BenchContext, rows: number): Promise<void
 
 /**
  * The same writes as matching, set-based: take a batch of CONFIRMED inflows oldest first, join
- * each to the open instruction of exactly its amount on its address, and write inflow MATCHED,
+ * each to the open instruction of exactly its amount on its address, and write inflow MATCHED
+ * (with its machine's snapshot),
  * instruction PAID, payout PAYMENT_RECEIVED with its total, the timeline row, the event and the
  * dispatch task. One transaction per batch.
  */
@@ -197,6 +199,7 @@ async function plainSettlement(pool: pg.Pool, rows: number): Promise<{ rate: num
   const now = new Date();
   const payoutSnapshot = payoutSnapshots(now).PAYMENT_RECEIVED;
   const paidSnapshot = instructionSnapshots(new Date(now.getTime() + 3_600_000)).PAID;
+  const matchedSnapshot = inflowSnapshots().MATCHED;
   const started = performance.now();
   let done = 0;
   for (let batch = 0; done < rows && batch < rows; batch++) {
@@ -221,11 +224,12 @@ async function plainSettlement(pool: pg.Pool, rows: number): Promise<{ rate: num
       const instructionIds = pairs.map((p: { instruction_id: string }) => p.instruction_id);
       const payoutIds = pairs.map((p: { payout_id: string }) => p.payout_id);
       await client.query(
-        `update inflows f set state = 'MATCHED', is_matched = true, matched_at = now(), payout_id = x.payout_id,
+        `update inflows f set state = 'MATCHED', snapshot = jsonb_set($4::jsonb, '{context,payoutId}', to_jsonb(x.payout_id)),
+                is_matched = true, matched_at = now(), payout_id = x.payout_id,
                 instruction_id = x.instruction_id, updated_at = now()
            from unnest($1::uuid[], $2::uuid[], $3::uuid[]) as x(inflow_id, instruction_id, payout_id)
           where f.id = x.inflow_id`,
-        [inflowIds, instructionIds, payoutIds],
+        [inflowIds, instructionIds, payoutIds, matchedSnapshot],
       );
       await client.query(
         `update payment_instructions set status = 'PAID', snapshot = $2, paid_at = now(), updated_at = now() where id = any($1)`,

@@ -1,4 +1,5 @@
 import type { AnyStateMachine } from 'xstate';
+import { inflowMachine, inflowTexts } from '#machines/inflow.machine.ts';
 import { outflowMachine, outflowTexts } from '#machines/outflow.machine.ts';
 import { paymentInstructionMachine, paymentInstructionTexts } from '#machines/payment-instruction.machine.ts';
 import { payoutMachine, payoutTexts } from '#machines/payout.machine.ts';
@@ -29,6 +30,7 @@ function entry<M extends AnyStateMachine>(name: string, machine: M, texts: Machi
 export const MACHINE_DOCS: readonly MachineDoc[] = [
   entry('payout', payoutMachine, payoutTexts),
   entry('payment-instruction', paymentInstructionMachine, paymentInstructionTexts),
+  entry('inflow', inflowMachine, inflowTexts),
   entry('quote', quoteMachine, quoteTexts),
   entry('outflow', outflowMachine, outflowTexts),
   entry('refund', refundMachine, refundTexts),

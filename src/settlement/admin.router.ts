@@ -178,7 +178,9 @@ export const settlementAdminRouter = router({
     .output(z.object({ inflow: adminInflowOut }))
     .mutation(async ({ ctx, input }) => {
       const result = await ctx.commit(async (em) => ({
-        inflow: toAdminInflow(await returnInflow(em, { inflowId: input.inflow_id })),
+        inflow: toAdminInflow(
+          await returnInflow(em, { inflowId: input.inflow_id, now: ctx.deps.clock.now() }),
+        ),
       }));
       ctx.log.info(
         { action: 'settlement.return_inflow', inflow: input.inflow_id, note: input.note },

@@ -6,13 +6,15 @@ import { newId } from '#src/lib/ids.ts';
 import type { Logger } from '#src/lib/log.ts';
 import { toDecimal } from '#src/lib/money.ts';
 import type { BankCredit } from '#src/providers/rails.ts';
+import { newInflow } from './lifecycle.ts';
 
 /**
  * Bank credits: the NGN bank notifies every credit to a virtual account (signed, verified by
  * `src/http/callbacks.ts` before this runs), and lists it in its statement, which the settlement
  * job pulls (`bank-statement.ts`) to find every credit whose notification never came. Either
  * way each credit is recorded once, by the bank's session id, as a CONFIRMED inflow: a bank
- * credit is final when made, there is nothing to wait for.
+ * credit is final when made, there is nothing to wait for (the inflow machine's
+ * `needsNoConfirmations`).
  */
 
 /** The bank's credit notification, as `docs/sandbox.md` describes it. */
@@ -66,9 +68,9 @@ const insertCredits = statement(
   'bank_credit_insert',
   `insert into inflows (id, tenant_id, rail, provider_name, network, amount, currency, external_ref,
        to_account, payer_name, payer_account, block_number, confirmations_received, confirmations_required,
-       state, is_matched, is_underpaid, overpayment_amount, arrived_at, created_at, updated_at)
+       state, snapshot, is_matched, is_underpaid, overpayment_amount, arrived_at, created_at, updated_at)
    select t.id, t.tenant_id, 'BANK_TRANSFER', t.provider_name, null, t.amount, 'NGN', t.external_ref,
-          t.to_account, t.payer_name, t.payer_account, null, 0, 0, 'CONFIRMED', false, false, 0, t.arrived_at,
+          t.to_account, t.payer_name, t.payer_account, null, 0, 0, $11, $12::jsonb, false, false, 0, t.arrived_at,
           $1, $1
      from unnest($2::uuid[], $3::uuid[], $4::text[], $5::numeric[], $6::text[], $7::text[], $8::text[],
                  $9::text[], $10::timestamptz[])
@@ -145,9 +147,13 @@ export async function recordBankCredits(
     ]);
   }
   if (listed.size === 0) return { ids, recorded: 0 };
+  // A bank credit needs no confirmations: the machine starts it CONFIRMED.
+  const start = newInflow({ confirmationsRequired: 0 });
   const inserted = await tx.rows<{ id: string; external_ref: string }>(insertCredits, [
     now,
     ...columnsOf(rows, 9),
+    start.state,
+    JSON.stringify(start.snapshot),
   ]);
   for (const row of inserted) ids.set(row.external_ref, row.id);
   const known = [...listed.keys()].filter((sessionId) => !ids.has(sessionId));

@@ -5,6 +5,7 @@ import type { Deps } from '#src/deps.ts';
 import { arrivalTime } from '#src/lib/clock.ts';
 import { newId } from '#src/lib/ids.ts';
 import type { ChainTransfer } from '#src/providers/rails.ts';
+import { type InflowMachineRow, newInflow, stepInflowOrThrow } from './lifecycle.ts';
 import { readRail } from './rail-reader.ts';
 
 /**
@@ -101,9 +102,9 @@ const insertInflows = statement(
   'chain_scan_insert_inflows',
   `insert into inflows (id, tenant_id, rail, provider_name, network, amount, currency, external_ref,
        to_account, payer_name, payer_account, block_number, confirmations_received, confirmations_required,
-       state, is_matched, is_underpaid, overpayment_amount, arrived_at, created_at, updated_at)
+       state, snapshot, is_matched, is_underpaid, overpayment_amount, arrived_at, created_at, updated_at)
    select t.id, t.tenant_id, 'CRYPTO', $1, $2, t.amount, 'USDT', t.external_ref, t.to_account, null,
-          t.payer_account, t.block_number, t.confirmations, $3, 'PENDING_CONFIRMATION', false, false, 0,
+          t.payer_account, t.block_number, t.confirmations, $3, $14, $15::jsonb, false, false, 0,
           t.arrived_at, $4, $4
      from unnest($5::uuid[], $6::uuid[], $7::numeric[], $8::text[], $9::text[], $10::text[], $11::int[],
                  $12::int[], $13::timestamptz[])
@@ -168,35 +169,65 @@ async function recordTransfers(
     ]);
   }
   if (seen.size === 0) return 0;
+  const required = confirmationsRequired(deps.config, network);
+  // Every transfer starts where the machine starts it; the confirmations below move it on.
+  const start = newInflow({ confirmationsRequired: required });
   const inserted = await tx.rows<{ id: string }>(insertInflows, [
     `USDT on ${network}`,
     network,
-    confirmationsRequired(deps.config, network),
+    required,
     now,
     ...columnsOf(rows, 9),
+    start.state,
+    JSON.stringify(start.snapshot),
   ]);
   return inserted.length;
 }
 
-const confirm = statement(
+// Counts never go down: a tip that seems lower (a provider lagging behind another) changes nothing.
+// Returned: the inflows that now have their required confirmations, for the machine to confirm.
+const countConfirmationsTo = statement(
+  'chain_scan_count_confirmations',
+  `with counted as (
+     update inflows
+        set confirmations_received = greatest(confirmations_received, $1::int - block_number + 1), updated_at = $2
+      where rail = 'CRYPTO' and network = $3 and state = 'PENDING_CONFIRMATION'
+        and ($1::int - block_number + 1 > confirmations_received
+             or $1::int - block_number + 1 >= confirmations_required)
+      returning id, state, snapshot, confirmations_received, confirmations_required
+   )
+   select id, state, snapshot, confirmations_received from counted
+    where confirmations_received >= confirmations_required`,
+);
+
+// One JSON array of `[id, state, snapshot]` rows, as the instructions' and payouts' steps are written.
+const writeInflowSteps = statement(
   'chain_scan_confirm',
-  `update inflows
-      set confirmations_received = greatest(confirmations_received, $1::int - block_number + 1),
-          state = case when $1::int - block_number + 1 >= confirmations_required then 'CONFIRMED' else state end,
-          updated_at = $2
-    where rail = 'CRYPTO' and network = $3 and state = 'PENDING_CONFIRMATION'
-      and ($1::int - block_number + 1 > confirmations_received
-           or $1::int - block_number + 1 >= confirmations_required)
-    returning state`,
+  `update inflows f set state = u->>1, snapshot = u->2, updated_at = $2
+     from jsonb_array_elements($1::jsonb) as u
+    where f.id = (u->>0)::uuid`,
 );
 
 /**
- * Brings `confirmations_received` of the network's PENDING_CONFIRMATION inflows up to the tip and
- * moves those that reached their required confirmations to CONFIRMED (the one edge of the inflow
- * state table written in bulk). Counts never go down: a tip that seems lower (a provider lagging
- * behind another) changes nothing. Returns how many became CONFIRMED.
+ * Brings `confirmations_received` of the network's PENDING_CONFIRMATION inflows up to the tip, and
+ * sends CONFIRMATIONS to those that reached their required number, which the machine moves to
+ * CONFIRMED. Returns how many became CONFIRMED.
  */
 async function countConfirmations(tx: Sql, network: Network, tip: number, now: Date): Promise<number> {
-  const rows = await tx.rows<{ state: string }>(confirm, [tip, now, network]);
-  return rows.filter((r) => r.state === 'CONFIRMED').length;
+  const reached = await tx.rows<InflowMachineRow & { confirmations_received: number }>(countConfirmationsTo, [
+    tip,
+    now,
+    network,
+  ]);
+  const steps = reached.map((inflow) => ({
+    id: inflow.id,
+    done: stepInflowOrThrow(inflow, { type: 'CONFIRMATIONS', received: inflow.confirmations_received, now }),
+  }));
+  if (steps.length > 0) {
+    await tx.rows(writeInflowSteps, [
+      JSON.stringify(steps.map((s) => [s.id, s.done.to, s.done.snapshot])),
+      now,
+    ]);
+  }
+  return steps.length;
 }

@@ -7,7 +7,8 @@ import { Tenant } from '#src/tenants/entities.ts';
 /**
  * A settlement received from a merchant, recorded exactly once (unique rail reference). It ends
  * MATCHED to a payout, or stays where operators see it: HELD (underpaid), UNMATCHED (late, or
- * matching nothing). Payer identity is kept for operators and never returned.
+ * matching nothing); its machine is `machines/inflow.machine.ts`. Payer identity is kept for
+ * operators and never returned.
  */
 export const Inflow = defineEntity({
   name: 'Inflow',
@@ -45,10 +46,13 @@ export const Inflow = defineEntity({
     confirmationsReceived: p.integer().default(0),
     confirmationsRequired: p.integer().default(0),
     /**
-     * PENDING_CONFIRMATION → CONFIRMED → MATCHED | HELD | UNMATCHED. Operational state of the
-     * money, not a merchant-facing status; operators may move HELD and UNMATCHED on.
+     * Where the money is (`machines/inflow.machine.ts`): PENDING_CONFIRMATION → CONFIRMED →
+     * MATCHED | HELD | UNMATCHED, and RETURNED by an operator. Operational, not a merchant-facing
+     * status: merchants see is_matched, is_underpaid and payout_id. Written only with `snapshot`.
      */
     state: p.enum(['PENDING_CONFIRMATION', 'CONFIRMED', 'MATCHED', 'HELD', 'UNMATCHED', 'RETURNED'] as const),
+    /** The inflow machine's persisted snapshot. */
+    snapshot: p.json<Record<string, unknown>>(),
     isMatched: p.boolean().default(false),
     matchedAt: p.datetime().nullable(),
     payout: () => p.manyToOne(Payout).nullable(),

@@ -1,19 +1,14 @@
+import type { InflowStatus } from '#machines/inflow.machine.ts';
 import { paymentInstructionMachine } from '#machines/payment-instruction.machine.ts';
-import { type Sql, statement, toDate } from '#src/db/sql.ts';
+import { type Sql, statement, TextArray, toDate } from '#src/db/sql.ts';
 import type { Deps } from '#src/deps.ts';
 import { step } from '#src/engine/engine.ts';
 import { type InstructionWrite, writeInstructionSteps } from '#src/instructions/service.ts';
 import { type Decimal, toDecimal } from '#src/lib/money.ts';
 import { applyPayoutSteps, type PayoutStep, type TriggeredBy } from '#src/payouts/lifecycle.ts';
 import { type LockedPayout, lockPayouts } from '#src/payouts/resource.ts';
-import {
-  type InflowState,
-  type InstructionFacts,
-  judgeBankInflow,
-  judgeCryptoInflow,
-  moveInflow,
-  settlementTotals,
-} from './rules.ts';
+import { type InflowMachineRow, type InflowStep, stepInflowOrThrow } from './lifecycle.ts';
+import { type InstructionFacts, judgeBankInflow, judgeCryptoInflow, settlementTotals } from './rules.ts';
 
 /**
  * Settlement matching (product decisions §2): every CONFIRMED inflow ends MATCHED or HELD against
@@ -65,12 +60,13 @@ interface InflowRow {
   amount: string;
   currency: string;
   to_account: string;
-  state: InflowState;
+  state: InflowStatus;
+  snapshot: Record<string, unknown>;
   /** When the rail says the money arrived: what every verdict judges it by. */
   arrived_at: string | Date;
 }
 
-const INFLOW_COLUMNS = 'id, tenant_id, rail, amount, currency, to_account, state, arrived_at';
+const INFLOW_COLUMNS = 'id, tenant_id, rail, amount, currency, to_account, state, snapshot, arrived_at';
 
 /**
  * The shared addresses a batch takes, locked FOR UPDATE SKIP LOCKED before its inflows: of the
@@ -238,18 +234,20 @@ const lockInstructionOfPayout = statement(
  */
 const earlierInflows = statement(
   'settlement_earlier_inflows',
-  `select id, payout_id, amount, state from inflows
+  `select id, payout_id, amount, state, snapshot from inflows
     where payout_id = any($1::uuid[]) and state = 'HELD'
     order by created_at, id`,
 );
 
 // Null keeps a column as it is: an inflow moved to HELD or UNMATCHED changes its state and little else.
 // The ids are also given as a list: the planner then finds the rows through the primary key
-// whatever it thinks of the table's size (joined to the unnest alone, it hashed all of it).
+// whatever it thinks of the table's size (joined to the unnest alone, it hashed all of it). The
+// machine snapshots come as text in binary (`TextArray`), each parsed once into its column.
 const updateInflows = statement(
   'settlement_update_inflows',
   `update inflows f
       set state = u.state,
+          snapshot = u.snapshot::jsonb,
           is_matched = coalesce(u.is_matched, f.is_matched),
           matched_at = coalesce(u.matched_at, f.matched_at),
           is_underpaid = coalesce(u.is_underpaid, f.is_underpaid),
@@ -258,8 +256,9 @@ const updateInflows = statement(
           overpayment_amount = coalesce(u.overpayment_amount, f.overpayment_amount),
           updated_at = $9
      from unnest($1::uuid[], $2::text[], $3::boolean[], $4::timestamptz[], $5::boolean[], $6::uuid[], $7::uuid[],
-                 $8::numeric[])
-          as u(id, state, is_matched, matched_at, is_underpaid, payout_id, instruction_id, overpayment_amount)
+                 $8::numeric[], $10::text[])
+          as u(id, state, is_matched, matched_at, is_underpaid, payout_id, instruction_id, overpayment_amount,
+               snapshot)
     where f.id = any($1::uuid[]) and f.id = u.id`,
 );
 
@@ -267,9 +266,7 @@ const updateInflows = statement(
 export type AttributionRule = 'EXACT' | 'TOP_UP' | 'OVERPAYMENT' | 'ACCOUNT' | 'OPERATOR';
 
 /** The inflow's side of a decision. */
-export interface InflowFacts {
-  id: string;
-  state: InflowState;
+export interface InflowFacts extends InflowMachineRow {
   amount: Decimal;
   currency: string;
 }
@@ -288,12 +285,14 @@ interface Unattributed {
   inflow: InflowFacts;
   to: 'HELD' | 'UNMATCHED';
   reason: string;
+  now: Date;
 }
 
 /** One inflow's change, columns left null are kept. */
 interface InflowWrite {
   id: string;
-  state: InflowState;
+  state: InflowStatus;
+  snapshot: Record<string, unknown>;
   isMatched: boolean | null;
   matchedAt: Date | null;
   isUnderpaid: boolean | null;
@@ -477,11 +476,12 @@ async function matchBatch(
     const facts: InflowFacts = {
       id: inflow.id,
       state: inflow.state,
+      snapshot: inflow.snapshot,
       amount: toDecimal(inflow.amount),
       currency: inflow.currency,
     };
     if ('to' in verdict) {
-      addUnattributed(writes, { inflow: facts, to: verdict.to, reason: verdict.reason });
+      addUnattributed(writes, { inflow: facts, to: verdict.to, reason: verdict.reason, now });
       continue;
     }
     const payout = payouts.get(verdict.instruction.payout_id);
@@ -607,7 +607,7 @@ function factsOf(r: InstructionRow): InstructionFacts {
   };
 }
 
-type EarlierInflow = { id: string; payout_id: string; amount: string; state: InflowState };
+type EarlierInflow = InflowMachineRow & { payout_id: string; amount: string };
 
 async function readEarlier(tx: Sql, payoutIds: readonly string[]): Promise<Map<string, EarlierInflow[]>> {
   const byPayout = new Map<string, EarlierInflow[]>();
@@ -622,10 +622,14 @@ async function readEarlier(tx: Sql, payoutIds: readonly string[]): Promise<Map<s
 
 function addUnattributed(writes: SettlementWrites, args: Unattributed): void {
   const { inflow, to } = args;
-  moveInflow(inflow, to);
+  const done = stepInflowOrThrow(inflow, {
+    type: to === 'HELD' ? 'BELOW_EVERY_OPEN_INSTRUCTION' : 'NO_OPEN_INSTRUCTION',
+    now: args.now,
+  });
   writes.inflows.push({
     id: inflow.id,
-    state: to,
+    state: done.to,
+    snapshot: done.snapshot,
     isMatched: null,
     matchedAt: null,
     isUnderpaid: to === 'HELD' ? true : null,
@@ -668,16 +672,24 @@ function addAttribution(
       if (view) view = { ...view, status: paid.to as InstructionFacts['status'], paid_at: now };
     }
     for (const held of others.filter((e) => e.state === 'HELD')) {
-      moveInflow(held, 'MATCHED');
-      writes.inflows.push(matchedWrite(held.id, a, now, null));
+      writes.inflows.push(
+        matchedWrite(stepInflowOrThrow(held, { type: 'PAYOUT_COVERED', now }), held.id, a, now, null),
+      );
     }
-    moveInflow(inflow, 'MATCHED');
-    writes.inflows.push(matchedWrite(inflow.id, a, now, totals.overpayment));
+  }
+  const done = stepInflowOrThrow(inflow, {
+    type: a.triggeredBy === 'ADMIN' ? 'OPERATOR_ATTRIBUTE' : 'ATTRIBUTED',
+    payoutId: payout.id,
+    covers: totals.covers,
+    now,
+  });
+  if (done.to === 'MATCHED') {
+    writes.inflows.push(matchedWrite(done, inflow.id, a, now, totals.overpayment));
   } else {
-    moveInflow(inflow, 'HELD');
     writes.inflows.push({
       id: inflow.id,
-      state: 'HELD',
+      state: done.to,
+      snapshot: done.snapshot,
       isMatched: false,
       matchedAt: null,
       isUnderpaid: true,
@@ -717,10 +729,17 @@ function addAttribution(
   return totals.covers;
 }
 
-function matchedWrite(id: string, a: Attribution, now: Date, overpayment: Decimal | null): InflowWrite {
+function matchedWrite(
+  done: InflowStep,
+  id: string,
+  a: Attribution,
+  now: Date,
+  overpayment: Decimal | null,
+): InflowWrite {
   return {
     id,
-    state: 'MATCHED',
+    state: done.to,
+    snapshot: done.snapshot,
     isMatched: true,
     matchedAt: now,
     isUnderpaid: false,
@@ -749,6 +768,7 @@ async function writeSettlement(tx: Sql, writes: SettlementWrites, now: Date): Pr
       w.map((i) => i.instructionId),
       w.map((i) => (i.overpayment === null ? null : i.overpayment.toFixed())),
       now,
+      new TextArray(w.map((i) => JSON.stringify(i.snapshot))),
     ]);
   }
   await writeInstructionSteps(tx, writes.instructions, now);

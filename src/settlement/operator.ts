@@ -7,8 +7,8 @@ import { isUuid } from '#src/lib/ids.ts';
 import { Payout } from '#src/payouts/entities.ts';
 import { applyPayoutEvent } from '#src/payouts/lifecycle.ts';
 import { Inflow } from './entities.ts';
+import { awaitsOperator, stepInflowOrThrow } from './lifecycle.ts';
 import { attributeLocked, lockAttributionTarget, type MatchOutcome } from './matching.ts';
-import { moveInflow } from './rules.ts';
 
 /**
  * What operators do with money that matching could not settle on its own (product decisions
@@ -58,16 +58,11 @@ export async function inflowsNeedingAttention(
   return { items, meta };
 }
 
-/** Whether operators may still decide where this inflow's money goes. */
-function isUndecided(inflow: Inflow): boolean {
-  return inflow.state === 'UNMATCHED' || (inflow.state === 'HELD' && !inflow.payout);
-}
-
 async function lockUndecidedInflow(em: EntityManager, inflowId: string): Promise<Inflow> {
   if (!isUuid(inflowId)) throw new AppError('INFLOW_NOT_FOUND');
   const inflow = await em.findOne(Inflow, inflowId, { lockMode: LockMode.PESSIMISTIC_WRITE });
   if (!inflow) throw new AppError('INFLOW_NOT_FOUND');
-  if (!isUndecided(inflow)) {
+  if (!awaitsOperator(inflow)) {
     const attributed = inflow.payout ? ` and attributed to payout ${inflow.payout.id}` : '';
     throw invalidField(
       'inflow_id',
@@ -106,7 +101,13 @@ export async function attributeInflow(
   // Written with plain statements, not through the entity: a caller that reads the inflow next
   // must read it with `refresh`.
   return attributeLocked(tx, {
-    inflow: { id: inflow.id, state: inflow.state, amount: inflow.amount, currency: inflow.currency },
+    inflow: {
+      id: inflow.id,
+      state: inflow.state,
+      snapshot: inflow.snapshot,
+      amount: inflow.amount,
+      currency: inflow.currency,
+    },
     instruction,
     payout,
     rule: 'OPERATOR',
@@ -149,8 +150,13 @@ export async function failHeldPayout(
  * Records that an UNMATCHED or unattributed HELD inflow was sent back to the merchant outside the
  * service (RETURNED). A record only: the service moves no money here.
  */
-export async function returnInflow(em: EntityManager, args: { inflowId: string }): Promise<Inflow> {
+export async function returnInflow(
+  em: EntityManager,
+  args: { inflowId: string; now: Date },
+): Promise<Inflow> {
   const inflow = await lockUndecidedInflow(em, args.inflowId);
-  moveInflow(inflow, 'RETURNED');
+  const done = stepInflowOrThrow(inflow, { type: 'OPERATOR_RETURN', now: args.now });
+  inflow.state = done.to;
+  inflow.snapshot = done.snapshot;
   return inflow;
 }

@@ -1,44 +1,11 @@
 import { type Decimal, toDecimal } from '#src/lib/money.ts';
-import type { Inflow } from './entities.ts';
 
 /**
  * The decisions of settlement matching (product decisions §2), free of I/O: which instruction a
- * received amount belongs to, and which inflow states may follow which. `matching.ts` gathers the
- * facts under row locks and applies these verdicts in one transaction.
+ * received amount belongs to. What a verdict does to the inflow is the inflow machine's
+ * (`machines/inflow.machine.ts`); `matching.ts` gathers the facts under row locks and applies
+ * both in one transaction.
  */
-
-export type InflowState = Inflow['state'];
-
-/**
- * The inflow's operational states and what may follow each. There is no machine for the inflow
- * (it has no merchant-facing status): this table is the whole of its life, and every write of
- * `inflows.state` in this module goes through {@link moveInflow}, except the bulk confirmation
- * update of `chain-scan.ts`, which is the PENDING_CONFIRMATION → CONFIRMED edge and nothing else.
- *
- * HELD → HELD is an operator attributing a held, unattributed inflow to a payout that is still
- * short; HELD → RETURNED and UNMATCHED → RETURNED are only for money attributed to no payout.
- */
-export const INFLOW_TRANSITIONS = {
-  PENDING_CONFIRMATION: ['CONFIRMED'],
-  CONFIRMED: ['MATCHED', 'HELD', 'UNMATCHED'],
-  HELD: ['MATCHED', 'HELD', 'RETURNED'],
-  UNMATCHED: ['MATCHED', 'HELD', 'RETURNED'],
-  MATCHED: [],
-  RETURNED: [],
-} as const satisfies Record<InflowState, readonly InflowState[]>;
-
-/** Whether an inflow in `from` may move to `to`. */
-export function canMoveInflow(from: InflowState, to: InflowState): boolean {
-  return (INFLOW_TRANSITIONS[from] as readonly InflowState[]).includes(to);
-}
-
-/** Moves an inflow to `to`, refusing an edge the table does not have (a bug, never a user error). */
-export function moveInflow(inflow: Pick<Inflow, 'id' | 'state'>, to: InflowState): void {
-  if (!canMoveInflow(inflow.state, to)) {
-    throw new Error(`inflow ${inflow.id}: ${inflow.state} → ${to} is not a transition of an inflow`);
-  }
-  inflow.state = to;
-}
 
 /** What matching needs to know about one instruction on the receiving account. */
 export interface InstructionFacts {

@@ -1,13 +1,10 @@
 import { expect } from 'chai';
 import { toDecimal } from '#src/lib/money.ts';
 import {
-  canMoveInflow,
-  INFLOW_TRANSITIONS,
   type InstructionFacts,
   isOpenAt,
   judgeBankInflow,
   judgeCryptoInflow,
-  moveInflow,
   settlementTotals,
 } from '#src/settlement/rules.ts';
 
@@ -169,17 +166,6 @@ describe('settlement rules (pure)', () => {
       ]);
       const exact = settlementTotals([], toDecimal('1000.00'), toDecimal('1000'));
       expect([exact.covers, exact.overpayment.toFixed()]).to.deep.equal([true, '0']);
-    });
-  });
-
-  describe('inflow states', () => {
-    it('ends MATCHED and RETURNED for good, and lets operators decide only undecided money', () => {
-      expect(INFLOW_TRANSITIONS.MATCHED).to.deep.equal([]);
-      expect(INFLOW_TRANSITIONS.RETURNED).to.deep.equal([]);
-      expect(canMoveInflow('PENDING_CONFIRMATION', 'MATCHED'), 'confirmations first').to.equal(false);
-      expect(canMoveInflow('UNMATCHED', 'RETURNED')).to.equal(true);
-      const inflow = { id: 'i', state: 'MATCHED' as const };
-      expect(() => moveInflow(inflow, 'RETURNED')).to.throw(/MATCHED → RETURNED/);
     });
   });
 });

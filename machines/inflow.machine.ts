@@ -1,0 +1,267 @@
+import { assign, setup } from 'xstate';
+import type { MachineTexts, StateMeta, TransitionMeta } from './texts.ts';
+
+/**
+ * An inflow: money a merchant sent to one of the service's accounts (a chain transfer to a deposit
+ * address, a bank credit to a virtual account), from the moment the rail reports it until it is
+ * attributed to a payout or handed to operations. Settlement matching decides which instruction
+ * money belongs to (`src/settlement/rules.ts`); this machine decides what that verdict does to the
+ * inflow, and what operators may still do with it.
+ *
+ *   PENDING_CONFIRMATION --(always) [needsNoConfirmations]--> CONFIRMED (a bank credit)
+ *   PENDING_CONFIRMATION --CONFIRMATIONS [hasConfirmations]--> CONFIRMED
+ *   CONFIRMED --ATTRIBUTED [coversPayout]--> MATCHED (final)
+ *   CONFIRMED --ATTRIBUTED--> HELD.attributed (short of the payout's expected amount)
+ *   CONFIRMED --BELOW_EVERY_OPEN_INSTRUCTION--> HELD.unattributed
+ *   CONFIRMED --NO_OPEN_INSTRUCTION--> UNMATCHED (late, repeated, or nothing was open)
+ *   HELD.attributed --PAYOUT_COVERED--> MATCHED (a later inflow completed the payout)
+ *   HELD.unattributed | UNMATCHED --OPERATOR_ATTRIBUTE [coversPayout]--> MATCHED
+ *   HELD.unattributed | UNMATCHED --OPERATOR_ATTRIBUTE--> HELD.attributed
+ *   HELD.unattributed | UNMATCHED --OPERATOR_RETURN--> RETURNED (final)
+ *
+ * Money held against a payout (HELD.attributed) is that payout's: no operator may attribute it
+ * elsewhere or return it by hand; if the payout is failed, its refund returns the money. Any other
+ * event is ignored: the snapshot comes back as the very same object, and the caller treats that as
+ * a refusal. The machine asks for no actions: the payout's machine records the settlement.
+ *
+ * Every state and transition carries its plain-language text (`description`, `meta`: see
+ * `./texts.ts`); `inflowTexts` at the end holds the rest.
+ */
+
+export type InflowStatus =
+  | 'PENDING_CONFIRMATION'
+  | 'CONFIRMED'
+  | 'MATCHED'
+  | 'HELD'
+  | 'UNMATCHED'
+  | 'RETURNED';
+
+export interface InflowContext {
+  /** Confirmations the rail requires before the money counts (frozen when recorded; 0 for a bank credit). */
+  confirmationsRequired: number;
+  /** The payout the money is attributed to, once it is. */
+  payoutId: string | null;
+}
+
+export interface InflowInput {
+  confirmationsRequired: number;
+}
+
+/** What attributing money to a payout does: it covers the payout's expected amount, or falls short. */
+export interface Attribution {
+  payoutId: string;
+  /** Everything attributed to the payout, this inflow included, reaches its expected amount. */
+  covers: boolean;
+}
+
+export type InflowEvent =
+  | { type: 'CONFIRMATIONS'; received: number; now: Date }
+  | ({ type: 'ATTRIBUTED'; now: Date } & Attribution)
+  | { type: 'BELOW_EVERY_OPEN_INSTRUCTION'; now: Date }
+  | { type: 'NO_OPEN_INSTRUCTION'; now: Date }
+  | { type: 'PAYOUT_COVERED'; now: Date }
+  | ({ type: 'OPERATOR_ATTRIBUTE'; now: Date } & Attribution)
+  | { type: 'OPERATOR_RETURN'; now: Date };
+
+/** What an operator's attribution moves: the payout takes the money, and its instruction if covered. */
+const operatorAttributes = {
+  by: ['OPERATOR_FOUR_EYES'],
+  causes: [{ machine: 'payout', event: 'SETTLEMENT_CONFIRMED', note: 'with triggered_by ADMIN' }],
+} as const satisfies TransitionMeta;
+
+/** An operator attributes money that matching could not: to a payout still waiting for money. */
+const operatorAttribution = [
+  {
+    guard: 'coversPayout',
+    target: '#inflow.MATCHED',
+    actions: 'recordPayout',
+    description:
+      'An operator attributes the money to a payout still waiting for money, and with it the payout has everything it asked for: the money is matched and the payout moves on to be paid out.',
+    meta: {
+      ...operatorAttributes,
+      causes: [
+        ...operatorAttributes.causes,
+        { machine: 'payment-instruction', event: 'PAYMENT_MATCHED', note: 'unless it already expired' },
+      ],
+    },
+  },
+  {
+    target: '#inflow.HELD.attributed',
+    actions: 'recordPayout',
+    description:
+      'An operator attributes the money to a payout still waiting for money, but the payout is still short: the money is held against that payout, which stays held for review.',
+    meta: operatorAttributes,
+  },
+] as const;
+
+/** An operator records that money attributed to nobody went back to the merchant outside the service. */
+const operatorReturn = {
+  target: '#inflow.RETURNED',
+  description:
+    'An operator records that the money was sent back to the merchant outside the service. A record only: the service moves no money here.',
+  meta: { by: ['OPERATOR_FOUR_EYES'] },
+} as const;
+
+export const inflowMachine = setup({
+  types: {
+    context: {} as InflowContext,
+    events: {} as InflowEvent,
+    input: {} as InflowInput,
+    meta: {} as StateMeta,
+    transitionMeta: {} as TransitionMeta,
+  },
+  guards: {
+    needsNoConfirmations: ({ context }) => context.confirmationsRequired <= 0,
+    hasConfirmations: ({ context, event }) =>
+      event.type === 'CONFIRMATIONS' && event.received >= context.confirmationsRequired,
+    coversPayout: ({ event }) => 'covers' in event && event.covers,
+  },
+  actions: {
+    recordPayout: assign({
+      payoutId: ({ context, event }) => ('payoutId' in event ? event.payoutId : context.payoutId),
+    }),
+  },
+}).createMachine({
+  id: 'inflow',
+  description:
+    'Money a merchant sent to one of our accounts: confirmed, matched to a payout, held, or left to operators.',
+  initial: 'PENDING_CONFIRMATION',
+  context: ({ input }) => ({ confirmationsRequired: input.confirmationsRequired, payoutId: null }),
+  states: {
+    PENDING_CONFIRMATION: {
+      description:
+        'A USDT transfer to one of our addresses is in a block but the network has not confirmed it enough times yet; it does not count until it has.',
+      meta: { money: 'WITH_US' },
+      always: {
+        guard: 'needsNoConfirmations',
+        target: 'CONFIRMED',
+        description: 'A bank credit is final when the bank makes it: it counts at once.',
+        meta: { by: ['BANK_OR_CHAIN'] },
+      },
+      on: {
+        CONFIRMATIONS: {
+          guard: 'hasConfirmations',
+          target: 'CONFIRMED',
+          description: 'Enough blocks have been added after the transfer: it counts.',
+          meta: { by: ['BANK_OR_CHAIN'] },
+        },
+      },
+    },
+    CONFIRMED: {
+      description:
+        'The money is final on its rail and with us; settlement matching is about to decide which payout, if any, it pays.',
+      meta: { money: 'WITH_US' },
+      on: {
+        ATTRIBUTED: [
+          {
+            guard: 'coversPayout',
+            target: 'MATCHED',
+            actions: 'recordPayout',
+            description:
+              'Matching attributes the money to the payout whose instruction it pays (exact amount, top-up, overpayment, or the virtual account), and the payout has everything it asked for.',
+            meta: {
+              by: ['SYSTEM'],
+              causes: [
+                { machine: 'payout', event: 'SETTLEMENT_CONFIRMED' },
+                { machine: 'payment-instruction', event: 'PAYMENT_MATCHED' },
+              ],
+            },
+          },
+          {
+            target: 'HELD.attributed',
+            actions: 'recordPayout',
+            description:
+              'Matching attributes the money to a payout (its virtual account received it), but it is less than the payout asked for: the money is held against that payout, and the payout is held for review.',
+            meta: { by: ['SYSTEM'], causes: [{ machine: 'payout', event: 'SETTLEMENT_CONFIRMED' }] },
+          },
+        ],
+        BELOW_EVERY_OPEN_INSTRUCTION: {
+          target: 'HELD.unattributed',
+          description:
+            "A USDT transfer is smaller than every amount the merchant's open instructions on that address ask for: it names no payout, so it is held for an operator.",
+          meta: { by: ['SYSTEM'] },
+        },
+        NO_OPEN_INSTRUCTION: {
+          target: 'UNMATCHED',
+          description:
+            'No instruction was open for the money when it arrived: it came after the deadline, repeats a payment already made, or nothing was asked for. It is kept for an operator, never lost.',
+          meta: { by: ['SYSTEM'] },
+        },
+      },
+    },
+    HELD: {
+      description: 'The money cannot be settled on its own: it waits for more money or for an operator.',
+      initial: 'unattributed',
+      states: {
+        attributed: {
+          description:
+            'Held against one payout that is still short. It is that payout’s money: no operator can attribute it elsewhere or return it by hand; a top-up completes the payout, or an operator fails the payout and its refund returns the money.',
+          meta: { money: 'HELD_FOR_PERSON' },
+          on: {
+            PAYOUT_COVERED: {
+              target: '#inflow.MATCHED',
+              description:
+                'Later money (a top-up, or an operator’s attribution) brings the payout’s total to what it asked for: this money is matched with it.',
+              meta: { by: ['SYSTEM', 'OPERATOR_FOUR_EYES'] },
+            },
+          },
+        },
+        unattributed: {
+          description:
+            'Held for an operator and attributed to no payout: a USDT transfer smaller than every open instruction on its address.',
+          meta: { money: 'HELD_FOR_PERSON' },
+          on: {
+            OPERATOR_ATTRIBUTE: operatorAttribution,
+            OPERATOR_RETURN: operatorReturn,
+          },
+        },
+      },
+    },
+    UNMATCHED: {
+      description:
+        'Late, repeated or unexpected money, attributed to no payout: it waits for an operator to attribute it to a payout still waiting for money, or to record that it went back to the merchant.',
+      meta: { money: 'HELD_FOR_PERSON' },
+      on: {
+        OPERATOR_ATTRIBUTE: operatorAttribution,
+        OPERATOR_RETURN: operatorReturn,
+      },
+    },
+    MATCHED: {
+      type: 'final',
+      description:
+        'The money is attributed to its payout and covers it. From here on, the payout says where it is.',
+      meta: { money: 'WITH_US' },
+    },
+    RETURNED: {
+      type: 'final',
+      description: 'An operator recorded that the money went back to the merchant outside the service.',
+      meta: { money: 'BACK_WITH_MERCHANT' },
+    },
+  },
+});
+
+/** How an inflow begins, and its guards in plain words. */
+export const inflowTexts = {
+  holdsMoney: true,
+  created: {
+    description:
+      'Recorded once when the rail reports money to one of our accounts: the chain scan finds a transfer to a deposit address, or the bank notifies (or its statement lists) a credit to a virtual account.',
+    by: ['BANK_OR_CHAIN'],
+  },
+  guards: {
+    needsNoConfirmations: {
+      holds: 'the money needs no confirmations (a bank credit)',
+      fails: 'the money needs confirmations from its network (a USDT transfer)',
+    },
+    hasConfirmations: {
+      holds:
+        'the transfer has the confirmations its network requires ({CONFIRMATIONS_TRON} on TRON, {CONFIRMATIONS_BSC} on BSC, as when it was recorded)',
+      fails: 'the transfer does not have the confirmations its network requires yet',
+    },
+    coversPayout: {
+      holds: 'everything attributed to the payout, this money included, reaches the amount it asked for',
+      fails:
+        'everything attributed to the payout, this money included, is still short of the amount it asked for',
+    },
+  },
+} as const satisfies MachineTexts<typeof inflowMachine>;
