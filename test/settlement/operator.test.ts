@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { run } from '#src/cli/admin.ts';
 import { Task } from '#src/jobs/entities.ts';
 import { toDecimal } from '#src/lib/money.ts';
+import { Inflow } from '#src/settlement/entities.ts';
 import type { Merchant } from '../client.ts';
 import { harness } from '../harness.ts';
 import { payoutReadyMerchant } from '../payouts/fixtures.ts';
@@ -234,6 +235,59 @@ describe('operator tools for settlement (admin.settlement.*)', () => {
       { field: 'payout_id', issue: 'is awaiting payment, not held for review' },
     ]);
     expect((await inflowByRef(tx))?.state, 'nothing changed').to.equal('UNMATCHED');
+  });
+
+  it('refuses to return or re-attribute money held against a payout: it is that payout’s', async () => {
+    const payout = await payoutWithInstruction(merchant, { settlement_currency: 'NGN' });
+    const held = await bankCredit(payout.instruction.account_unique, '100.00');
+    expect(held).to.deep.include({ state: 'HELD' });
+    expect(held.snapshot).to.deep.include({ value: { HELD: 'attributed' } });
+    const other = await payoutWithInstruction(merchant, { settlement_currency: 'NGN' });
+    const issue =
+      'is HELD and attributed to payout ' +
+      `${payout.id}; only UNMATCHED inflows and HELD inflows attributed to no payout can be decided`;
+    for (const argv of [
+      ['inflow', 'return', held.id, '--note', 'sent back'],
+      ['inflow', 'attribute', held.id, '--payout', other.id],
+    ]) {
+      const refused = await refusal(...argv);
+      expect(refused.code).to.equal('VALIDATION_FAILED');
+      expect(refused.details).to.deep.equal([{ field: 'inflow_id', issue }]);
+    }
+    const unchanged = await deps().orm.em.fork().findOneOrFail(Inflow, held.id);
+    expect([unchanged.state, unchanged.snapshot]).to.deep.equal([held.state, held.snapshot]);
+  });
+
+  it('keeps every inflow’s state its machine’s: the snapshot says where the money is, and for whom', async () => {
+    const ngn = await payoutWithInstruction(merchant, { settlement_currency: 'NGN' });
+    const usdt = await payoutWithInstruction(merchant);
+    const short = await bankCredit(ngn.instruction.account_unique, '100.00');
+    const below = await sendUsdt('TRON', usdt.instruction.account_unique, '1');
+    await mine('TRON', confirmationsOf('TRON'));
+    await settle();
+    const returned = await admin('inflow', 'return', (await inflowByRef(below))!.id, '--note', 'sent back');
+    const paid = await sendUsdt('TRON', usdt.instruction.account_unique, usdt.instruction.expected);
+    await mine('TRON', confirmationsOf('TRON'));
+    await settle();
+
+    const rows = await deps()
+      .orm.em.fork()
+      .find(Inflow, { tenant: merchant.tenantId }, { orderBy: { createdAt: 'asc' } });
+    expect(rows.map((r) => [r.id, r.state, r.snapshot['value'], r.snapshot['context']])).to.deep.equal([
+      [short.id, 'HELD', { HELD: 'attributed' }, { confirmationsRequired: 0, payoutId: ngn.id }],
+      [
+        returned.inflow.id,
+        'RETURNED',
+        'RETURNED',
+        { confirmationsRequired: confirmationsOf('TRON'), payoutId: null },
+      ],
+      [
+        (await inflowByRef(paid))!.id,
+        'MATCHED',
+        'MATCHED',
+        { confirmationsRequired: confirmationsOf('TRON'), payoutId: usdt.id },
+      ],
+    ]);
   });
 
   it('is closed to callers without the admin token', async () => {
