@@ -147,9 +147,10 @@ async function seedHistory(tenantId: string): Promise<void> {
   );
   await em.execute(
     `insert into inflows (id, tenant_id, rail, provider_name, amount, currency, external_ref, to_account, state,
-        is_matched, overpayment_amount, arrived_at, created_at, updated_at)
+        snapshot, is_matched, overpayment_amount, arrived_at, created_at, updated_at)
      select gen_random_uuid(), ?, 'BANK_TRANSFER', 'Sandbox Bank', 1000, 'NGN', 'plan-' || gen_random_uuid(),
-            '9000000000', case when n % 40 = 0 then 'HELD' else 'MATCHED' end, n % 40 <> 0, 0, ${at}, ${at}, ${at}
+            '9000000000', case when n % 40 = 0 then 'HELD' else 'MATCHED' end, '{}', n % 40 <> 0, 0, ${at}, ${at},
+            ${at}
        from generate_series(1, ${ROWS}) as n`,
     [tenantId],
   );
