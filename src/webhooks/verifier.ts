@@ -38,9 +38,12 @@ export interface VerifyOptions {
   timestampHeader?: string | string[] | undefined;
   /** The signing secret as issued, `whsec_` prefix included: the whole string is the HMAC key. */
   secret: string;
-  /** The receiver's clock in unix seconds; defaults to now. */
+  /** The receiver's clock in unix seconds; defaults to now. A non-finite value throws. */
   now?: number;
-  /** Maximum distance between `t` and `now`, in seconds, either way (default 300). */
+  /**
+   * Maximum distance between `t` and `now`, in seconds, either way (default 300). A negative or
+   * non-finite value throws: a tolerance of NaN or Infinity would accept a signature of any age.
+   */
   toleranceSeconds?: number;
 }
 
@@ -65,7 +68,8 @@ export function signatureHeaderValue(
 /**
  * Verifies one delivery: the header parses, the timestamp is within the tolerance of `now`
  * (either way: a replayed old delivery and a future-dated one are both refused), and one `v1`
- * signature matches, compared in constant time.
+ * signature matches, compared in constant time. Throws a TypeError when `now` or
+ * `toleranceSeconds` is not a usable number (a mistake in the caller, never in the delivery).
  */
 export function verifyWebhook(options: VerifyOptions): VerificationResult {
   const header = single(options.signatureHeader);
@@ -79,6 +83,11 @@ export function verifyWebhook(options: VerifyOptions): VerificationResult {
   }
   const now = options.now ?? Math.floor(Date.now() / 1000);
   const tolerance = options.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
+  // A NaN compares false with everything, so the age check below would pass whatever the age.
+  if (!Number.isFinite(now)) throw new TypeError('verifyWebhook: now must be a finite number of unix seconds');
+  if (!Number.isFinite(tolerance) || tolerance < 0) {
+    throw new TypeError('verifyWebhook: toleranceSeconds must be a finite number of seconds, 0 or more');
+  }
   if (Math.abs(now - parsed.timestamp) > tolerance)
     return { ok: false, reason: 'timestamp_out_of_tolerance' };
 

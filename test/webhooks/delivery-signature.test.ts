@@ -79,6 +79,20 @@ describe('webhook signature and the reference verifier', () => {
       expect(verify({ now: VECTOR.timestamp + 1000, toleranceSeconds: 1000 }).ok).to.equal(true);
     });
 
+    it('never accepts a ten-year-old signature because the clock or the tolerance is not a number', () => {
+      const tenYearsLater = VECTOR.timestamp + 10 * 365 * 86_400;
+      for (const options of [
+        { now: tenYearsLater, toleranceSeconds: Number.NaN },
+        { now: tenYearsLater, toleranceSeconds: Number.POSITIVE_INFINITY },
+        { now: tenYearsLater, toleranceSeconds: -1 },
+        { now: Number.NaN },
+        { now: Number.POSITIVE_INFINITY },
+        { now: Number.NEGATIVE_INFINITY, toleranceSeconds: Number.POSITIVE_INFINITY },
+      ]) {
+        expect(() => verify(options), JSON.stringify(options)).to.throw(TypeError, /must be a finite number/);
+      }
+    });
+
     it('refuses a missing or malformed header', () => {
       expect(verify({ signatureHeader: undefined }).ok).to.equal(false);
       expect(verify({ signatureHeader: '' })).to.deep.equal({ ok: false, reason: 'missing_signature' });
