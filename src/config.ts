@@ -1,11 +1,12 @@
 import { z } from 'zod';
 
 const int = (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback);
-const flag = (fallback: boolean) =>
-  z
-    .enum(['true', 'false', '1', '0', 'yes', 'no'])
-    .default(fallback ? 'true' : 'false')
-    .transform((v) => v === 'true' || v === '1' || v === 'yes');
+const flagValue = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+const flag = (fallback: boolean) => flagValue.default(fallback);
+/** A flag whose default depends on the setup (see {@link setupDefaults}): undefined when unset. */
+const setupFlag = flagValue.optional();
 
 /** The background jobs, each a worker thread of its own (`src/jobs/registry.ts`). */
 export const JOB_NAMES = ['instructions', 'dispatch', 'refunds', 'settlement', 'webhooks'] as const;
@@ -60,6 +61,11 @@ export const configSchema = z.object({
   WEBHOOK_TIMEOUT_MS: int(10_000, 1),
   WEBHOOK_BACKOFF_BASE_MS: int(10_000, 1),
   WEBHOOK_ALLOW_PRIVATE_URLS: flag(false),
+  /**
+   * The contract's local-testing exception: webhooks to `localhost` and `127.0.0.1`, plain http
+   * too. Default: on with the sandbox (PROVIDERS_URL unset), off with real providers.
+   */
+  WEBHOOK_ALLOW_LOCALHOST: setupFlag,
   /** Webhook attempts in flight at once per worker, all receivers together. */
   WEBHOOK_CONCURRENCY: int(32, 1),
   /** Webhook attempts in flight at once to one receiver (scheme, host and port), across workers. */
@@ -85,9 +91,32 @@ export const configSchema = z.object({
   RATE_LIMIT_PER_SECOND: int(50, 1),
   RATE_LIMIT_BURST: int(100, 1),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /**
+   * Whether `npm start` creates the demo tenant (approved, every scope) and prints its key.
+   * Default: on only for the zero-configuration setup (embedded database and sandbox).
+   */
+  DEMO_TENANT: setupFlag,
 });
 
-export type Config = z.infer<typeof configSchema>;
+/** The settings whose default is not a constant but follows from the setup. */
+type SetupDependent = 'WEBHOOK_ALLOW_LOCALHOST' | 'DEMO_TENANT';
+
+export type Config = Omit<z.infer<typeof configSchema>, SetupDependent> & Record<SetupDependent, boolean>;
+
+/**
+ * Defaults that follow from the setup, so that production configuration never behaves like the
+ * demo: with real providers (PROVIDERS_URL) webhooks may not reach localhost, and only the
+ * embedded database with the sandbox gets a demo tenant. An explicit value always wins.
+ */
+function setupDefaults(parsed: z.infer<typeof configSchema>): Config {
+  const sandbox = parsed.PROVIDERS_URL === undefined;
+  const embedded = parsed.DATABASE_URL === undefined;
+  return {
+    ...parsed,
+    WEBHOOK_ALLOW_LOCALHOST: parsed.WEBHOOK_ALLOW_LOCALHOST ?? sandbox,
+    DEMO_TENANT: parsed.DEMO_TENANT ?? (sandbox && embedded),
+  };
+}
 
 /** Parses the environment once; a bad value stops the process with the variable named. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
@@ -97,5 +126,5 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
     throw new Error(`Invalid configuration:\n${lines.join('\n')}`);
   }
-  return parsed.data;
+  return setupDefaults(parsed.data);
 }

@@ -1,29 +1,121 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Config } from './config.ts';
 import type { Sql } from './db/sql.ts';
+import type { Secrets } from './deps.ts';
+import { newId } from './lib/ids.ts';
 import { authenticateApiKey } from './tenants/auth.ts';
-import { createTenant, issueApiKey } from './tenants/service.ts';
+import { issueApiKey } from './tenants/service.ts';
 
 /**
- * The demo tenant of a local start: approved, every scope. Its key is kept in DATA_DIR (local
- * development only) so that a second start prints the same key.
+ * What `npm start` sets up and prints for a new user: the demo tenant (only when `DEMO_TENANT` is
+ * on, by default only in the zero-configuration setup) and the start-up banner. Everything the
+ * demo adds lives here, so that production configuration, which turns it off, never runs it.
+ */
+
+export interface DemoTenant {
+  tenantId: string;
+  apiKey: string;
+}
+
+const DEMO_FILE = 'demo-tenant.json';
+
+/**
+ * The demo tenant (approved, every scope) and a key for it. The key is kept in DATA_DIR (local
+ * development only), so that a second start prints the same key. A database holds at most one
+ * demo tenant (a unique index on `is_demo`): instances starting at once against one database
+ * share it, and an instance that has no key of its own for it (another DATA_DIR) issues one.
  */
 export async function ensureDemoTenant(
   em: EntityManager,
   sql: Sql,
-  dataDir: string,
-): Promise<{ tenantId: string; apiKey: string }> {
-  const file = path.join(dataDir, 'demo-tenant.json');
+  args: { dataDir: string; now: Date },
+): Promise<DemoTenant> {
+  const file = path.join(args.dataDir, DEMO_FILE);
   if (existsSync(file)) {
     const saved = JSON.parse(readFileSync(file, 'utf8')) as { tenant_id: string; api_key: string };
-    if (await authenticateApiKey(sql, saved.api_key))
+    const found = await authenticateApiKey(sql, saved.api_key);
+    if (found?.principal.tenant.id === saved.tenant_id)
       return { tenantId: saved.tenant_id, apiKey: saved.api_key };
   }
-  const tenant = await createTenant(em, { name: 'Demo Merchant', approved: true });
-  const { plaintext } = await issueApiKey(em, { tenantId: tenant.id });
-  writeFileSync(file, `${JSON.stringify({ tenant_id: tenant.id, api_key: plaintext }, null, 2)}\n`, {
+  const tenantId = await demoTenantId(em, args.now);
+  const { plaintext } = await issueApiKey(em, { tenantId });
+  writeFileSync(file, `${JSON.stringify({ tenant_id: tenantId, api_key: plaintext }, null, 2)}\n`, {
     mode: 0o600,
   });
-  return { tenantId: tenant.id, apiKey: plaintext };
+  return { tenantId, apiKey: plaintext };
+}
+
+/** The database's demo tenant, created by whichever instance gets there first. */
+async function demoTenantId(em: EntityManager, now: Date): Promise<string> {
+  // A concurrent insert waits for the first to commit, then inserts nothing; the select that
+  // follows (a statement of its own) sees the winner's row.
+  const [created] = await em.execute<{ id: string }[]>(
+    `insert into tenants (id, name, payouts_approved, is_demo, created_at, updated_at)
+     values (?, 'Demo Merchant', true, true, ?, ?)
+     on conflict (is_demo) where is_demo do nothing
+     returning id`,
+    [newId(), now, now],
+  );
+  if (created) return created.id;
+  const [existing] = await em.execute<{ id: string }[]>('select id from tenants where is_demo');
+  if (!existing) throw new Error('the demo tenant vanished between its insert and its read');
+  return existing.id;
+}
+
+/**
+ * The lines `npm start` prints. Never a secret that came from the environment (ADMIN_TOKEN, the
+ * credentials of a URL); generated secrets only in the demo setup: in production stdout ends up
+ * in log storage.
+ */
+export function startupBanner(args: {
+  config: Config;
+  serviceUrl: string;
+  providersUrl: string;
+  secrets: Pick<Secrets, 'adminToken'>;
+  demo: DemoTenant | null;
+}): string {
+  const { config, serviceUrl, demo } = args;
+  const adminTokenFile = path.resolve(config.DATA_DIR, 'admin-token');
+  const adminToken = config.ADMIN_TOKEN
+    ? 'from ADMIN_TOKEN (not shown)'
+    : demo
+      ? args.secrets.adminToken
+      : `generated, in ${adminTokenFile} (not shown)`;
+  const lines = [
+    '',
+    `  Payout service  ${serviceUrl}`,
+    config.PROVIDERS_URL
+      ? `  Providers       ${withoutCredentials(args.providersUrl)} (PROVIDERS_URL)`
+      : `  Sandbox         ${args.providersUrl}`,
+    `  Database        ${config.DATABASE_URL ? 'DATABASE_URL' : `embedded PostgreSQL in ${path.resolve(config.DATA_DIR, 'pgdata')}`}`,
+    `  Background jobs ${config.JOBS.length > 0 ? config.JOBS.join(', ') : 'none (JOBS=none)'}`,
+    '',
+  ];
+  if (demo) lines.push(`  Demo API key    ${demo.apiKey}`);
+  lines.push(
+    `  Admin token     ${adminToken}`,
+    `  API reference   ${serviceUrl}/docs   (state diagrams: ${serviceUrl}/docs/machines)`,
+    '',
+  );
+  if (demo) {
+    lines.push(
+      `  Try: curl -H "X-API-Key: ${demo.apiKey}" "${serviceUrl}/v1/banks?country=NG&currency=NGN&destination_type=BANK_ACCOUNT"`,
+    );
+  } else {
+    lines.push(
+      '  No demo tenant (DEMO_TENANT is off). Create tenants and keys with the admin CLI:',
+      '    npm run -s admin -- tenant create --name NAME --approved',
+    );
+  }
+  lines.push('');
+  return lines.join('\n');
+}
+
+/** A URL as it may be shown: no user name, password or query string. */
+function withoutCredentials(raw: string): string {
+  const url = URL.parse(raw);
+  if (!url) return '(not shown)';
+  return `${url.protocol}//${url.host}${url.pathname === '/' ? '' : url.pathname}`;
 }

@@ -1,13 +1,14 @@
 /**
  * `npm start`: the service and, unless PROVIDERS_URL points at real providers, the sandbox, on the
- * embedded PostgreSQL unless DATABASE_URL is set. Prints what a new user needs to make a call.
+ * embedded PostgreSQL unless DATABASE_URL is set. Prints what a new user needs to make a call
+ * (with the demo tenant only where DEMO_TENANT is on: `src/demo.ts`).
  */
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { loadConfig } from './config.ts';
 import { Corridors } from './corridors/corridors.ts';
 import { startEmbeddedPostgres } from './db/embedded.ts';
-import { ensureDemoTenant } from './demo.ts';
+import { ensureDemoTenant, startupBanner } from './demo.ts';
 import { startWorkers } from './jobs/workers.ts';
 import { systemClock } from './lib/clock.ts';
 import { createLogger } from './lib/log.ts';
@@ -74,24 +75,13 @@ try {
   // Stopped before the service closes its pool (closers run in reverse).
   closers.push(workers.stop);
   service.deps.jobs = workers;
-  const demo = await ensureDemoTenant(service.deps.orm.em.fork(), service.deps.sql, config.DATA_DIR);
-
-  process.stdout.write(
-    [
-      '',
-      `  Payout service  ${service.url}`,
-      `  Sandbox         ${providersUrl}${config.PROVIDERS_URL ? ' (external providers)' : ''}`,
-      `  Database        ${config.DATABASE_URL ? 'DATABASE_URL' : `embedded PostgreSQL in ${path.resolve(config.DATA_DIR, 'pgdata')}`}`,
-      `  Background jobs ${config.JOBS.length > 0 ? config.JOBS.join(', ') : 'none (JOBS=none)'}`,
-      '',
-      `  Demo API key    ${demo.apiKey}`,
-      `  Admin token     ${secrets.adminToken}`,
-      `  API reference   ${service.url}/docs   (state diagrams: ${service.url}/docs/machines)`,
-      '',
-      `  Try: curl -H "X-API-Key: ${demo.apiKey}" "${service.url}/v1/banks?country=NG&currency=NGN&destination_type=BANK_ACCOUNT"`,
-      '',
-    ].join('\n'),
-  );
+  const demo = config.DEMO_TENANT
+    ? await ensureDemoTenant(service.deps.orm.em.fork(), service.deps.sql, {
+        dataDir: config.DATA_DIR,
+        now: systemClock.now(),
+      })
+    : null;
+  process.stdout.write(startupBanner({ config, serviceUrl: service.url, providersUrl, secrets, demo }));
 } catch (err) {
   log.fatal({ err }, 'failed to start');
   await shutdown('startup-failure');

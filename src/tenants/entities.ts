@@ -4,11 +4,20 @@ import { idColumn, timestamps } from '#src/db/columns.ts';
 export const Tenant = defineEntity({
   name: 'Tenant',
   tableName: 'tenants',
+  indexes: [
+    {
+      // At most one demo tenant per database, however many instances start at once.
+      name: 'tenants_one_demo',
+      expression: 'create unique index "tenants_one_demo" on "tenants" ("is_demo") where "is_demo"',
+    },
+  ],
   properties: {
     id: idColumn(),
     name: p.string().length(200),
     /** KYC/KYB approval: only approved tenants may create payouts. */
     payoutsApproved: p.boolean().default(false),
+    /** The demo tenant of a local start (`DEMO_TENANT`); never a real merchant. */
+    isDemo: p.boolean().default(false),
     ...timestamps(),
   },
 });

@@ -20,3 +20,40 @@ describe('configuration: JOBS', () => {
     expect(() => loadConfig({ JOBS: 'webhooks,payroll' })).to.throw(/JOBS: unknown job payroll/);
   });
 });
+
+describe('configuration: production never behaves like the demo', () => {
+  const REAL = { PROVIDERS_URL: 'https://providers.example', DATABASE_URL: 'postgres://db.example/payouts' };
+
+  it('allows local test webhooks and makes a demo tenant only in the zero-configuration setup', () => {
+    expect(loadConfig({})).to.include({ WEBHOOK_ALLOW_LOCALHOST: true, DEMO_TENANT: true });
+  });
+
+  it('with real providers: no localhost webhooks and no demo tenant, unless asked for', () => {
+    expect(loadConfig(REAL)).to.include({ WEBHOOK_ALLOW_LOCALHOST: false, DEMO_TENANT: false });
+    expect(loadConfig({ PROVIDERS_URL: REAL.PROVIDERS_URL })).to.include({
+      WEBHOOK_ALLOW_LOCALHOST: false,
+      DEMO_TENANT: false,
+    });
+    expect(loadConfig({ ...REAL, WEBHOOK_ALLOW_LOCALHOST: 'true', DEMO_TENANT: 'true' })).to.include({
+      WEBHOOK_ALLOW_LOCALHOST: true,
+      DEMO_TENANT: true,
+    });
+  });
+
+  it('with a database server but the sandbox: localhost webhooks, but no demo tenant unless asked for', () => {
+    expect(loadConfig({ DATABASE_URL: REAL.DATABASE_URL })).to.include({
+      WEBHOOK_ALLOW_LOCALHOST: true,
+      DEMO_TENANT: false,
+    });
+    expect(loadConfig({ DATABASE_URL: REAL.DATABASE_URL, DEMO_TENANT: 'true' }).DEMO_TENANT).to.equal(true);
+    expect(loadConfig({ WEBHOOK_ALLOW_LOCALHOST: 'false', DEMO_TENANT: 'no' })).to.include({
+      WEBHOOK_ALLOW_LOCALHOST: false,
+      DEMO_TENANT: false,
+    });
+  });
+
+  it('stops the start with the variable named when a flag is not a flag', () => {
+    expect(() => loadConfig({ DEMO_TENANT: 'maybe' })).to.throw(/DEMO_TENANT/);
+    expect(() => loadConfig({ WEBHOOK_ALLOW_LOCALHOST: 'on' })).to.throw(/WEBHOOK_ALLOW_LOCALHOST/);
+  });
+});
