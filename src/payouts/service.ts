@@ -26,7 +26,7 @@ import { currencyDecimals } from '#src/lib/money.ts';
 import { useQuote } from '#src/quotes/service.ts';
 import { addressByNetwork, cryptoAddressIssue } from '#src/refund-destinations/schemas.ts';
 import type { TenantInfo } from '#src/tenants/auth.ts';
-import { checkWebhookUrl, systemResolver } from '#src/webhooks/url-policy.ts';
+import { checkWebhookUrl, systemResolver, urlPolicyOf } from '#src/webhooks/url-policy.ts';
 import { insertNewPayout, type NewPayout } from './lifecycle.ts';
 import type { PayoutResource } from './resource.ts';
 
@@ -211,7 +211,7 @@ export async function createPayout(
   let notificationUrl: string | null = null;
   if (input.notification_url !== undefined) {
     const verdict = await checkWebhookUrl(input.notification_url, {
-      allowPrivate: deps.config.WEBHOOK_ALLOW_PRIVATE_URLS,
+      ...urlPolicyOf(deps.config),
       resolve: systemResolver,
       unresolved: 'accept',
     });

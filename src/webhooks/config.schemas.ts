@@ -7,7 +7,7 @@ export const webhookConfigIn = z
     webhook_url: z
       .string()
       .describe(
-        'HTTPS URL that receives the events (plain http only for localhost and 127.0.0.1); at most 2048 characters, no credentials, no private addresses.',
+        'HTTPS URL that receives the events (plain http only for localhost and 127.0.0.1, where the deployment allows local test URLs); at most 2048 characters, no credentials, no private addresses.',
       ),
   })
   .meta({ id: 'WebhookConfigRequest' });

@@ -5,7 +5,7 @@ import { AppError } from '#src/http/errors.ts';
 import { Tenant } from '#src/tenants/entities.ts';
 import { WebhookConfig } from './entities.ts';
 import { generateSigningSecret, openSigningSecret, sealSigningSecret } from './secret.ts';
-import { checkWebhookUrl, type HostResolver, systemResolver } from './url-policy.ts';
+import { checkWebhookUrl, type HostResolver, systemResolver, urlPolicyOf } from './url-policy.ts';
 
 /**
  * A tenant's webhook configuration: one row per tenant holding the default URL and the signing
@@ -22,12 +22,12 @@ import { checkWebhookUrl, type HostResolver, systemResolver } from './url-policy
  * Runs DNS: call it before opening the write transaction.
  */
 export async function acceptWebhookUrl(
-  config: Pick<Config, 'WEBHOOK_ALLOW_PRIVATE_URLS'>,
+  config: Pick<Config, 'WEBHOOK_ALLOW_PRIVATE_URLS' | 'WEBHOOK_ALLOW_LOCALHOST'>,
   raw: string,
   resolve: HostResolver = systemResolver,
 ): Promise<string> {
   const verdict = await checkWebhookUrl(raw, {
-    allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_URLS,
+    ...urlPolicyOf(config),
     resolve,
     unresolved: 'accept',
   });

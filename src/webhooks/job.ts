@@ -13,7 +13,7 @@ import {
 } from './delivery.service.ts';
 import { createWebhookSender, type WebhookSender } from './sender.ts';
 import { deliveryHeaders } from './signature.ts';
-import type { HostResolver } from './url-policy.ts';
+import { type HostResolver, urlPolicyOf } from './url-policy.ts';
 
 /**
  * The webhooks job: turns outbox events into delivery jobs and sends every due attempt, with at
@@ -70,7 +70,7 @@ export async function runWebhooksOnce(
   const { config } = deps;
   const send = createWebhookSender({
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
-    allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_URLS,
+    policy: urlPolicyOf(config),
     resolve: options.resolve,
   });
   const summary: WebhookPassSummary = { published: 0, attempted: 0, succeeded: 0, failed: 0, abandoned: 0 };

@@ -3,7 +3,7 @@ import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { isIP } from 'node:net';
 import got, { TimeoutError } from 'got';
-import { checkWebhookUrl, type HostResolver, systemResolver } from './url-policy.ts';
+import { checkWebhookUrl, type HostResolver, systemResolver, type UrlPolicySwitches } from './url-policy.ts';
 
 /**
  * Sends one webhook attempt and says what happened, in the words of a delivery record. Owns the
@@ -33,8 +33,8 @@ export type WebhookSender = (request: WebhookRequest) => Promise<AttemptOutcome>
 export interface WebhookSenderOptions {
   /** `WEBHOOK_TIMEOUT_MS`: from the start of the request to the end of the response. */
   timeoutMs: number;
-  /** `WEBHOOK_ALLOW_PRIVATE_URLS`. */
-  allowPrivate: boolean;
+  /** `WEBHOOK_ALLOW_PRIVATE_URLS` and `WEBHOOK_ALLOW_LOCALHOST`. */
+  policy: UrlPolicySwitches;
   resolve?: HostResolver;
 }
 
@@ -65,7 +65,7 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
     const verdict = await checkWebhookUrl(request.url, {
-      allowPrivate: options.allowPrivate,
+      ...options.policy,
       resolve,
       unresolved: 'reject',
     });

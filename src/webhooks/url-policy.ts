@@ -1,5 +1,6 @@
 import { lookup } from 'node:dns/promises';
 import { isIPv4, isIPv6 } from 'node:net';
+import type { Config } from '#src/config.ts';
 
 /**
  * Which webhook URLs the service will call: checked when a merchant configures one and again
@@ -10,7 +11,11 @@ import { isIPv4, isIPv6 } from 'node:net';
 
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
 
-/** Hosts the contract lets merchants use for local testing, over plain http too. */
+/**
+ * Hosts the contract lets merchants use for local testing, over plain http too, when the
+ * deployment allows it (`WEBHOOK_ALLOW_LOCALHOST`). Only these spellings, as written: `0x7f.1`,
+ * `2130706433` or `127.1` reach the same address but are judged like any other loopback host.
+ */
 const LOCAL_TEST_HOSTS = new Set(['localhost', '127.0.0.1']);
 
 /** Names of cloud metadata services that must never be reachable, whatever they resolve to. */
@@ -67,9 +72,25 @@ export const systemResolver: HostResolver = async (host) => {
   }
 };
 
-export interface UrlPolicyOptions {
-  /** `WEBHOOK_ALLOW_PRIVATE_URLS`: accept private, loopback, link-local and CGNAT targets. */
+/** What a deployment lets webhooks reach beyond the public internet. */
+export interface UrlPolicySwitches {
+  /** `WEBHOOK_ALLOW_PRIVATE_URLS`: accept private, loopback, link-local and CGNAT targets (https). */
   allowPrivate: boolean;
+  /**
+   * `WEBHOOK_ALLOW_LOCALHOST`: the contract's local-testing exception, `http(s)://localhost` and
+   * `http(s)://127.0.0.1` on any port. Off, those hosts are loopback like any other.
+   */
+  allowLocalhost: boolean;
+}
+
+/** The policy switches a configuration sets: every caller of the policy takes them from here. */
+export function urlPolicyOf(
+  config: Pick<Config, 'WEBHOOK_ALLOW_PRIVATE_URLS' | 'WEBHOOK_ALLOW_LOCALHOST'>,
+): UrlPolicySwitches {
+  return { allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_URLS, allowLocalhost: config.WEBHOOK_ALLOW_LOCALHOST };
+}
+
+export interface UrlPolicyOptions extends UrlPolicySwitches {
   resolve: HostResolver;
   /**
    * What a name that does not resolve means. Configuration accepts it (the merchant may set the
@@ -89,8 +110,14 @@ export type WebhookUrlVerdict =
     }
   | { ok: false; issue: string };
 
-/** Syntax rules only (length, scheme, credentials, fragment): no DNS, no address checks. */
-export function parseWebhookUrl(raw: string): { ok: true; url: URL } | { ok: false; issue: string } {
+/**
+ * Syntax rules only (length, scheme, credentials, fragment): no DNS, no address checks. Plain
+ * http is accepted only for the local test hosts, and only when `allowLocalhost` is on.
+ */
+export function parseWebhookUrl(
+  raw: string,
+  switches: Pick<UrlPolicySwitches, 'allowLocalhost'>,
+): { ok: true; url: URL } | { ok: false; issue: string } {
   if (raw.length === 0) return { ok: false, issue: 'must not be empty' };
   if (raw.length > MAX_WEBHOOK_URL_LENGTH) {
     return { ok: false, issue: `must be at most ${MAX_WEBHOOK_URL_LENGTH} characters` };
@@ -103,8 +130,13 @@ export function parseWebhookUrl(raw: string): { ok: true; url: URL } | { ok: fal
   const url = URL.parse(raw);
   if (!url) return { ok: false, issue: 'must be an absolute URL such as https://example.com/webhooks' };
   if (url.protocol !== 'https:' && url.protocol !== 'http:') return { ok: false, issue: 'must use https' };
-  if (url.protocol === 'http:' && !LOCAL_TEST_HOSTS.has(url.hostname)) {
-    return { ok: false, issue: 'must use https (plain http is allowed only for localhost and 127.0.0.1)' };
+  if (url.protocol === 'http:' && !(switches.allowLocalhost && isLocalTestHost(raw, url))) {
+    return {
+      ok: false,
+      issue: switches.allowLocalhost
+        ? 'must use https (plain http is allowed only for localhost and 127.0.0.1)'
+        : 'must use https',
+    };
   }
   if (url.username || url.password) {
     return { ok: false, issue: 'must not contain credentials (user:password@)' };
@@ -120,16 +152,56 @@ export function parseWebhookUrl(raw: string): { ok: true; url: URL } | { ok: fal
 }
 
 /**
+ * The host as the merchant wrote it, lower-cased, without user info or port: what the WHATWG
+ * parser reads as the host of an http(s) URL before it decodes and normalises it (it skips any
+ * run of slashes or backslashes after the scheme, and ends the host at `/`, `\`, `?` or `#`).
+ */
+function writtenHost(raw: string): string {
+  const rest = raw.slice(raw.indexOf(':') + 1).replace(/^[/\\]*/, '');
+  const authority = rest.split(/[/\\?#]/, 1)[0] ?? '';
+  const host = authority.slice(authority.lastIndexOf('@') + 1);
+  return (
+    host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.replace(/:\d*$/, '')
+  ).toLowerCase();
+}
+
+/** `localhost` or `127.0.0.1` exactly as the contract spells them, not another way to reach them. */
+function isLocalTestHost(raw: string, url: URL): boolean {
+  return LOCAL_TEST_HOSTS.has(url.hostname) && writtenHost(raw) === url.hostname;
+}
+
+/**
+ * An IPv4 host written any other way than four decimal numbers: hexadecimal (`0x7f.1`), octal
+ * (`0177.0.0.1`), one number (`2130706433`), short forms (`127.1`), percent-encoded or full-width
+ * digits. The parser turns each into an ordinary address; nobody writes one for a real receiver,
+ * and each is a classic way past filters that compare text, so it is refused outright.
+ */
+function isDisguisedIpv4(raw: string, url: URL): boolean {
+  return isIPv4(url.hostname) && writtenHost(raw) !== url.hostname;
+}
+
+/**
  * The full policy: syntax, then the host by name, then every address it resolves to. A host
  * with several addresses is refused if any one of them is refused (the caller cannot choose
  * which one a connection will use).
  */
 export async function checkWebhookUrl(raw: string, options: UrlPolicyOptions): Promise<WebhookUrlVerdict> {
-  const parsed = parseWebhookUrl(raw);
+  const parsed = parseWebhookUrl(raw, options);
   if (!parsed.ok) return parsed;
   const { url } = parsed;
-  // Exactly these two spellings: `localhost.` or `[::1]` are judged like any other loopback host.
-  if (LOCAL_TEST_HOSTS.has(url.hostname)) {
+  if (isDisguisedIpv4(raw, url)) {
+    // Refused whatever the switches; the issue names the range when the address is in one.
+    const reason = blockedAddressReason(url.hostname);
+    return {
+      ok: false,
+      issue: reason
+        ? `must not point to ${REASON_TEXT[reason]}`
+        : 'must write an IP address as four decimal numbers, such as 203.0.113.7',
+    };
+  }
+  // Exactly these two spellings: `localhost.` or `[::1]` are judged like any other loopback host,
+  // and so are these two when the deployment does not allow local test URLs.
+  if (options.allowLocalhost && isLocalTestHost(raw, url)) {
     return { ok: true, url: url.href, addresses: ['127.0.0.1'], resolved: true };
   }
 

@@ -84,7 +84,8 @@ export function verifyWebhook(options: VerifyOptions): VerificationResult {
   const now = options.now ?? Math.floor(Date.now() / 1000);
   const tolerance = options.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
   // A NaN compares false with everything, so the age check below would pass whatever the age.
-  if (!Number.isFinite(now)) throw new TypeError('verifyWebhook: now must be a finite number of unix seconds');
+  if (!Number.isFinite(now))
+    throw new TypeError('verifyWebhook: now must be a finite number of unix seconds');
   if (!Number.isFinite(tolerance) || tolerance < 0) {
     throw new TypeError('verifyWebhook: toleranceSeconds must be a finite number of seconds, 0 or more');
   }

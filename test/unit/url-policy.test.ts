@@ -21,31 +21,38 @@ function fakeResolver(table: Record<string, string[]>): HostResolver & { asked: 
   return Object.assign(resolve, { asked });
 }
 
-const atConfiguration = (resolve: HostResolver, allowPrivate = false): UrlPolicyOptions => ({
-  allowPrivate,
-  resolve,
-  unresolved: 'accept',
-});
+/** The policy at configuration, with the switches of the sandbox setup unless told otherwise. */
+const atConfiguration = (
+  resolve: HostResolver,
+  allowPrivate = false,
+  allowLocalhost = true,
+): UrlPolicyOptions => ({ allowPrivate, allowLocalhost, resolve, unresolved: 'accept' });
+
+/** The syntax rules where local test URLs are allowed (the sandbox setup). */
+const LOCAL = { allowLocalhost: true };
 
 describe('webhook URL policy', () => {
   describe('syntax', () => {
     it('accepts an https URL and returns its normalised form', () => {
-      const parsed = parseWebhookUrl('https://Hooks.Merchant.Example:8443/payouts?source=svc');
+      const parsed = parseWebhookUrl('https://Hooks.Merchant.Example:8443/payouts?source=svc', LOCAL);
       expect(parsed.ok).to.equal(true);
       if (parsed.ok)
         expect(parsed.url.href).to.equal('https://hooks.merchant.example:8443/payouts?source=svc');
     });
 
     it('accepts plain http only for exactly localhost and 127.0.0.1', () => {
-      expect(parseWebhookUrl('http://localhost:8080/hook').ok).to.equal(true);
-      expect(parseWebhookUrl('http://127.0.0.1:9000/hook').ok).to.equal(true);
+      expect(parseWebhookUrl('http://localhost:8080/hook', LOCAL).ok).to.equal(true);
+      expect(parseWebhookUrl('http://127.0.0.1:9000/hook', LOCAL).ok).to.equal(true);
       for (const url of [
         'http://hooks.merchant.example/',
         'http://127.0.0.2/',
         'http://[::1]/',
         'http://localhost./',
+        'http://0x7f.1/',
+        'http://2130706433/',
+        'http://127.1/',
       ]) {
-        const parsed = parseWebhookUrl(url);
+        const parsed = parseWebhookUrl(url, LOCAL);
         expect(parsed, url).to.deep.equal({
           ok: false,
           issue: 'must use https (plain http is allowed only for localhost and 127.0.0.1)',
@@ -69,7 +76,7 @@ describe('webhook URL policy', () => {
     ];
     for (const [url, issue] of refusals) {
       it(`refuses ${JSON.stringify(url.length > 60 ? `${url.slice(0, 40)}…` : url)}: ${issue}`, () => {
-        const parsed = parseWebhookUrl(url);
+        const parsed = parseWebhookUrl(url, LOCAL);
         expect(parsed.ok).to.equal(false);
         if (!parsed.ok) expect(parsed.issue).to.include(issue);
       });
@@ -79,7 +86,7 @@ describe('webhook URL policy', () => {
       const prefix = 'https://hooks.merchant.example/';
       const url = prefix + 'a'.repeat(2048 - prefix.length);
       expect(url).to.have.length(2048);
-      expect(parseWebhookUrl(url).ok).to.equal(true);
+      expect(parseWebhookUrl(url, LOCAL).ok).to.equal(true);
     });
   });
 
@@ -184,6 +191,81 @@ describe('webhook URL policy', () => {
         expect(verdict.ok, url).to.equal(true);
       }
       expect(resolve.asked).to.deep.equal([]);
+    });
+
+    it('refuses every other spelling of a loopback or private address, whatever the switches', async () => {
+      const resolve = fakeResolver({});
+      const spellings = [
+        'http://0x7f.1/',
+        'http://2130706433/',
+        'http://0177.0.0.1/',
+        'http://127.1/',
+        'http://127.0.0.1./',
+        'http://%31%32%37.0.0.1/',
+        'http://\uff11\uff12\uff17.\uff10.\uff10.\uff11/',
+        'http:0x7f.1/',
+        'http:\\\\2130706433\\hook',
+        'https://0x7f.1/',
+        'https://0x7f000001:5432/',
+        'https://017700000001/',
+        'https://0x0a.0.0.1/',
+        'https://0xc0.0xa8.1/',
+        'https://[::ffff:127.0.0.1]/',
+        'https://[::ffff:7f00:1]/',
+        'https://[0:0:0:0:0:ffff:7f00:1]/',
+        'https://[::127.0.0.1]/',
+        'https://[::ffff:0a00:1]/',
+      ];
+      for (const [allowPrivate, allowLocalhost] of [
+        [false, true],
+        [false, false],
+      ] as const) {
+        for (const url of spellings) {
+          const verdict = await checkWebhookUrl(url, atConfiguration(resolve, allowPrivate, allowLocalhost));
+          expect(verdict.ok, `${url} (localhost ${allowLocalhost})`).to.equal(false);
+        }
+      }
+      // Even where private targets are allowed, a disguised address is never accepted.
+      for (const url of spellings.slice(0, 14)) {
+        const verdict = await checkWebhookUrl(url, atConfiguration(resolve, true, true));
+        expect(verdict, url).to.deep.include({ ok: false });
+      }
+      expect(resolve.asked).to.deep.equal([]);
+    });
+
+    it('refuses a public address written other than as four decimal numbers', async () => {
+      for (const url of ['https://0x08080808/', 'https://134744072/', 'https://8.8.2056/']) {
+        expect(await checkWebhookUrl(url, atConfiguration(fakeResolver({}))), url).to.deep.equal({
+          ok: false,
+          issue: 'must write an IP address as four decimal numbers, such as 203.0.113.7',
+        });
+      }
+      expect(
+        (await checkWebhookUrl('https://8.8.8.8:8443/hook', atConfiguration(fakeResolver({})))).ok,
+      ).to.equal(true);
+    });
+
+    it('refuses localhost and 127.0.0.1 when the deployment does not allow local test URLs', async () => {
+      const resolve = fakeResolver({ localhost: ['127.0.0.1'] });
+      for (const url of ['http://localhost:8080/hook', 'http://127.0.0.1:5432/']) {
+        expect(await checkWebhookUrl(url, atConfiguration(resolve, false, false)), url).to.deep.equal({
+          ok: false,
+          issue: 'must use https',
+        });
+      }
+      for (const url of ['https://localhost/hook', 'https://127.0.0.1:5432/']) {
+        expect(await checkWebhookUrl(url, atConfiguration(resolve, false, false)), url).to.deep.equal({
+          ok: false,
+          issue: 'must not point to a loopback address',
+        });
+      }
+      // WEBHOOK_ALLOW_PRIVATE_URLS lifts loopback over https, as for any loopback host; never plain http.
+      expect(
+        (await checkWebhookUrl('https://127.0.0.1:8443/', atConfiguration(resolve, true, false))).ok,
+      ).to.equal(true);
+      expect(
+        (await checkWebhookUrl('http://127.0.0.1:8080/', atConfiguration(resolve, true, false))).ok,
+      ).to.equal(false);
     });
 
     it('refuses a name that resolves to a private address, without revealing the address', async () => {

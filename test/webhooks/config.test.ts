@@ -155,6 +155,13 @@ describe('webhook configuration', () => {
       ['https://127.0.0.2/hook', 'must not point to a loopback address'],
       ['https://[::1]/hook', 'must not point to a loopback address'],
       ['https://[::ffff:127.0.0.1]/hook', 'must not point to a loopback address'],
+      ['http://0x7f.1/hook', 'must use https'],
+      ['http://2130706433:5432/', 'must use https'],
+      ['https://0x7f.1/hook', 'must not point to a loopback address'],
+      ['https://2130706433/hook', 'must not point to a loopback address'],
+      ['https://0177.0.0.1/hook', 'must not point to a loopback address'],
+      ['https://127.1/hook', 'must not point to a loopback address'],
+      ['https://0xa.1/hook', 'must not point to a private address'],
       ['https://169.254.10.1/hook', 'must not point to a link-local address'],
       ['https://[fe80::1]/hook', 'must not point to a link-local address'],
       ['https://100.64.0.1/hook', 'must not point to a carrier-grade NAT address'],
@@ -198,6 +205,22 @@ describe('webhook configuration', () => {
         expect(res.status, JSON.stringify(body)).to.equal(400);
         expect(errorOf(res).code).to.equal('VALIDATION_FAILED');
       }
+    });
+
+    it('refuses localhost and 127.0.0.1, any scheme, when WEBHOOK_ALLOW_LOCALHOST is off', async () => {
+      const config = harness().service.deps.config;
+      const other = await createMerchant();
+      config.WEBHOOK_ALLOW_LOCALHOST = false;
+      try {
+        for (const url of ['http://127.0.0.1:5432/', 'http://localhost:8080/hook', 'https://127.0.0.1/']) {
+          const res = await put(other, { webhook_url: url });
+          expect(res.status, url).to.equal(400);
+          expect(errorOf(res).code).to.equal('WEBHOOK_URL_INVALID');
+        }
+      } finally {
+        config.WEBHOOK_ALLOW_LOCALHOST = true;
+      }
+      expect((await put(other, { webhook_url: 'http://127.0.0.1:5432/' })).status).to.equal(200);
     });
 
     it('lets WEBHOOK_ALLOW_PRIVATE_URLS lift private addresses, but never metadata endpoints', async () => {

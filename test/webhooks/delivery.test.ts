@@ -313,6 +313,16 @@ describe('webhook delivery', () => {
       const record = await firstAttemptTo(TARGET, { WEBHOOK_ALLOW_PRIVATE_URLS: true }, { resolve });
       expect(record.failure_reason).to.equal('refused: URL host resolves to a cloud metadata endpoint');
     });
+    it('does not call localhost once WEBHOOK_ALLOW_LOCALHOST is off, even a URL configured before', async () => {
+      const endpoint = await receiver();
+      const record = await firstAttemptTo(endpoint.url, { WEBHOOK_ALLOW_LOCALHOST: false });
+      expect(record).to.include({
+        status: 'FAILED',
+        response_status: 0,
+        failure_reason: 'refused: URL must use https',
+      });
+      expect(endpoint.received).to.have.length(0);
+    });
     it('does not call a host that does not resolve (DNS failure)', async () => {
       const resolve = async (): Promise<string[]> => {
         throw Object.assign(new Error('queryA ENOTFOUND'), { code: 'ENOTFOUND' });
