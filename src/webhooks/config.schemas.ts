@@ -35,21 +35,20 @@ export const webhookConfigOut = z.object(configFields).meta({
 });
 export type WebhookConfigOut = z.infer<typeof webhookConfigOut>;
 
-/** `PUT /v1/webhooks/config` and rotation: the configuration plus the secret when one was just issued. */
+/** `PUT /v1/webhooks/config` and rotation: the configuration plus the secret in force. */
 export const webhookConfigWithSecretOut = z
   .object({
     signing_secret: z
       .string()
-      .nullable()
       .describe(
-        'The signing secret (whsec_...), present only in the response that issued it: the first PUT and every rotation. ' +
-          'Null when the PUT only changed the URL and the existing secret stays in force.',
+        'The signing secret in force (whsec_...): issued by the first PUT, kept by later PUTs (a URL change does not ' +
+          'rotate it), replaced by each rotation. Never returned by GET.',
       ),
     ...configFields,
   })
   .meta({
     id: 'WebhookConfigWithSecret',
-    description: 'The webhook configuration, with the signing secret when this response issued one.',
+    description: 'The webhook configuration with the signing secret in force.',
   });
 export type WebhookConfigWithSecretOut = z.infer<typeof webhookConfigWithSecretOut>;
 
@@ -66,10 +65,10 @@ export function toWebhookConfigOut(row: WebhookConfig | null): WebhookConfigOut 
   };
 }
 
-/** The configuration with the secret just issued (or null when none was). */
+/** The configuration with the secret in force. */
 export function toWebhookConfigWithSecretOut(
   row: WebhookConfig,
-  signingSecret: string | null,
+  signingSecret: string,
 ): WebhookConfigWithSecretOut {
   return { signing_secret: signingSecret, ...toWebhookConfigOut(row) };
 }

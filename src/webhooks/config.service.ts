@@ -9,8 +9,9 @@ import { checkWebhookUrl, type HostResolver, systemResolver, urlPolicyOf } from 
 
 /**
  * A tenant's webhook configuration: one row per tenant holding the default URL and the signing
- * secret, sealed with AES-256-GCM. A secret is issued with the first PUT (or the first rotation)
- * and shown in clear only in that response; a later PUT that changes the URL keeps it.
+ * secret, sealed with AES-256-GCM. A secret is issued with the first PUT (or the first rotation);
+ * every PUT returns the secret in force, and one that changes the URL keeps it. Only a rotation
+ * replaces it. GET never shows it.
  *
  * `secret_rotated_at` is set only when a rotation replaces a secret: the first secret dates from
  * `created_at`.
@@ -42,19 +43,19 @@ export async function findWebhookConfig(em: EntityManager, tenantId: string): Pr
 }
 
 /**
- * Sets the default URL inside the write transaction. Returns the secret in clear only when this
- * call issued it (no secret existed yet); otherwise the existing secret stays and `issuedSecret`
- * is null.
+ * Sets the default URL inside the write transaction and returns the tenant's signing secret in
+ * clear: the one in force, which a URL change keeps, or a new one when none existed yet
+ * (`issued`).
  */
 export async function saveWebhookUrl(
   em: EntityManager,
   args: { tenantId: string; url: string; key: Buffer },
-): Promise<{ row: WebhookConfig; issuedSecret: string | null }> {
+): Promise<{ row: WebhookConfig; secret: string; issued: boolean }> {
   const { tenant, row } = await lockedConfig(em, args.tenantId);
   if (row?.secretSealed) {
     row.url = args.url;
     await em.flush();
-    return { row, issuedSecret: null };
+    return { row, secret: openSigningSecret(args.key, row.secretSealed), issued: false };
   }
   // Every configuration is created with a secret; a row without one (cleared by an operator)
   // gets a new one, under the next version.
@@ -65,7 +66,7 @@ export async function saveWebhookUrl(
   saved.secretSealed = sealSigningSecret(args.key, secret);
   saved.secretVersion += 1;
   await em.flush();
-  return { row: saved, issuedSecret: secret };
+  return { row: saved, secret, issued: true };
 }
 
 /**

@@ -29,8 +29,8 @@ export const webhooksRouter = router({
         tags: ['Webhooks'],
         summary: 'Set the webhook URL',
         description:
-          'The first call issues the signing secret and returns it once in `signing_secret`. Later calls change the URL and ' +
-          'keep the secret (`signing_secret` is null); use rotate-secret to get a new one.',
+          'Every successful call returns the signing secret in force in `signing_secret`: the first call issues it, later ' +
+          'calls change the URL and keep it. Only rotate-secret replaces it. GET never returns it.',
       },
       scope: 'webhooks:manage',
       idempotent: true,
@@ -41,20 +41,15 @@ export const webhooksRouter = router({
     .mutation(async ({ ctx, input }) => {
       const url = await acceptWebhookUrl(ctx.deps.config, input.webhook_url);
       const tenantId = ctx.principal.tenant.id;
+      // What the transaction returns is the response the Idempotency-Key stores: nothing else.
+      let issued = false;
       const out = await ctx.commit(async (em) => {
-        const { row, issuedSecret } = await saveWebhookUrl(em, {
-          tenantId,
-          url,
-          key: ctx.deps.secrets.encryptionKey,
-        });
-        return toWebhookConfigWithSecretOut(row, issuedSecret);
+        const saved = await saveWebhookUrl(em, { tenantId, url, key: ctx.deps.secrets.encryptionKey });
+        issued = saved.issued;
+        return toWebhookConfigWithSecretOut(saved.row, saved.secret);
       });
       ctx.log.info(
-        {
-          tenant_id: tenantId,
-          secret_issued: out.signing_secret !== null,
-          secret_version: out.secret_version,
-        },
+        { tenant_id: tenantId, secret_issued: issued, secret_version: out.secret_version },
         'webhook url set',
       );
       return out;

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import { createLogger } from '#src/lib/log.ts';
 import { signingSecretFor } from '#src/webhooks/config.service.ts';
 import { call, createMerchant, errorOf, type Merchant } from '../client.ts';
 import { harness } from '../harness.ts';
@@ -86,20 +87,61 @@ describe('webhook configuration', () => {
       expect(await secretInUse(merchant.tenantId)).to.equal(secret);
     });
 
-    it('keeps the secret when only the URL changes, and does not return it again', async () => {
+    it('returns the secret in force on every PUT, and a URL change does not rotate it', async () => {
       const merchant = await createMerchant();
       const first = await put(merchant, { webhook_url: 'https://hooks.merchant.example/v1' });
       const second = await put(merchant, { webhook_url: 'https://hooks.merchant.example/v2' });
-      expect(second.status).to.equal(200);
-      expect(second.body).to.include({
-        signing_secret: null,
-        webhook_url: 'https://hooks.merchant.example/v2',
-        has_secret: true,
-        secret_version: 1,
-      });
-      expect(second.text).to.not.include(first.body.signing_secret);
+      const same = await put(merchant, { webhook_url: 'https://hooks.merchant.example/v2' });
+      for (const res of [second, same]) {
+        expect(res.status).to.equal(200);
+        expect(Object.keys(res.body)).to.deep.equal(WITH_SECRET_KEYS);
+        expect(res.body).to.include({
+          signing_secret: first.body.signing_secret,
+          webhook_url: 'https://hooks.merchant.example/v2',
+          has_secret: true,
+          secret_version: 1,
+          secret_rotated_at: null,
+        });
+      }
       expect(await secretInUse(merchant.tenantId)).to.equal(first.body.signing_secret);
-      expect((await get(merchant)).body.webhook_url).to.equal('https://hooks.merchant.example/v2');
+      const read = await get(merchant);
+      expect(read.body.webhook_url).to.equal('https://hooks.merchant.example/v2');
+      expect(read.text).to.not.include('whsec_');
+    });
+
+    it('after a rotation, a PUT returns the rotated secret', async () => {
+      const merchant = await createMerchant();
+      await put(merchant, { webhook_url: 'https://hooks.merchant.example/before' });
+      const rotated = await rotate(merchant);
+      const after = await put(merchant, { webhook_url: 'https://hooks.merchant.example/after' });
+      expect(after.body).to.include({ signing_secret: rotated.body.signing_secret, secret_version: 2 });
+    });
+
+    it('never writes the secret to a log line, and never into an error', async () => {
+      const deps = harness().service.deps;
+      const lines: string[] = [];
+      const original = deps.log;
+      deps.log = createLogger({ level: 'trace', destination: { write: (line: string) => lines.push(line) } });
+      const merchant = await createMerchant();
+      try {
+        const first = await put(merchant, { webhook_url: 'https://hooks.merchant.example/logged' });
+        expect(first.body.signing_secret).to.match(SECRET);
+        await put(merchant, { webhook_url: 'https://hooks.merchant.example/logged-again' });
+        const refused = await put(merchant, { webhook_url: 'http://hooks.merchant.example/' });
+        expect(refused.status).to.equal(400);
+        expect(refused.text).to.not.include('whsec_');
+        const key = randomUUID();
+        expect((await put(merchant, { webhook_url: 'https://a.merchant.example/' }, key)).status).to.equal(
+          200,
+        );
+        const reused = await put(merchant, { webhook_url: 'https://b.merchant.example/' }, key);
+        expect(errorOf(reused).code).to.equal('IDEMPOTENCY_KEY_REUSED');
+        expect(reused.text).to.not.include('whsec_');
+      } finally {
+        deps.log = original;
+      }
+      expect(lines.some((l) => l.includes('webhook url set'))).to.equal(true);
+      for (const line of lines) expect(line).to.not.include('whsec_');
     });
 
     it('stores and returns the normalised URL it will call', async () => {
@@ -289,7 +331,7 @@ describe('webhook configuration', () => {
       expect(res.body.signing_secret).to.match(SECRET);
 
       const set = await put(merchant, { webhook_url: 'https://hooks.merchant.example/later' });
-      expect(set.body).to.include({ signing_secret: null, secret_version: 1 });
+      expect(set.body).to.include({ signing_secret: res.body.signing_secret, secret_version: 1 });
       expect(await secretInUse(merchant.tenantId)).to.equal(res.body.signing_secret);
     });
 

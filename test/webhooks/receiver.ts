@@ -103,8 +103,8 @@ export function receiversClosedAfterEach(): typeof startReceiver {
   };
 }
 
-/** Sets the tenant's webhook URL; returns the signing secret issued with it (or null if one existed). */
-export async function configureWebhook(merchant: Merchant, url: string): Promise<string | null> {
+/** Sets the tenant's webhook URL; returns the signing secret in force. */
+export async function configureWebhook(merchant: Merchant, url: string): Promise<string> {
   const res = await call('PUT', '/v1/webhooks/config', { key: merchant.key, body: { webhook_url: url } });
   expect(res.status, res.text).to.equal(200);
   return res.body.signing_secret;
