@@ -9,7 +9,14 @@ const flag = (fallback: boolean) => flagValue.default(fallback);
 const setupFlag = flagValue.optional();
 
 /** The background jobs, each a worker thread of its own (`src/jobs/registry.ts`). */
-export const JOB_NAMES = ['instructions', 'dispatch', 'refunds', 'settlement', 'webhooks'] as const;
+export const JOB_NAMES = [
+  'instructions',
+  'dispatch',
+  'refunds',
+  'settlement',
+  'webhooks',
+  'retention',
+] as const;
 export type JobName = (typeof JOB_NAMES)[number];
 
 /** `all`, `none`, or a comma-separated list of job names. */
@@ -81,6 +88,13 @@ export const configSchema = z.object({
    * API instances may run none (`none`) and leave it to instances that serve no traffic.
    */
   JOBS: jobList,
+  /**
+   * The replay window of Idempotency-Keys: a key and its stored response are kept at least this
+   * long after the write, then deleted by the `retention` job (the key may then be used anew).
+   */
+  IDEMPOTENCY_RETENTION_HOURS: int(72, 1),
+  /** How long done tasks (background work finished) are kept for inspection before deletion. */
+  TASK_RETENTION_HOURS: int(168, 1),
   DISPATCH_MAX_ATTEMPTS: int(3, 1),
   OUTFLOW_QUERY_GRACE_MS: int(30_000, 0),
   REFUND_MAX_ATTEMPTS: int(10, 1),

@@ -5,6 +5,7 @@ import { runInstructionsOnce } from '#src/instructions/job.ts';
 import { runRefundsOnce } from '#src/refunds/job.ts';
 import { runSettlementOnce } from '#src/settlement/job.ts';
 import { runWebhooksOnce } from '#src/webhooks/job.ts';
+import { RETENTION_INTERVAL_MS, runRetentionOnce } from './retention.ts';
 
 /** A background job: one pass over its due work, and how often it looks when not woken. */
 export interface JobDefinition {
@@ -26,6 +27,8 @@ export const JOBS: readonly JobDefinition[] = [
   { name: 'settlement', intervalMs: (config) => config.WORKER_POLL_INTERVAL_MS, runOnce: runSettlementOnce },
   // A pass keeps going while attempts are in flight; between passes it looks for new events.
   { name: 'webhooks', intervalMs: (config) => config.WORKER_POLL_INTERVAL_MS, runOnce: runWebhooksOnce },
+  // Expired idempotency keys and old done tasks; nothing wakes it.
+  { name: 'retention', intervalMs: () => RETENTION_INTERVAL_MS, runOnce: runRetentionOnce },
 ];
 
 export function jobNamed(name: string): JobDefinition {

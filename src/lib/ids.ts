@@ -45,3 +45,13 @@ export const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-
 export function isUuidV4(value: string): boolean {
   return UUID_V4.test(value);
 }
+
+/**
+ * The smallest UUID v7 of the millisecond `at`: every id made before `at` sorts below it. A
+ * range of the primary key up to it is a range of creation times, read through the index every
+ * table already has.
+ */
+export function uuidV7Floor(at: Date): string {
+  const hex = Math.max(0, Math.floor(at.getTime())).toString(16).padStart(12, '0').slice(-12);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-7000-8000-000000000000`;
+}

@@ -1,0 +1,92 @@
+import type { Config } from '#src/config.ts';
+import { type Statement, statement } from '#src/db/sql.ts';
+import type { Deps } from '#src/deps.ts';
+import { uuidV7Floor } from '#src/lib/ids.ts';
+
+/**
+ * The `retention` job: deletes what only grows and is no longer needed, so that a table's size
+ * follows the traffic of its window rather than of the service's whole life.
+ *
+ * - Idempotency keys (with their sealed responses) older than `IDEMPOTENCY_RETENTION_HOURS`: the
+ *   published replay window (docs/errors.md). A key is kept at least that long.
+ * - Done tasks whose work ended more than `TASK_RETENTION_HOURS` ago. Open tasks are never touched.
+ *
+ * Rows go in bounded batches, each one statement that picks its rows `FOR UPDATE SKIP LOCKED`, as
+ * every job claims its work: instances running the job side by side delete different rows and
+ * never wait for each other. Each batch walks the primary key up to the first id of the cutoff
+ * (ids are UUID v7, ordered by creation time: anything older than the cutoff was created before
+ * it), so no index beyond the primary key is needed and the write paths pay for none.
+ */
+
+/** How often the job looks, when nothing wakes it. */
+export const RETENTION_INTERVAL_MS = 60_000;
+
+/** Rows per delete statement: short transactions, so other work never queues behind one. */
+export const RETENTION_BATCH = 1000;
+
+/** Batches per table per pass; a backlog beyond that waits for the next pass. */
+const MAX_ROUNDS = 100;
+
+const HOUR_MS = 3_600_000;
+
+interface RetentionRule {
+  table: 'idempotency_keys' | 'tasks';
+  windowHours(config: Config): number;
+  purge: Statement;
+}
+
+/** Deletes up to `$3` rows whose id sorts below `$1` and whose `column` is before `$2`; counts them. */
+function purgeStatement(table: RetentionRule['table'], column: string): Statement {
+  return statement(
+    `retention_${table}`,
+    `with gone as (
+       delete from ${table} where id in (
+         select id from ${table}
+          where id < $1::uuid and ${column} < $2
+          order by id
+          limit $3
+          for update skip locked)
+       returning 1)
+     select count(*)::int as deleted from gone`,
+  );
+}
+
+const RULES: readonly RetentionRule[] = [
+  {
+    table: 'idempotency_keys',
+    windowHours: (config) => config.IDEMPOTENCY_RETENTION_HOURS,
+    purge: purgeStatement('idempotency_keys', 'created_at'),
+  },
+  {
+    // An open task has no done_at, and `null < $2` is never true.
+    table: 'tasks',
+    windowHours: (config) => config.TASK_RETENTION_HOURS,
+    purge: purgeStatement('tasks', 'done_at'),
+  },
+];
+
+export type RetentionSummary = Record<RetentionRule['table'], number>;
+
+/** One pass of the `retention` job: every table's expired rows, a batch at a time. */
+export async function runRetentionOnce(
+  deps: Pick<Deps, 'sql' | 'clock' | 'config'>,
+  options: { batch?: number } = {},
+): Promise<RetentionSummary> {
+  const batch = options.batch ?? RETENTION_BATCH;
+  const summary: RetentionSummary = { idempotency_keys: 0, tasks: 0 };
+  for (const rule of RULES) {
+    const cutoff = new Date(deps.clock.now().getTime() - rule.windowHours(deps.config) * HOUR_MS);
+    for (let round = 0; round < MAX_ROUNDS; round++) {
+      const [row] = await deps.sql.rows<{ deleted: number }>(rule.purge, [
+        uuidV7Floor(cutoff),
+        cutoff,
+        batch,
+      ]);
+      const deleted = row?.deleted ?? 0;
+      summary[rule.table] += deleted;
+      // Fewer than a batch: nothing older is left, or what is left is another instance's to delete.
+      if (deleted < batch) break;
+    }
+  }
+  return summary;
+}
