@@ -47,18 +47,3 @@ export const nameEnquiryOut = z
     destination_type: destinationType,
   })
   .meta({ id: 'NameEnquiryResult', description: 'The institution-confirmed holder of an account.' });
-
-/**
- * Account-number shapes the service accepts before asking anyone: a 10-digit NUBAN for Nigerian
- * banks, 6 to 20 digits for other banks, an international or local phone number for mobile money.
- */
-export function accountFormatIssue(
-  type: 'BANK_ACCOUNT' | 'MOBILE_MONEY',
-  currency: string,
-  account: string,
-): string | null {
-  if (type === 'MOBILE_MONEY')
-    return /^\+?\d{9,15}$/.test(account) ? null : 'must be a phone number of 9 to 15 digits';
-  if (currency === 'NGN') return /^\d{10}$/.test(account) ? null : 'must be a 10-digit NUBAN';
-  return /^\d{6,20}$/.test(account) ? null : 'must be 6 to 20 digits';
-}

@@ -1,7 +1,6 @@
-import type { DestinationType, Institution } from '#src/corridors/corridors.ts';
+import { accountFormatIssue, type DestinationType, type Institution } from '#src/corridors/corridors.ts';
 import type { Deps } from '#src/deps.ts';
 import { AppError } from '#src/http/errors.ts';
-import { accountFormatIssue } from './schemas.ts';
 
 /** Institutions of a corridor for one destination type; 422 when the corridor does not exist. */
 export async function listInstitutions(
@@ -54,8 +53,9 @@ export async function requireInstitution(
 }
 
 /**
- * Name enquiry: the institution-confirmed account name. Format is checked first (nobody is asked
- * about an impossible number); an unknown account is ACCOUNT_NOT_FOUND.
+ * Name enquiry: the institution-confirmed account name. The account is checked against the
+ * corridor's format first (nobody is asked about an impossible number, and the same rule holds
+ * as on a payout); an unknown account is ACCOUNT_NOT_FOUND.
  */
 export async function resolveAccount(
   deps: Deps,
@@ -67,11 +67,6 @@ export async function resolveAccount(
     fields: { account: string; provider: string; currency: string };
   },
 ): Promise<{ accountName: string; institution: Institution }> {
-  const formatIssue = accountFormatIssue(args.destinationType, args.currency, args.accountNumber);
-  if (formatIssue)
-    throw new AppError('VALIDATION_FAILED', {
-      details: [{ field: args.fields.account, issue: formatIssue }],
-    });
   const corridor = deps.corridors.byCurrency(args.currency);
   if (!corridor || corridor.country === '*') {
     throw new AppError('CORRIDOR_NOT_SUPPORTED', {
@@ -80,6 +75,12 @@ export async function resolveAccount(
       ],
     });
   }
+  const format = deps.corridors.accountFormat(corridor, args.destinationType, null);
+  const formatIssue = format && accountFormatIssue(format, args.accountNumber);
+  if (formatIssue)
+    throw new AppError('VALIDATION_FAILED', {
+      details: [{ field: args.fields.account, issue: formatIssue }],
+    });
   const institution = await requireInstitution(deps, {
     country: corridor.country,
     currency: args.currency,

@@ -17,13 +17,49 @@ const decimal = z
   .transform((v) => toDecimal(v));
 const currency = z.string().refine(isCurrency, 'is not a currency the service knows');
 
+/** What an account identifier of one kind looks like: the rule and how to tell a merchant. */
+export interface AccountFormat {
+  pattern: RegExp;
+  /** Completes "must be …", e.g. "a 10-digit NUBAN". */
+  description: string;
+  /** An identifier that fits, shown to merchants. */
+  example: string;
+}
+
+/** An account format as the file writes it: an anchored pattern and an example that fits it. */
+const accountFormat = z
+  .object({ pattern: z.string().min(3), description: z.string().min(1), example: z.string().min(1) })
+  .transform((f, ctx): AccountFormat => {
+    if (!f.pattern.startsWith('^') || !f.pattern.endsWith('$')) {
+      ctx.addIssue({ code: 'custom', message: 'pattern must be anchored: ^…$' });
+      return z.NEVER;
+    }
+    let pattern: RegExp;
+    try {
+      pattern = new RegExp(f.pattern, 'u');
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', message: `pattern does not compile: ${(err as Error).message}` });
+      return z.NEVER;
+    }
+    if (!pattern.test(f.example)) {
+      ctx.addIssue({ code: 'custom', message: `example ${f.example} does not fit the pattern` });
+      return z.NEVER;
+    }
+    return { pattern, description: f.description, example: f.example };
+  });
+
 const fileSchema = z.object({
   settlement: z.object({
     USDT: z.object({
       rail: z.literal('CRYPTO'),
       networks: z.record(
         z.enum(NETWORKS),
-        z.object({ network_fee: decimal.optional(), refund_fee: decimal.optional(), label: z.string() }),
+        z.object({
+          network_fee: decimal.optional(),
+          refund_fee: decimal.optional(),
+          label: z.string(),
+          address: accountFormat,
+        }),
       ),
       default_network: z.enum(NETWORKS),
     }),
@@ -34,26 +70,40 @@ const fileSchema = z.object({
     }),
   }),
   corridors: z.array(
-    z.object({
-      country: z.string().regex(/^([A-Z]{2}|\*)$/),
-      currency,
-      destination_types: z.array(z.enum(DESTINATION_TYPES)).min(1),
-      pricing: z.partialRecord(
-        z.enum(SETTLEMENT_CURRENCIES),
-        z.object({
-          spread_percent: decimal,
-          platform_fee_percent: decimal.optional(),
-          platform_fee_fixed: decimal.optional(),
-        }),
-      ),
-      institutions: z.array(
-        z.object({
-          provider_code: z.string().min(1),
-          provider_name: z.string().min(1),
-          destination_type: z.enum(DESTINATION_TYPES),
-        }),
-      ),
-    }),
+    z
+      .object({
+        country: z.string().regex(/^([A-Z]{2}|\*)$/),
+        currency,
+        destination_types: z.array(z.enum(DESTINATION_TYPES)).min(1),
+        /** Per destination type paid to an account (not CRYPTO_WALLET: its address is the network's). */
+        account_formats: z.partialRecord(z.enum(['BANK_ACCOUNT', 'MOBILE_MONEY']), accountFormat).default({}),
+        pricing: z.partialRecord(
+          z.enum(SETTLEMENT_CURRENCIES),
+          z.object({
+            spread_percent: decimal,
+            platform_fee_percent: decimal.optional(),
+            platform_fee_fixed: decimal.optional(),
+          }),
+        ),
+        institutions: z.array(
+          z.object({
+            provider_code: z.string().min(1),
+            provider_name: z.string().min(1),
+            destination_type: z.enum(DESTINATION_TYPES),
+          }),
+        ),
+      })
+      .superRefine((c, ctx) => {
+        for (const type of c.destination_types) {
+          if (type !== 'CRYPTO_WALLET' && !c.account_formats[type]) {
+            ctx.addIssue({
+              code: 'custom',
+              path: ['account_formats', type],
+              message: `${c.country}/${c.currency} pays ${type} but says nothing of its account format`,
+            });
+          }
+        }
+      }),
   ),
   rate_feed: z.record(z.string(), z.string()).optional(),
 });
@@ -84,6 +134,14 @@ export class Corridors {
 
   static load(file: string | URL = DEFAULT_CORRIDORS_FILE): Corridors {
     return new Corridors(JSON.parse(readFileSync(file, 'utf8')));
+  }
+
+  static #shipped: Corridors | undefined;
+
+  /** The corridors file the service ships with, loaded once: what the generated documents describe. */
+  static shipped(): Corridors {
+    Corridors.#shipped ??= Corridors.load();
+    return Corridors.#shipped;
   }
 
   /** The corridor paying `currency` in `country` (crypto corridors match any country). */
@@ -118,6 +176,26 @@ export class Corridors {
     return this.data.settlement.USDT.default_network;
   }
 
+  /**
+   * How an account of `type` is written in `corridor`: its own format for bank accounts and
+   * mobile money, the network's address format for a crypto wallet.
+   */
+  accountFormat(
+    corridor: CorridorEntry,
+    type: DestinationType,
+    network: Network | null,
+  ): AccountFormat | undefined {
+    if (type === 'CRYPTO_WALLET') return network ? this.addressFormat(network) : undefined;
+    return corridor.account_formats[type];
+  }
+
+  /** What an address on `network` looks like. */
+  addressFormat(network: Network): AccountFormat {
+    const format = this.data.settlement.USDT.networks[network]?.address;
+    if (!format) throw new Error(`the corridors file has no ${network} network`);
+    return format;
+  }
+
   /** Label of a network for display on instructions (TRC20, BEP20). */
   networkLabel(network: Network): string {
     return this.data.settlement.USDT.networks[network]?.label ?? network;
@@ -138,4 +216,9 @@ export class Corridors {
 
 export function isSettlementCurrency(value: string): value is SettlementCurrency {
   return (SETTLEMENT_CURRENCIES as readonly string[]).includes(value);
+}
+
+/** Why `account` does not fit `format`, for a detail's `issue`; null when it fits. */
+export function accountFormatIssue(format: AccountFormat, account: string): string | null {
+  return format.pattern.test(account) ? null : `must be ${format.description}, such as ${format.example}`;
 }

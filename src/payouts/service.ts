@@ -3,6 +3,8 @@ import { z } from 'zod';
 import { countryCode, currencyCode } from '#src/banks/schemas.ts';
 import { requireInstitution } from '#src/banks/service.ts';
 import {
+  accountFormatIssue,
+  type Corridors,
   type DestinationType,
   NETWORKS,
   type Network,
@@ -24,7 +26,7 @@ import type { IdempotentWrite } from '#src/idempotency/idempotency.ts';
 import { newId } from '#src/lib/ids.ts';
 import { currencyDecimals } from '#src/lib/money.ts';
 import { useQuote } from '#src/quotes/service.ts';
-import { addressByNetwork, cryptoAddressIssue } from '#src/refund-destinations/schemas.ts';
+import { addressByNetwork } from '#src/refund-destinations/schemas.ts';
 import type { TenantInfo } from '#src/tenants/auth.ts';
 import { checkWebhookUrl, systemResolver, urlPolicyOf } from '#src/webhooks/url-policy.ts';
 import { insertNewPayout, type NewPayout } from './lifecycle.ts';
@@ -69,7 +71,10 @@ export const createPayoutIn = z
       .trim()
       .min(1)
       .max(128)
-      .describe('Mobile number, bank account number, or crypto address.'),
+      .describe(
+        'Mobile number in E.164 form, bank account number, or crypto address, in the format of its corridor ' +
+          '(docs/account-formats.md; a refusal says which).',
+      ),
     destination_provider_name: z
       .string()
       .trim()
@@ -120,8 +125,11 @@ export const createPayoutIn = z
   });
 export type CreatePayoutInput = z.output<typeof createPayoutIn>;
 
-/** Field rules that depend on other fields (required per destination type, currency precision). */
-function crossFieldIssues(input: CreatePayoutInput): ErrorDetail[] {
+/**
+ * Field rules that depend on other fields: required per destination type, the account's format in
+ * its corridor (or the address format of its network), currency precision.
+ */
+function crossFieldIssues(corridors: Corridors, input: CreatePayoutInput): ErrorDetail[] {
   const issues: ErrorDetail[] = [];
   const shape: RequestVariant = DESTINATION_SHAPES[input.destination_type];
   for (const field of shape.require ?? []) {
@@ -132,18 +140,22 @@ function crossFieldIssues(input: CreatePayoutInput): ErrorDetail[] {
     if (input[field as keyof CreatePayoutInput] !== undefined)
       issues.push({ field, issue: `must be omitted for ${input.destination_type}` });
   }
+  let network: Network | null = null;
   if (input.destination_type === 'CRYPTO_WALLET') {
-    const network = input.destination_provider_name.toUpperCase();
-    if (!(NETWORKS as readonly string[]).includes(network)) {
+    const named = input.destination_provider_name.toUpperCase();
+    if ((NETWORKS as readonly string[]).includes(named)) network = named as Network;
+    else {
       issues.push({
         field: 'destination_provider_name',
         issue: 'must be the network, TRON or BSC, for CRYPTO_WALLET',
       });
-    } else {
-      const addressIssue = cryptoAddressIssue(network as Network, input.destination_account_unique);
-      if (addressIssue) issues.push({ field: 'destination_account_unique', issue: addressIssue });
     }
   }
+  // An unsupported corridor is refused later, as such; its accounts have no format to check.
+  const corridor = corridors.find(input.destination_country, input.destination_currency);
+  const format = corridor && corridors.accountFormat(corridor, input.destination_type, network);
+  const accountIssue = format && accountFormatIssue(format, input.destination_account_unique);
+  if (accountIssue) issues.push({ field: 'destination_account_unique', issue: accountIssue });
   const decimals = decimalsIssue(
     input.destination_amount,
     input.destination_currency,
@@ -174,7 +186,7 @@ export async function createPayout(
 ): Promise<{ resource: PayoutResource; rendered: string | null }> {
   const { tenant, input } = args;
   if (!tenant.payoutsApproved) throw new AppError('TENANT_NOT_APPROVED');
-  const issues = crossFieldIssues(input);
+  const issues = crossFieldIssues(deps.corridors, input);
   if (issues.length > 0) throw new AppError('VALIDATION_FAILED', { details: issues });
 
   const corridor = deps.corridors.find(input.destination_country, input.destination_currency);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { type AccountFormat, Corridors, NETWORKS } from '#src/corridors/corridors.ts';
 import {
   iso,
   networkSchema,
@@ -22,39 +23,34 @@ export const TYPE_OF_CURRENCY = {
   USDT: 'CRYPTO_ADDRESS',
 } as const satisfies Record<RefundCurrency, (typeof REFUND_DESTINATION_TYPES)[number]>;
 
-/** The shape of an address on each network (no checksum), with the issue reported when it does not fit. */
-export const ADDRESS_FORMATS = {
-  TRON: {
-    pattern: /^T[1-9A-HJ-NP-Za-km-z]{33}$/,
-    issue: 'must be a TRON address: T followed by 33 base58 characters',
-  },
-  BSC: {
-    pattern: /^0x[0-9a-fA-F]{40}$/,
-    issue: 'must be a BSC address: 0x followed by 40 hexadecimal digits',
-  },
-} as const satisfies Record<RefundNetwork, { pattern: RegExp; issue: string }>;
-
 /**
  * The JSON Schema of "an address on the network named by `networkField`", for the OpenAPI document:
- * one `if`/`then` per network. The subschemas say outright that they constrain one field and leave
- * the others to the object they sit in (example validators may otherwise read them as closed).
+ * one `if`/`then` per network, with the address formats of the corridors file. The subschemas say
+ * outright that they constrain one field and leave the others to the object they sit in (example
+ * validators may otherwise read them as closed).
  */
 export function addressByNetwork(networkField: string, addressField: string): Record<string, unknown>[] {
-  return Object.entries(ADDRESS_FORMATS).map(([network, format]) => ({
+  const corridors = Corridors.shipped();
+  return NETWORKS.map((network) => ({
     if: {
       properties: { [networkField]: { const: network } },
       required: [networkField],
       additionalProperties: true,
     },
     // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then, never awaited
-    then: { properties: { [addressField]: { pattern: format.pattern.source } }, additionalProperties: true },
+    then: {
+      properties: { [addressField]: { pattern: corridors.addressFormat(network).pattern.source } },
+      additionalProperties: true,
+    },
   }));
 }
 
-/** Shape check of a crypto address for its network (no checksum: the merchant owns correctness). */
-export function cryptoAddressIssue(network: RefundNetwork, address: string): string | null {
-  const format = ADDRESS_FORMATS[network];
-  return format.pattern.test(address) ? null : format.issue;
+/** NGN is refunded to a Nigerian bank account: the format of the NGN corridor's bank accounts. */
+export function ngnBankAccountFormat(corridors: Corridors): AccountFormat {
+  const corridor = corridors.byCurrency('NGN');
+  const format = corridor && corridors.accountFormat(corridor, 'BANK_ACCOUNT', null);
+  if (!format) throw new Error('the corridors file has no NGN bank accounts to refund to');
+  return format;
 }
 
 export const refundDestinationTypeSchema = z.enum(REFUND_DESTINATION_TYPES).meta({
@@ -108,7 +104,10 @@ export const refundDestinationIn = z
           'NGN refunds go to a Nigerian bank account, verified by name enquiry before it is saved.',
         require: ['bank_code', 'account_number'],
         omit: ['network', 'address', 'tag'],
-        narrow: { currency: { const: 'NGN' }, account_number: { pattern: '^\\d{10}$' } },
+        narrow: {
+          currency: { const: 'NGN' },
+          account_number: { pattern: ngnBankAccountFormat(Corridors.shipped()).pattern.source },
+        },
       },
       CRYPTO_ADDRESS: {
         name: 'CryptoAddressRefundDestinationRequest',

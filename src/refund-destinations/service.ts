@@ -1,12 +1,12 @@
 import { type EntityManager, LockMode } from '@mikro-orm/postgresql';
-import { accountFormatIssue } from '#src/banks/schemas.ts';
 import { resolveAccount } from '#src/banks/service.ts';
+import { accountFormatIssue, type Corridors } from '#src/corridors/corridors.ts';
 import type { Deps } from '#src/deps.ts';
 import { AppError, type ErrorDetail } from '#src/http/errors.ts';
 import { Tenant } from '#src/tenants/entities.ts';
 import { RefundDestination } from './entities.ts';
 import {
-  cryptoAddressIssue,
+  ngnBankAccountFormat,
   type RefundCurrency,
   type RefundDestinationIn,
   type RefundNetwork,
@@ -40,10 +40,11 @@ export interface DestinationValues {
 
 /**
  * Checks the rules that span fields: the type must be the currency's, every field the type needs
- * is present and well formed, and no field of the other type is sent. All problems are reported
- * at once (400 VALIDATION_FAILED), except a wrong type, which makes the rest meaningless.
+ * is present and well formed (the account and address formats of the corridors file), and no
+ * field of the other type is sent. All problems are reported at once (400 VALIDATION_FAILED),
+ * except a wrong type, which makes the rest meaningless.
  */
-export function destinationRequest(input: RefundDestinationIn): DestinationRequest {
+export function destinationRequest(corridors: Corridors, input: RefundDestinationIn): DestinationRequest {
   const expected = TYPE_OF_CURRENCY[input.currency];
   if (input.type !== expected) {
     throw new AppError('VALIDATION_FAILED', {
@@ -67,7 +68,7 @@ export function destinationRequest(input: RefundDestinationIn): DestinationReque
     const hasCode = required('bank_code', input.bank_code);
     const hasNumber = required('account_number', input.account_number);
     if (hasNumber) {
-      const issue = accountFormatIssue('BANK_ACCOUNT', 'NGN', input.account_number as string);
+      const issue = accountFormatIssue(ngnBankAccountFormat(corridors), input.account_number as string);
       if (issue) details.push({ field: 'account_number', issue });
     }
     notApplicable({ network: input.network, address: input.address, tag: input.tag });
@@ -84,7 +85,8 @@ export function destinationRequest(input: RefundDestinationIn): DestinationReque
   const hasNetwork = required('network', input.network);
   const hasAddress = required('address', input.address);
   if (hasNetwork && hasAddress) {
-    const issue = cryptoAddressIssue(input.network as RefundNetwork, input.address as string);
+    const format = corridors.addressFormat(input.network as RefundNetwork);
+    const issue = accountFormatIssue(format, input.address as string);
     if (issue) details.push({ field: 'address', issue });
   }
   notApplicable({
@@ -149,7 +151,7 @@ export async function verifyBankAccount(
  * before opening the write transaction.
  */
 export async function prepareDestination(deps: Deps, input: RefundDestinationIn): Promise<DestinationValues> {
-  const request = destinationRequest(input);
+  const request = destinationRequest(deps.corridors, input);
   if (request.type === 'CRYPTO_ADDRESS') {
     return {
       currency: request.currency,

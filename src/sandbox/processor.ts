@@ -133,14 +133,17 @@ function destinationProblem(input: PlanInput, corridors: Corridors): string | nu
     case 'MOBILE_MONEY': {
       if (!input.accountName) return `account_name is required for ${input.destinationType}`;
       if (!input.providerCode) return `provider_code is required for ${input.destinationType}`;
-      const known = corridors
-        .find(input.country, input.currency)
-        ?.institutions.some(
-          (i) => i.provider_code === input.providerCode && i.destination_type === input.destinationType,
-        );
-      if (!known) {
+      const corridor = corridors.find(input.country, input.currency);
+      const known = corridor?.institutions.some(
+        (i) => i.provider_code === input.providerCode && i.destination_type === input.destinationType,
+      );
+      if (!corridor || !known) {
         return `no ${input.destinationType} institution ${input.providerCode} in ${input.country}/${input.currency}`;
       }
+      // A switch refuses an account number that cannot exist, as the service does before it.
+      const format = corridors.accountFormat(corridor, input.destinationType, null);
+      if (format && !format.pattern.test(input.accountUnique))
+        return `account_unique must be ${format.description}`;
       return null;
     }
   }

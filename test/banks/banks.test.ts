@@ -131,8 +131,30 @@ describe('banks: institutions and name enquiry', () => {
       });
       expect(res.status).to.equal(400);
       expect(errorOf(res).details).to.deep.equal([
-        { field: 'destination_account_unique', issue: 'must be a 10-digit NUBAN' },
+        { field: 'destination_account_unique', issue: 'must be a 10-digit NUBAN, such as 0123456789' },
       ]);
+    });
+
+    it('holds mobile numbers to the E.164 form of the corridor, as a payout does', async () => {
+      for (const account of ['123456789', '0712345678', '+2348031234567', '<script>']) {
+        const res = await call('POST', '/v1/banks/resolve', {
+          key: merchant.key,
+          body: {
+            destination_type: 'MOBILE_MONEY',
+            destination_currency: 'KES',
+            destination_account_unique: account,
+            destination_provider_code: 'MPESA',
+          },
+        });
+        expect(res.status, account).to.equal(400);
+        expect(errorOf(res).details).to.deep.equal([
+          {
+            field: 'destination_account_unique',
+            issue:
+              'must be a Kenyan mobile number in E.164 form: +254 and 9 digits starting 7, 10 or 11, such as +254712345678',
+          },
+        ]);
+      }
     });
   });
 });

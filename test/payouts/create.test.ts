@@ -231,6 +231,100 @@ describe('POST /v1/payouts', () => {
     });
   });
 
+  describe('account identifiers, per corridor and destination type', () => {
+    const payoutCount = async () => {
+      const [row] = await harness()
+        .service.deps.orm.em.fork()
+        .execute<{ n: number }[]>('select count(*)::int as n from payouts where tenant_id = ?', [
+          merchant.tenantId,
+        ]);
+      return row?.n;
+    };
+
+    it('refuses a Nigerian bank account that is not a 10-digit NUBAN, and creates nothing', async () => {
+      const before = await payoutCount();
+      for (const account of [
+        '<script>alert(1)</script>',
+        "' OR 1=1 --",
+        '\uff10\uff12\uff13\uff14\uff15\uff16\uff17\uff18\uff19\uff11',
+        '023456789',
+        '02345678910',
+        '0234 567891',
+        '+2340234567891',
+      ]) {
+        const res = await call('POST', '/v1/payouts', {
+          key: merchant.key,
+          body: bankPayout({ destination_account_unique: account }),
+        });
+        expect(res.status, account).to.equal(400);
+        expect(errorOf(res)).to.deep.include({
+          code: 'VALIDATION_FAILED',
+          details: [
+            { field: 'destination_account_unique', issue: 'must be a 10-digit NUBAN, such as 0123456789' },
+          ],
+        });
+      }
+      expect(await payoutCount()).to.equal(before);
+    });
+
+    it('takes the example of every corridor and destination type, and refuses what does not fit', async () => {
+      const { corridors } = harness().service.deps;
+      for (const corridor of corridors.data.corridors) {
+        for (const type of corridor.destination_types) {
+          const institution = corridor.institutions.find((i) => i.destination_type === type);
+          const networks = type === 'CRYPTO_WALLET' ? (['TRON', 'BSC'] as const) : ([null] as const);
+          for (const network of networks) {
+            const format = corridors.accountFormat(corridor, type, network);
+            expect(format, `${corridor.country}/${type}`).to.not.equal(undefined);
+            const body = (account: string) => ({
+              destination_type: type,
+              destination_country: corridor.country === '*' ? 'GB' : corridor.country,
+              destination_currency: corridor.currency,
+              destination_amount: 100,
+              destination_account_unique: account,
+              destination_provider_name: network ?? institution?.provider_name,
+              ...(institution && { destination_provider_code: institution.provider_code }),
+              ...(type !== 'CRYPTO_WALLET' && { destination_account_name: 'ADAEZE OKONKWO' }),
+            });
+            const label = `${corridor.country}/${corridor.currency}/${type}${network ? `/${network}` : ''}`;
+            const ok = await call('POST', '/v1/payouts', { key: merchant.key, body: body(format!.example) });
+            expect(ok.status, `${label}: ${ok.text}`).to.equal(201);
+            const bad = await call('POST', '/v1/payouts', {
+              key: merchant.key,
+              body: body(`x${format!.example}`),
+            });
+            expect(bad.status, label).to.equal(400);
+            expect(errorOf(bad).details, label).to.deep.equal([
+              {
+                field: 'destination_account_unique',
+                issue: `must be ${format!.description}, such as ${format!.example}`,
+              },
+            ]);
+          }
+        }
+      }
+    });
+
+    it('wants mobile numbers in E.164 form of the corridor’s country', async () => {
+      for (const account of [
+        '0712345678',
+        '254712345678',
+        '+2348031234567',
+        '+25471234567',
+        '+254 712 345 678',
+      ]) {
+        const res = await call('POST', '/v1/payouts', {
+          key: merchant.key,
+          body: mobilePayout({ destination_account_unique: account }),
+        });
+        expect(res.status, account).to.equal(400);
+        expect(errorOf(res).details[0]?.issue, account).to.match(
+          /^must be a Kenyan mobile number in E\.164 form/,
+        );
+      }
+    });
+  });
+
   describe('idempotency', () => {
     it('replays the first response byte for byte and creates one payout', async () => {
       const key = crypto.randomUUID();

@@ -243,12 +243,12 @@ describe('refund destinations', () => {
       [
         'a NUBAN of 9 digits',
         bank('012345678'),
-        [{ field: 'account_number', issue: 'must be a 10-digit NUBAN' }],
+        [{ field: 'account_number', issue: 'must be a 10-digit NUBAN, such as 0123456789' }],
       ],
       [
         'a NUBAN with letters',
         bank('01234567AB'),
-        [{ field: 'account_number', issue: 'must be a 10-digit NUBAN' }],
+        [{ field: 'account_number', issue: 'must be a 10-digit NUBAN, such as 0123456789' }],
       ],
       [
         'fields of the other type',

@@ -142,18 +142,43 @@ describe('sandbox payout processor', () => {
       expect(await invalid('inv-name', '0123456789', { account_name: null })).to.match(/account_name/);
       expect(await invalid('inv-name-empty', '0123456789', { account_name: '' })).to.match(/account_name/);
       expect(
-        await invalid('inv-code', '08031234567', { destination_type: 'MOBILE_MONEY', provider_code: null }),
+        await invalid('inv-code', '+2348031234567', {
+          destination_type: 'MOBILE_MONEY',
+          provider_code: null,
+        }),
       ).to.match(/provider_code/);
     });
 
     it('rejects a provider code the corridor does not have, or one of the other destination type', async () => {
       expect(await invalid('inv-unknown-code', '0123456789', { provider_code: '999' })).to.match(/999/);
       expect(
-        await invalid('inv-kind', '08031234567', { destination_type: 'MOBILE_MONEY', provider_code: '058' }),
+        await invalid('inv-kind', '+2348031234567', {
+          destination_type: 'MOBILE_MONEY',
+          provider_code: '058',
+        }),
       ).to.match(/MOBILE_MONEY/);
       expect(await invalid('inv-corridor', '0123456789', { country: 'KE', currency: 'KES' })).to.match(
         /KE\/KES/,
       );
+    });
+
+    it('rejects an account that cannot exist in its corridor (a 10-digit NUBAN, an E.164 number)', async () => {
+      for (const [reference, account] of [
+        ['inv-script', '<script>alert(1)</script>'],
+        ['inv-sql', "' OR 1=1 --"],
+        ['inv-fullwidth', '\uff10\uff11\uff12\uff13\uff14\uff15\uff16\uff17\uff18\uff19'],
+        ['inv-short', '012345678'],
+      ] as const) {
+        expect(await invalid(reference, account, {}), account).to.equal(
+          'account_unique must be a 10-digit NUBAN',
+        );
+      }
+      expect(
+        await invalid('inv-mobile', '08031234567', {
+          destination_type: 'MOBILE_MONEY',
+          provider_code: '100004',
+        }),
+      ).to.match(/account_unique must be a Nigerian mobile number in E\.164 form/);
     });
 
     it('rejects a crypto wallet on an unknown network or with an address of another chain', async () => {
