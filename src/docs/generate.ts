@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { loadConfig } from '#src/config.ts';
 import { openApiDocument } from '#src/http/openapi.ts';
 import { appRouter } from '#src/router.ts';
+import { clientSource } from './client.ts';
 import {
   ACTOR_TERMS,
   actorsText,
@@ -260,6 +261,7 @@ export async function generateDocs(): Promise<Map<string, string>> {
   const files = new Map<string, string>();
   const openapi = openApiDocument(appRouter, { baseUrl: DOCS_BASE_URL });
   files.set('docs/openapi.json', `${JSON.stringify(openapi, null, 2)}\n`);
+  files.set('src/client/api.ts', clientSource(openapi));
   const compliance = committedModel();
   const models = MACHINE_DOCS.map((doc) => ({ doc, model: describeMachine(doc.machine) }));
   files.set(`${MACHINES_DIR}/README.md`, indexMarkdown(compliance, models));
