@@ -65,7 +65,7 @@ export type RefundDestinationRequest = BankAccountRefundDestinationRequest | Cry
 export type RefundDestinationType = 'BANK_ACCOUNT' | 'CRYPTO_ADDRESS';
 
 export interface WebhookConfigRequest {
-  /** HTTPS URL that receives the events (plain http only for localhost and 127.0.0.1); at most 2048 characters, no credentials, no private addresses. */
+  /** HTTPS URL that receives the events (plain http only for localhost and 127.0.0.1, where the deployment allows local test URLs); at most 2048 characters, no credentials, no private addresses. */
   webhook_url: string;
 }
 
@@ -354,10 +354,10 @@ export interface RefundDestination {
   updated_at: string;
 }
 
-/** The webhook configuration, with the signing secret when this response issued one. */
+/** The webhook configuration with the signing secret in force. */
 export interface WebhookConfigWithSecret {
-  /** The signing secret (whsec_...), present only in the response that issued it: the first PUT and every rotation. Null when the PUT only changed the URL and the existing secret stays in force. */
-  signing_secret: string | null;
+  /** The signing secret in force (whsec_...): issued by the first PUT, kept by later PUTs (a URL change does not rotate it), replaced by each rotation. Never returned by GET. */
+  signing_secret: string;
   /** The default URL events are sent to; null until one is set. */
   webhook_url: string | null;
   /** Whether deliveries are signed. The secret itself is never returned here. */
@@ -475,7 +475,7 @@ export interface BankAccountPayoutRequest {
   destination_currency: Currency;
   /** What the beneficiary receives, in destination_currency (at most its minor units of decimals). */
   destination_amount: number;
-  /** Mobile number, bank account number, or crypto address. */
+  /** Mobile number in E.164 form, bank account number, or crypto address, in the format of its corridor (docs/account-formats.md; a refusal says which). */
   destination_account_unique: string;
   /** Display name of the provider or bank; the network (TRON or BSC) for CRYPTO_WALLET. */
   destination_provider_name: string;
@@ -502,7 +502,7 @@ export interface MobileMoneyPayoutRequest {
   destination_currency: Currency;
   /** What the beneficiary receives, in destination_currency (at most its minor units of decimals). */
   destination_amount: number;
-  /** Mobile number, bank account number, or crypto address. */
+  /** Mobile number in E.164 form, bank account number, or crypto address, in the format of its corridor (docs/account-formats.md; a refusal says which). */
   destination_account_unique: string;
   /** Display name of the provider or bank; the network (TRON or BSC) for CRYPTO_WALLET. */
   destination_provider_name: string;
@@ -529,7 +529,7 @@ export interface CryptoWalletPayoutRequest {
   destination_currency: Currency;
   /** What the beneficiary receives, in destination_currency (at most its minor units of decimals). */
   destination_amount: number;
-  /** Mobile number, bank account number, or crypto address. */
+  /** Mobile number in E.164 form, bank account number, or crypto address, in the format of its corridor (docs/account-formats.md; a refusal says which). */
   destination_account_unique: string;
   /** Display name of the provider or bank; the network (TRON or BSC) for CRYPTO_WALLET. */
   destination_provider_name: 'TRON' | 'BSC';
