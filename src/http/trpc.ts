@@ -1,11 +1,12 @@
 import { initTRPC, TRPCError } from '@trpc/server';
+import { type TRPC_ERROR_CODE_KEY, TRPC_ERROR_CODES_BY_KEY } from '@trpc/server/rpc';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import { z } from 'zod';
 import type { Deps } from '#src/deps.ts';
 import type { Logger } from '#src/lib/log.ts';
 import type { Role } from '#src/operators/roles.ts';
 import { ProviderUnavailableError } from '#src/providers/providers.ts';
-import { AppError, type ErrorCode } from './errors.ts';
+import { AppError, ERROR_CATALOGUE, type ErrorCode } from './errors.ts';
 import type { RateLimitState } from './rate-limit.ts';
 
 /**
@@ -59,11 +60,13 @@ const t = initTRPC
   .create({
     errorFormatter({ shape, error, ctx }) {
       const app = toAppError(error, ctx && requestLog(ctx));
+      const code = trpcCodeOf(app.code);
       return {
         ...shape,
+        code: TRPC_ERROR_CODES_BY_KEY[code],
         message: app.message,
         data: {
-          code: shape.data.code,
+          code,
           httpStatus: app.status,
           app_code: app.code,
           details: app.details,
@@ -72,6 +75,31 @@ const t = initTRPC
       };
     },
   });
+
+/**
+ * The tRPC code of each HTTP status the catalogue uses, so that a tRPC client sees a 401 as
+ * UNAUTHORIZED (not INTERNAL_SERVER_ERROR) and retries only what is worth retrying. tRPC's own
+ * table maps each of these codes back to the same status.
+ */
+const TRPC_CODE_OF_STATUS = {
+  400: 'BAD_REQUEST',
+  401: 'UNAUTHORIZED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  405: 'METHOD_NOT_SUPPORTED',
+  409: 'CONFLICT',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  422: 'UNPROCESSABLE_CONTENT',
+  429: 'TOO_MANY_REQUESTS',
+  500: 'INTERNAL_SERVER_ERROR',
+  503: 'SERVICE_UNAVAILABLE',
+} as const satisfies Record<(typeof ERROR_CATALOGUE)[ErrorCode]['status'], TRPC_ERROR_CODE_KEY>;
+
+/** The tRPC error code a catalogue code is sent with over tRPC (its HTTP status's). */
+export function trpcCodeOf(code: ErrorCode): TRPC_ERROR_CODE_KEY {
+  return TRPC_CODE_OF_STATUS[ERROR_CATALOGUE[code].status];
+}
 
 export const router = t.router;
 export const middleware = t.middleware;

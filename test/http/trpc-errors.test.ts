@@ -1,0 +1,119 @@
+import { randomUUID } from 'node:crypto';
+import { createTRPCClient, httpLink, TRPCClientError } from '@trpc/client';
+import { TRPCError } from '@trpc/server';
+import { getHTTPStatusCodeFromError } from '@trpc/server/http';
+import { TRPC_ERROR_CODES_BY_KEY } from '@trpc/server/rpc';
+import { expect } from 'chai';
+import { ERROR_CATALOGUE, type ErrorCode } from '#src/http/errors.ts';
+import { trpcCodeOf } from '#src/http/trpc.ts';
+import type { AppRouter } from '#src/router.ts';
+import { call, createMerchant } from '../client.ts';
+import { harness } from '../harness.ts';
+import { operatorWith } from '../operators/fixtures.ts';
+import { mobilePayout } from '../payouts/fixtures.ts';
+
+/** A real tRPC client of the running service, sending `headers` with every call. */
+function client(headers: Record<string, string> = {}) {
+  return createTRPCClient<AppRouter>({ links: [httpLink({ url: `${harness().url}/trpc`, headers })] });
+}
+
+interface Refusal {
+  code: string;
+  jsonRpc: number;
+  httpStatus: number;
+  appCode: string;
+}
+
+async function refusalOf(promise: Promise<unknown>): Promise<Refusal> {
+  const err = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(err, 'should have been refused').to.be.instanceOf(TRPCClientError);
+  const e = err as TRPCClientError<AppRouter>;
+  const data = e.data as { code: string; httpStatus: number; app_code: string };
+  return { code: data.code, jsonRpc: e.shape!.code, httpStatus: data.httpStatus, appCode: data.app_code };
+}
+
+/** What a tRPC client must see for a catalogue code: the tRPC code of its status, and the status. */
+function expected(appCode: ErrorCode): Refusal {
+  const code = trpcCodeOf(appCode);
+  return {
+    code,
+    jsonRpc: TRPC_ERROR_CODES_BY_KEY[code],
+    httpStatus: ERROR_CATALOGUE[appCode].status,
+    appCode,
+  };
+}
+
+describe('errors over tRPC', () => {
+  it('gives every code of the catalogue the tRPC code whose HTTP status is the catalogue’s', () => {
+    for (const [code, { status }] of Object.entries(ERROR_CATALOGUE)) {
+      const trpc = trpcCodeOf(code as ErrorCode);
+      expect(getHTTPStatusCodeFromError(new TRPCError({ code: trpc })), `${code} as ${trpc}`).to.equal(
+        status,
+      );
+    }
+  });
+
+  it('tells a tRPC client without a bearer token UNAUTHORIZED, not INTERNAL_SERVER_ERROR', async () => {
+    const refusal = await refusalOf(client().admin.tenant.list.query({}));
+    expect(refusal).to.deep.equal(expected('ADMIN_UNAUTHORIZED'));
+    expect(refusal.code).to.equal('UNAUTHORIZED');
+  });
+
+  it('tells an operator whose role falls short FORBIDDEN', async () => {
+    const viewer = await operatorWith('viewer');
+    const refusal = await refusalOf(
+      client({ authorization: `Bearer ${viewer.token}` }).admin.operators.create.mutate({
+        name: `x ${randomUUID()}`,
+        role: 'viewer',
+      }),
+    );
+    expect(refusal).to.deep.equal(expected('ADMIN_ROLE_REQUIRED'));
+    expect(refusal.code).to.equal('FORBIDDEN');
+  });
+
+  it('tells a name already taken CONFLICT', async () => {
+    const viewer = await operatorWith('viewer');
+    const root = client({ authorization: `Bearer ${harness().adminToken}` });
+    const refusal = await refusalOf(
+      root.admin.operators.create.mutate({ name: viewer.name, role: 'viewer' }),
+    );
+    expect(refusal).to.deep.equal(expected('OPERATOR_NAME_TAKEN'));
+    expect(refusal.code).to.equal('CONFLICT');
+  });
+
+  it('tells a merchant procedure NOT_FOUND, BAD_REQUEST, UNAUTHORIZED and FORBIDDEN as REST says 404, 400, 401, 403', async () => {
+    const merchant = await createMerchant();
+    const trpc = client({ 'x-api-key': merchant.key });
+    const missing = randomUUID();
+    expect(await refusalOf(trpc.payouts.get.query({ id: missing }))).to.deep.equal(
+      expected('PAYOUT_NOT_FOUND'),
+    );
+    expect(await refusalOf(trpc.payouts.list.query({ limit: 0 } as never))).to.deep.equal(
+      expected('VALIDATION_FAILED'),
+    );
+    expect(await refusalOf(client().payouts.list.query({}))).to.deep.equal(expected('UNAUTHENTICATED'));
+    const reader = await createMerchant({ scopes: ['payouts:read'] });
+    expect(await refusalOf(client({ 'x-api-key': reader.key }).inflows.list.query({}))).to.deep.equal(
+      expected('INSUFFICIENT_SCOPES'),
+    );
+
+    // REST keeps the contract's status and envelope for the same refusal.
+    const rest = await call('GET', `/v1/payouts/${missing}`, { key: merchant.key });
+    expect(rest.status).to.equal(404);
+    expect(rest.body.error.code).to.equal('PAYOUT_NOT_FOUND');
+  });
+
+  it('tells a write the API refuses on its merits UNPROCESSABLE_CONTENT', async () => {
+    const merchant = await createMerchant();
+    const refusal = await refusalOf(
+      client({ 'x-api-key': merchant.key, 'idempotency-key': randomUUID() }).payouts.create.mutate(
+        mobilePayout() as never,
+      ),
+    );
+    expect(refusal).to.deep.equal(expected('REFUND_DESTINATION_REQUIRED'));
+    expect(refusal.code).to.equal('UNPROCESSABLE_CONTENT');
+  });
+});
