@@ -1,3 +1,4 @@
+import { auditAdminRouter } from './audit/admin.router.ts';
 import { banksRouter } from './banks/router.ts';
 import { outflowsRouter } from './dispatch/router.ts';
 import { router } from './http/trpc.ts';
@@ -31,6 +32,7 @@ export const appRouter = router({
     ...tenantAdminRouter._def.record,
     ...refundAdminRouter._def.record,
     ...webhooksAdminRouter._def.record,
+    ...auditAdminRouter._def.record,
     settlement: settlementAdminRouter,
   }),
 });

@@ -229,6 +229,26 @@ const COMMANDS: Record<string, Command> = {
     input: (_v, [id]) => ({ payout_id: id! }),
     call: (c, input) => c.admin.refunds.raise.mutate(input),
   }),
+  'audit list': command({
+    synopsis:
+      '[--operator OPERATOR_ID] [--target ID] [--since ISO_TIME] [--until ISO_TIME] [--limit N] [--cursor CURSOR]',
+    summary: 'the audit trail of admin changes, newest first (--since inclusive, --until exclusive)',
+    options: {
+      operator: { type: 'string' },
+      target: { type: 'string' },
+      since: { type: 'string' },
+      until: { type: 'string' },
+      ...PAGE_OPTIONS,
+    },
+    input: (v) => ({
+      operator_id: v.operator as string | undefined,
+      target_id: v.target as string | undefined,
+      since: v.since as string | undefined,
+      until: v.until as string | undefined,
+      ...page(v),
+    }),
+    call: (c, input) => c.admin.audit.list.query(input),
+  }),
   'webhooks dead': command({
     synopsis: '[--tenant TENANT_ID] [--limit N] [--cursor CURSOR]',
     summary: 'webhook deliveries that gave up, newest first',

@@ -1,3 +1,4 @@
+import { AuditEntry } from '#src/audit/entities.ts';
 import { Outflow } from '#src/dispatch/entities.ts';
 import { OutboxEvent } from '#src/events/entities.ts';
 import { IdempotencyRecord } from '#src/idempotency/entities.ts';
@@ -34,4 +35,5 @@ export const entities = [
   WebhookDeliveryAttempt,
   Task,
   Operator,
+  AuditEntry,
 ];

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { TRPCError } from '@trpc/server';
 import { middlewareMarker } from '@trpc/server/unstable-core-do-not-import';
+import { AuditNote, recordAudit } from '#src/audit/service.ts';
 import { emSql } from '#src/db/sql.ts';
 import {
   findStoredResponse,
@@ -179,9 +180,11 @@ export function roleRefusal(operator: OperatorIdentity, wanted: Exclude<Role, 'v
 /**
  * Internal procedures under `admin.*`, for operators, the admin CLI and the console: the bearer
  * token names the operator (`ctx.operator`), whose role must reach `meta.role` (see
- * `requiredRole`: reads default to viewer, changes to admin).
+ * `requiredRole`: reads default to viewer, changes to admin). A mutation's `ctx.commit` appends
+ * the call's audit row (src/audit/service.ts) inside the transaction of its change; the handler
+ * adds targets and the outcome through `ctx.audit`.
  */
-export const adminProcedure = publicProcedure.use(async ({ ctx, meta, type, next }) => {
+export const adminProcedure = publicProcedure.use(async ({ ctx, meta, type, path, getRawInput, next }) => {
   const operator = await operatorOfBearer(
     ctx.deps.sql,
     ctx.headers['authorization'],
@@ -192,7 +195,27 @@ export const adminProcedure = publicProcedure.use(async ({ ctx, meta, type, next
   if (wanted !== 'viewer' && !hasRole(operator.role, wanted)) throw roleRefusal(operator, wanted);
   const em = ctx.deps.orm.em.fork();
   const log = requestLog(ctx, { operator_id: operator.id });
-  const result = await next({ ctx: { em, log, operator, commit: commitOn(() => em) } });
+  const audit = new AuditNote();
+  const commit: Commit =
+    type === 'mutation'
+      ? async (work) => {
+          const input = await getRawInput();
+          return em.transactional(async (tx) => {
+            const result = await work(tx);
+            recordAudit(tx, {
+              operator,
+              action: path,
+              input,
+              result,
+              note: audit,
+              requestId: ctx.requestId,
+              now: ctx.deps.clock.now(),
+            });
+            return result;
+          });
+        }
+      : commitOn(() => em);
+  const result = await next({ ctx: { em, log, operator, audit, commit } });
   // An operator's change (a failed payout, an attributed inflow, a retried refund) starts its
   // follow-up work now rather than at the next poll.
   if (result.ok && type === 'mutation') wakeFollowUps(ctx.deps);

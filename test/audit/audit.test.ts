@@ -1,0 +1,198 @@
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import { AuditEntry } from '#src/audit/entities.ts';
+import { redactArguments } from '#src/audit/service.ts';
+import { ROOT_OPERATOR_ID } from '#src/operators/entities.ts';
+import { appRouter } from '#src/router.ts';
+import { harness } from '../harness.ts';
+import { cliAs, newOperator } from '../operators/fixtures.ts';
+
+/** One tRPC call over HTTP with its own request id; the parsed body. */
+async function call(
+  path: string,
+  type: 'query' | 'mutation',
+  input: unknown,
+  token: string,
+  requestId: string,
+): Promise<{ status: number; body: any }> {
+  const headers = { authorization: `Bearer ${token}`, 'x-request-id': requestId };
+  const url = `${harness().url}/trpc/${path}`;
+  const res =
+    type === 'query'
+      ? await fetch(`${url}?input=${encodeURIComponent(JSON.stringify(input ?? {}))}`, { headers })
+      : await fetch(url, {
+          method: 'POST',
+          headers: { ...headers, 'content-type': 'application/json' },
+          body: JSON.stringify(input ?? {}),
+        });
+  return { status: res.status, body: await res.json() };
+}
+
+/** The audit rows written under one request id. */
+async function rowsOf(requestId: string): Promise<AuditEntry[]> {
+  return harness().service.deps.orm.em.fork().find(AuditEntry, { requestId });
+}
+
+function adminMutations(): string[] {
+  const procedures = (appRouter._def as unknown as { procedures: Record<string, any> }).procedures;
+  return Object.entries(procedures)
+    .filter(([path, p]) => path.startsWith('admin.') && p._def.type === 'mutation')
+    .map(([path]) => path)
+    .sort();
+}
+
+/**
+ * For every `admin.*` mutation, a call that changes something: the input (built with whatever it
+ * needs first) and the ids its audit row must name. A mutation missing here fails the walk: give
+ * it an entry, and make it write through `ctx.commit` so that its row is written.
+ */
+type Case = (token: string) => Promise<{ input: unknown; targets: string[] }>;
+
+const rootToken = () => harness().adminToken;
+const root = () => cliAs();
+
+const CASES: Record<string, Case> = {
+  'admin.operators.create': async () => ({
+    input: { name: `audited ${randomUUID().slice(0, 8)}`, role: 'viewer' },
+    targets: [],
+  }),
+  'admin.operators.revoke': async () => {
+    const victim = await newOperator('viewer');
+    return { input: { operator_id: victim.id }, targets: [victim.id] };
+  },
+  'admin.tenant.create': async () => ({ input: { name: 'Audited tenant' }, targets: [] }),
+  'admin.tenant.approve': async () => {
+    const tenant = await root()('tenant', 'create', '--name', 'To approve');
+    return { input: { tenant_id: tenant.id }, targets: [tenant.id] };
+  },
+  'admin.key.issue': async () => {
+    const tenant = await root()('tenant', 'create', '--name', 'Keyed');
+    return { input: { tenant_id: tenant.id }, targets: [tenant.id] };
+  },
+  'admin.key.revoke': async () => {
+    const tenant = await root()('tenant', 'create', '--name', 'Keyed');
+    const key = await root()('key', 'issue', '--tenant', tenant.id);
+    return { input: { key_id: key.id }, targets: [key.id] };
+  },
+};
+
+/** Money moves, whose calls become proposals with the approvals. */
+const PROPOSALS_PENDING = new Set([
+  'admin.refunds.raise',
+  'admin.refunds.retry',
+  'admin.settlement.attribute',
+  'admin.settlement.failPayout',
+  'admin.settlement.returnInflow',
+]);
+
+describe('the audit trail (admin.audit.*)', () => {
+  it('has a row, in the transaction of the change, for every admin mutation of the router', async () => {
+    const mutations = adminMutations().filter((p) => !PROPOSALS_PENDING.has(p));
+    const missing = mutations.filter((path) => !CASES[path]);
+    expect(missing, 'admin mutations without an audit case').to.deep.equal([]);
+    for (const path of mutations) {
+      const { input, targets } = await CASES[path]!(rootToken());
+      const requestId = `audit-${randomUUID()}`;
+      const res = await call(path, 'mutation', input, rootToken(), requestId);
+      expect(res.status, `${path}: ${JSON.stringify(res.body)}`).to.equal(200);
+      const rows = await rowsOf(requestId);
+      expect(rows, `${path} wrote no audit row`).to.have.length(1);
+      const row = rows[0]!;
+      expect(row, path).to.include({
+        action: path,
+        operatorId: ROOT_OPERATOR_ID,
+        operatorName: 'root',
+        outcome: 'OK',
+      });
+      expect(row.targetIds, path).to.include.members(targets);
+      const resultId = (res.body.result.data as { id?: string }).id;
+      if (resultId) expect(row.targetIds, path).to.include(resultId);
+    }
+  });
+
+  it('writes nothing for a call that changed nothing', async () => {
+    const requestId = `audit-${randomUUID()}`;
+    const res = await call(
+      'admin.operators.revoke',
+      'mutation',
+      { operator_id: randomUUID() },
+      rootToken(),
+      requestId,
+    );
+    expect(res.status).to.equal(404);
+    expect(await rowsOf(requestId)).to.deep.equal([]);
+  });
+
+  it('leaves secrets out of the arguments it keeps', () => {
+    expect(
+      redactArguments({ name: 'x', token: 'op_1', nested: { api_key: 'k', secret: 's', url: 'https://a' } }),
+    ).to.deep.equal({
+      name: 'x',
+      token: '[redacted]',
+      nested: { api_key: '[redacted]', secret: '[redacted]', url: 'https://a' },
+    });
+  });
+
+  it('refuses to change or delete a row, even to the service itself', async () => {
+    const requestId = `audit-${randomUUID()}`;
+    await call('admin.tenant.create', 'mutation', { name: 'Immutable' }, rootToken(), requestId);
+    const [row] = await rowsOf(requestId);
+    const em = harness().service.deps.orm.em.fork();
+    for (const statement of [
+      `update audit set outcome = 'FORGED' where id = '${row!.id}'`,
+      `delete from audit where id = '${row!.id}'`,
+    ]) {
+      const err = await em.execute(statement).then(
+        () => null,
+        (e: Error) => e,
+      );
+      expect(err?.message, statement).to.match(/audit trail is immutable/);
+    }
+    expect((await rowsOf(requestId))[0]).to.include({ outcome: 'OK' });
+  });
+
+  it('lists rows newest first, by operator, target and time, a page at a time, through the CLI too', async () => {
+    const ada = await newOperator('operator');
+    const as = cliAs(ada);
+    const before = harness().clock.now();
+    const tenant = await as('tenant', 'create', '--name', 'By Ada');
+    await as('tenant', 'approve', tenant.id);
+    await as('key', 'issue', '--tenant', tenant.id);
+
+    const mine = await as('audit', 'list', '--operator', ada.id);
+    expect(mine.data.map((r: { action: string }) => r.action)).to.deep.equal([
+      'admin.key.issue',
+      'admin.tenant.approve',
+      'admin.tenant.create',
+    ]);
+    expect(mine.data[0]).to.include({
+      operator_id: ada.id,
+      operator_name: ada.name,
+      operator_role: 'operator',
+    });
+    expect(JSON.stringify(mine)).to.not.include('api_key":"pk_');
+
+    const aboutTenant = await as('audit', 'list', '--target', tenant.id);
+    expect(aboutTenant.data).to.have.length(3);
+
+    const first = await as('audit', 'list', '--operator', ada.id, '--limit', '2');
+    expect(first.meta.has_more).to.equal(true);
+    const second = await as(
+      'audit',
+      'list',
+      '--operator',
+      ada.id,
+      '--limit',
+      '2',
+      '--cursor',
+      first.meta.next_cursor,
+    );
+    expect(second.data.map((r: { action: string }) => r.action)).to.deep.equal(['admin.tenant.create']);
+
+    const viewer = cliAs(await newOperator('viewer'));
+    const since = await viewer('audit', 'list', '--operator', ada.id, '--since', before.toISOString());
+    expect(since.data).to.have.length(3);
+    const until = await viewer('audit', 'list', '--operator', ada.id, '--until', before.toISOString());
+    expect(until.data).to.have.length(0);
+  });
+});
