@@ -4,6 +4,7 @@ import { middlewareMarker } from '@trpc/server/unstable-core-do-not-import';
 import { AuditNote, recordAudit } from '#src/audit/service.ts';
 import { emSql } from '#src/db/sql.ts';
 import {
+  claimKey,
   findStoredResponse,
   type IdempotentWrite,
   KeyTaken,
@@ -130,6 +131,7 @@ const idempotency = middleware(async ({ ctx, meta, path, getRawInput, next }) =>
   const output = ctx.outputSchemaOf?.(path);
   const commit: Commit = (work) =>
     entityManagerOf(ctx).transactional(async (tx) => {
+      await claimKey(emSql(tx), write);
       const result = await work(tx);
       const body = JSON.stringify(output ? output.parse(result) : result);
       await storeResponse(emSql(tx), write, { body, now: ctx.deps.clock.now() });

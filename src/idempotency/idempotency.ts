@@ -17,6 +17,11 @@ import type { StoredResponse } from '#src/tenants/auth.ts';
  *    back and the request is answered with the stored response instead ({@link KeyTaken}). Two
  *    concurrent requests with one key thus make one write, and both get its response; a request
  *    that fails stores nothing, so its key stays free for the retry.
+ * 4. A write transaction that does more than insert (uses a quote, replaces a destination) first
+ *    claims the key ({@link claimKey}): it waits for any other transaction of the same key to end
+ *    and gives way if that one stored a response. Otherwise the overlapping request would run its
+ *    checks against what the winner just wrote (a quote now USED) and refuse, where it must
+ *    answer with the winner's response.
  *
  * Stored responses are sealed with AES-256-GCM (`responseKey`): they hold account numbers and,
  * for webhook configuration, signing secrets shown once, which must not sit in clear at rest.
@@ -106,6 +111,21 @@ export async function storeResponse(
     args.now,
   ]);
   if (inserted.length === 0) throw new KeyTaken();
+}
+
+const lockKey = statement(
+  'idempotency_lock',
+  `select pg_advisory_xact_lock(hashtextextended($1 || '/' || $2, 0))`,
+);
+
+/**
+ * Called first in a write transaction: holds the key until the transaction ends (a transaction
+ * lock, so a crash or a rollback frees it), after waiting for any other transaction holding it.
+ * Throws {@link KeyTaken} when the key has a stored response by then.
+ */
+export async function claimKey(tx: Sql, write: Pick<IdempotentWrite, 'tenantId' | 'key'>): Promise<void> {
+  await tx.rows(lockKey, [write.tenantId, write.key]);
+  if (await findStoredResponse(tx, write)) throw new KeyTaken();
 }
 
 const findKey = statement(

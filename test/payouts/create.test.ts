@@ -340,11 +340,11 @@ describe('POST /v1/payouts', () => {
       ).to.have.length(1);
     });
 
-    it('answers concurrent requests with one key from one write: one payout, the same bytes for all', async () => {
+    /** 50 simultaneous creates with one key and one body: all get the same 201, one payout exists. */
+    async function raceOf(body: Record<string, unknown>, reference: string) {
       const key = crypto.randomUUID();
-      const body = bankPayout({ merchant_reference: `race-${key}` });
       const answers = await Promise.all(
-        Array.from({ length: 6 }, () =>
+        Array.from({ length: 50 }, () =>
           call('POST', '/v1/payouts', { key: merchant.key, body, idempotencyKey: key }),
         ),
       );
@@ -354,8 +354,23 @@ describe('POST /v1/payouts', () => {
       }
       const list = await call('GET', '/v1/payouts?limit=100', { key: merchant.key });
       expect(
-        list.body.data.filter((p: { merchant_reference: string }) => p.merchant_reference === `race-${key}`),
+        list.body.data.filter((p: { merchant_reference: string }) => p.merchant_reference === reference),
       ).to.have.length(1);
+    }
+
+    it('answers 50 concurrent requests with one key from one write: one payout, the same bytes for all', async () => {
+      const reference = `race-${crypto.randomUUID()}`;
+      await raceOf(bankPayout({ merchant_reference: reference }), reference);
+    });
+
+    it('answers 50 concurrent requests with one key and a quote_id from one write, never QUOTE_NOT_ACCEPTABLE', async () => {
+      const quote = await call('POST', '/v1/rates/quotes', {
+        key: merchant.key,
+        body: { settlement_currency: 'USDT', destination_currency: 'NGN', destination_amount: 150000 },
+      });
+      expect(quote.status, quote.text).to.equal(201);
+      const reference = `quote-race-${crypto.randomUUID()}`;
+      await raceOf(bankPayout({ merchant_reference: reference, quote_id: quote.body.id }), reference);
     });
 
     it('refuses the same key for a different payout (422) and creates nothing', async () => {
