@@ -1,5 +1,6 @@
 import { auditAdminRouter } from './audit/admin.router.ts';
 import { banksRouter } from './banks/router.ts';
+import { complianceAdminRouter } from './compliance/admin.router.ts';
 import { outflowsRouter } from './dispatch/router.ts';
 import { router } from './http/trpc.ts';
 import { operatorAdminRouter } from './operators/admin.router.ts';
@@ -33,6 +34,7 @@ export const appRouter = router({
     ...refundAdminRouter._def.record,
     ...webhooksAdminRouter._def.record,
     ...auditAdminRouter._def.record,
+    ...complianceAdminRouter._def.record,
     settlement: settlementAdminRouter,
   }),
 });

@@ -31,6 +31,19 @@ export const Payout = defineEntity({
       expression:
         'create index "payouts_merchant_reference_index" on "payouts" ("tenant_id", "merchant_reference", "created_at", "id") where "merchant_reference" is not null',
     },
+    // Live counts per state (`admin.machines`): a GROUP BY read from the index alone.
+    { name: 'payouts_state_index', properties: ['status'] },
+    // Exception queues (`admin.exceptions`): each partial index holds exactly one queue's rows.
+    {
+      name: 'payouts_held_underpaid_index',
+      expression:
+        'create index "payouts_held_underpaid_index" on "payouts" ("id") where "status" = \'PENDING_PAYMENT\' and (("snapshot" -> \'value\') ->> \'PENDING_PAYMENT\') = \'held\'',
+    },
+    {
+      name: 'payouts_money_held_index',
+      expression:
+        'create index "payouts_money_held_index" on "payouts" ("updated_at") where "status" = \'FAILED\' and "is_refunded" = false and "received_amount" > 0',
+    },
   ],
   properties: {
     id: idColumn(),

@@ -9,7 +9,11 @@ import { Tenant } from '#src/tenants/entities.ts';
 export const Quote = defineEntity({
   name: 'Quote',
   tableName: 'quotes',
-  indexes: [{ properties: ['tenant', 'createdAt'] }],
+  indexes: [
+    { properties: ['tenant', 'createdAt'] },
+    // Live counts per state (`admin.machines`).
+    { name: 'quotes_state_index', properties: ['status'] },
+  ],
   properties: {
     id: idColumn(),
     tenant: () => p.manyToOne(Tenant),

@@ -12,7 +12,17 @@ import { Tenant } from '#src/tenants/entities.ts';
 export const Refund = defineEntity({
   name: 'Refund',
   tableName: 'refunds',
-  indexes: [{ properties: ['tenant', 'createdAt', 'id'] }],
+  indexes: [
+    { properties: ['tenant', 'createdAt', 'id'] },
+    // Live counts per state (`admin.machines`).
+    { name: 'refunds_state_index', properties: ['status'] },
+    // Operators' queue (`admin.exceptions`): failed refunds, by when they failed.
+    {
+      name: 'refunds_failed_index',
+      expression:
+        'create index "refunds_failed_index" on "refunds" ("updated_at") where "status" = \'FAILED\'',
+    },
+  ],
   properties: {
     id: idColumn(),
     tenant: () => p.manyToOne(Tenant),

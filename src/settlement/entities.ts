@@ -27,6 +27,12 @@ export const Inflow = defineEntity({
       expression:
         'create index "inflows_confirmed_queue_index" on "inflows" ("created_at", "id") where "state" = \'CONFIRMED\'',
     },
+    {
+      // Operators' queue (`admin.exceptions`): money no open instruction took, by when it arrived.
+      name: 'inflows_unmatched_index',
+      expression:
+        'create index "inflows_unmatched_index" on "inflows" ("arrived_at") where "state" = \'UNMATCHED\' or ("state" = \'HELD\' and "payout_id" is null)',
+    },
   ],
   properties: {
     id: idColumn(),

@@ -44,6 +44,14 @@ export const WebhookDelivery = defineEntity({
       expression:
         'create index "webhook_deliveries_dead_index" on "webhook_deliveries" ("created_at", "id") where "status" = \'DEAD\'',
     },
+    // Live counts per state (`admin.machines`).
+    { name: 'webhook_deliveries_state_index', properties: ['status'] },
+    {
+      // Operators' queue (`admin.exceptions`): DEAD deliveries, by when the last attempt failed.
+      name: 'webhook_deliveries_dead_since_index',
+      expression:
+        'create index "webhook_deliveries_dead_since_index" on "webhook_deliveries" ("updated_at") where "status" = \'DEAD\'',
+    },
   ],
   properties: {
     id: idColumn(),

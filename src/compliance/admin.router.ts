@@ -1,0 +1,124 @@
+import { z } from 'zod';
+import type { Config } from '#src/config.ts';
+import { buildComplianceModel, type ComplianceModel, complianceModelOut } from '#src/docs/compliance.ts';
+import { MACHINE_DOCS } from '#src/docs/registry.ts';
+import { adminProcedure } from '#src/http/procedures.ts';
+import { iso, timestampOut } from '#src/http/schemas.ts';
+import { router } from '#src/http/trpc.ts';
+import { COUNTED_TABLES, stateCounts, withCounts } from './counts.ts';
+import { EXCEPTION_QUEUES, exceptionQueues, QUEUE_INFO } from './exceptions.ts';
+
+/**
+ * `admin.machines` and `admin.exceptions`: what the operators' console shows on its Machines and
+ * Exceptions pages. Both are reads (role `viewer`). Their output shapes are a contract with the
+ * console: add fields, never rename or remove one.
+ */
+
+const models = new WeakMap<Config, ComplianceModel>();
+
+/** The compliance view with the thresholds this service runs with (built once per configuration). */
+function modelOf(config: Config): ComplianceModel {
+  let model = models.get(config);
+  if (!model) {
+    model = buildComplianceModel(MACHINE_DOCS, config).model;
+    models.set(config, model);
+  }
+  return model;
+}
+
+/**
+ * `admin.machines` output:
+ *
+ *     { counted_at: ISO time,
+ *       money_places: [{ code, label, text, color }],        // where money can be, in words
+ *       actors: [{ code, label, text, color }],              // who can cause transitions
+ *       machines: [{ name, title, summary, source, holds_money, counted,
+ *                    states: [{ path, key, parent, children, initial, final, description,
+ *                               money, count }],          // count: objects in it now
+ *                    transitions: [{ number, from, from_any, to, stays, event, guard: { code, text } | null,
+ *                                    description, by, effects, causes, caused_by, diagram_edges }],
+ *                    guards: [{ name, holds, fails }], thresholds: [{ name, value, display, source }],
+ *                    diagram: { svg } }],                  // svg: the path of /docs/machines/<name>.svg
+ *       links: [{ from: { machine, transition }, to: { kind, machine, event, transitions, note, text } }] }
+ *
+ * `count` of a state with inner states is the sum of theirs; it is null in a machine whose objects
+ * are not counted (`counted: false`). Field meanings: `src/docs/compliance.ts`.
+ */
+export const machinesOut = complianceModelOut.extend({
+  counted_at: timestampOut,
+  machines: z.array(
+    complianceModelOut.shape.machines.element.extend({
+      /** Whether its states carry live counts. */
+      counted: z.boolean(),
+    }),
+  ),
+});
+
+/**
+ * `admin.exceptions` output:
+ *
+ *     { counted_at: ISO time,
+ *       queues: [{ code, title, description, machine, state, since, list,
+ *                  count,                 // objects waiting now
+ *                  oldest_at,             // ISO time the oldest started waiting; null when empty
+ *                  oldest_age_seconds }] } // counted_at - oldest_at, whole seconds; null when empty
+ *
+ * Queues, always all of them and in this order: PAYOUTS_HELD_UNDERPAID, INFLOWS_UNMATCHED,
+ * REFUNDS_FAILED, MONEY_HELD_NO_REFUND_DESTINATION, WEBHOOK_DELIVERIES_DEAD. `list` names the
+ * `admin.*` query that lists the queue's objects (null when none does yet); `machine` and `state`
+ * say where they are in the compliance view.
+ */
+export const exceptionsOut = z.object({
+  counted_at: timestampOut,
+  queues: z.array(
+    z.object({
+      code: z.enum(EXCEPTION_QUEUES),
+      title: z.string(),
+      description: z.string(),
+      machine: z.string(),
+      state: z.string(),
+      since: z.string(),
+      list: z.string().nullable(),
+      count: z.number().int(),
+      oldest_at: timestampOut.nullable(),
+      oldest_age_seconds: z.number().int().nullable(),
+    }),
+  ),
+});
+
+export const complianceAdminRouter = router({
+  /** Every machine in plain words (the compliance view of `/docs/machines`), with live counts per state. */
+  machines: adminProcedure
+    .meta({ role: 'viewer' })
+    .output(machinesOut)
+    .query(async ({ ctx }) => {
+      const model = modelOf(ctx.deps.config);
+      const counted = withCounts(model, await stateCounts(ctx.deps.sql, model));
+      return {
+        ...counted,
+        counted_at: iso(ctx.deps.clock.now()),
+        machines: counted.machines.map((m) => ({ ...m, counted: m.name in COUNTED_TABLES })),
+      };
+    }),
+
+  /** The queues where money waits for a person: how many objects each holds, and the oldest's age. */
+  exceptions: adminProcedure
+    .meta({ role: 'viewer' })
+    .output(exceptionsOut)
+    .query(async ({ ctx }) => {
+      const now = ctx.deps.clock.now();
+      const queues = await exceptionQueues(ctx.deps.sql);
+      return {
+        counted_at: iso(now),
+        queues: queues.map((q) => ({
+          code: q.queue,
+          ...QUEUE_INFO[q.queue],
+          count: q.count,
+          oldest_at: q.oldestAt ? iso(q.oldestAt) : null,
+          oldest_age_seconds: q.oldestAt
+            ? Math.max(0, Math.floor((now.getTime() - q.oldestAt.getTime()) / 1000))
+            : null,
+        })),
+      };
+    }),
+});

@@ -1,0 +1,180 @@
+import { expect } from 'chai';
+import { createMerchant } from '../client.ts';
+import { harness } from '../harness.ts';
+import { operatorWith, trpcCall } from '../operators/fixtures.ts';
+import { payoutReadyMerchant } from '../payouts/fixtures.ts';
+import { getPayout, handledCredit, payBank, payoutWithInstruction } from '../settlement/fixtures.ts';
+import { removeQueues, seedQueues } from './fixtures.ts';
+
+/**
+ * `admin.machines` and `admin.exceptions` against the running service, as the console calls them
+ * (tRPC over HTTP with an operator's token). The database is shared with the rest of the run, so
+ * the tests compare counts before and after what they do.
+ */
+
+type Queues = Record<string, { count: number; oldest_at: string | null; oldest_age_seconds: number | null }>;
+
+async function exceptions(): Promise<{ counted_at: string; queues: Queues; order: string[] }> {
+  const viewer = await operatorWith('viewer');
+  const res = await trpcCall('admin.exceptions', 'query', undefined, viewer.token);
+  expect(res.status, JSON.stringify(res.body)).to.equal(200);
+  const data = res.body.result.data;
+  return {
+    counted_at: data.counted_at,
+    order: data.queues.map((q: { code: string }) => q.code),
+    queues: Object.fromEntries(data.queues.map((q: { code: string }) => [q.code, q])),
+  };
+}
+
+type Counts = Record<string, Record<string, number | null>>;
+
+async function machines(): Promise<{ body: any; counts: Counts }> {
+  const viewer = await operatorWith('viewer');
+  const res = await trpcCall('admin.machines', 'query', undefined, viewer.token);
+  expect(res.status, JSON.stringify(res.body)).to.equal(200);
+  const body = res.body.result.data;
+  const counts: Counts = {};
+  for (const m of body.machines) {
+    counts[m.name] = Object.fromEntries(
+      m.states.map((s: { path: string; count: number | null }) => [s.path, s.count]),
+    );
+  }
+  return { body, counts };
+}
+
+const QUEUES = [
+  'PAYOUTS_HELD_UNDERPAID',
+  'INFLOWS_UNMATCHED',
+  'REFUNDS_FAILED',
+  'MONEY_HELD_NO_REFUND_DESTINATION',
+  'WEBHOOK_DELIVERIES_DEAD',
+];
+
+describe('admin.exceptions: where money waits for a person', () => {
+  it('lists every queue, in a stable order, to any operator and to nobody else', async () => {
+    const { order, queues } = await exceptions();
+    expect(order).to.deep.equal(QUEUES);
+    for (const code of QUEUES) {
+      expect(queues[code]).to.include.keys('title', 'description', 'machine', 'state', 'since', 'list');
+      expect(queues[code]!.count).to.be.a('number');
+    }
+    const anonymous = await trpcCall('admin.exceptions', 'query', undefined, null);
+    expect(anonymous.status).to.equal(401);
+    const merchant = await createMerchant();
+    const withKey = await trpcCall('admin.exceptions', 'query', undefined, merchant.key);
+    expect(withKey.status).to.equal(401);
+  });
+
+  it('counts an underpaid payout while it is held, and no longer once the rest arrives', async () => {
+    const merchant = await payoutReadyMerchant();
+    const payout = await payoutWithInstruction(merchant, { settlement_currency: 'NGN' });
+    const before = await exceptions();
+    const first = await payBank(payout.instruction.account_unique, '1000.00');
+    await handledCredit(first.session_id);
+    const held = await exceptions();
+    expect(held.queues['PAYOUTS_HELD_UNDERPAID']!.count).to.equal(
+      before.queues['PAYOUTS_HELD_UNDERPAID']!.count + 1,
+    );
+    // Waiting since its first underpaid settlement, at the latest.
+    const since = (await getPayout(merchant, payout.id)).status_timeline.at(-1).created_at;
+    expect(Date.parse(held.queues['PAYOUTS_HELD_UNDERPAID']!.oldest_at!)).to.be.at.most(Date.parse(since));
+
+    const expected = Number(payout.instruction.expected);
+    const rest = await payBank(payout.instruction.account_unique, (expected - 1000).toFixed(2));
+    await handledCredit(rest.session_id);
+    expect((await getPayout(merchant, payout.id)).status).to.equal('PAYMENT_RECEIVED');
+    expect((await exceptions()).queues['PAYOUTS_HELD_UNDERPAID']!.count).to.equal(
+      before.queues['PAYOUTS_HELD_UNDERPAID']!.count,
+    );
+  });
+
+  describe('with objects waiting since long ago', () => {
+    let tenantId: string;
+    // Older than anything the rest of the run makes: the oldest of every queue is one of these.
+    const at = new Date('2001-01-01T00:00:00Z');
+    const stepMs = 3_600_000;
+    let baseline: Awaited<ReturnType<typeof exceptions>>;
+
+    before(async () => {
+      baseline = await exceptions();
+      tenantId = (await createMerchant()).tenantId;
+      // 6 of each: row n at `at + n h`; payouts n = 3, 6 held, n = 1, 4 holding money, n = 2, 5 refund failed.
+      await seedQueues(tenantId, { rows: 6, at, stepMs });
+    });
+    after(async () => {
+      if (tenantId) await removeQueues(tenantId);
+    });
+
+    it('counts each queue and says since when its oldest object has waited', async () => {
+      const now = await exceptions();
+      const hour = (n: number) => new Date(at.getTime() + n * stepMs).toISOString();
+      const expected: Record<string, [number, string]> = {
+        PAYOUTS_HELD_UNDERPAID: [2, hour(3)],
+        INFLOWS_UNMATCHED: [6, hour(1)],
+        REFUNDS_FAILED: [2, hour(2)],
+        MONEY_HELD_NO_REFUND_DESTINATION: [2, hour(1)],
+        WEBHOOK_DELIVERIES_DEAD: [6, hour(1)],
+      };
+      const clock = Date.parse(now.counted_at);
+      expect(clock).to.equal(harness().clock.now().getTime());
+      for (const [code, [added, oldest]] of Object.entries(expected)) {
+        const queue = now.queues[code]!;
+        expect(queue.count, code).to.equal(baseline.queues[code]!.count + added);
+        expect(queue.oldest_at, code).to.equal(oldest);
+        expect(queue.oldest_age_seconds, code).to.equal(Math.floor((clock - Date.parse(oldest)) / 1000));
+      }
+    });
+  });
+});
+
+describe('admin.machines: the compliance view with live counts', () => {
+  it('shows every machine in plain words, with the thresholds this service runs with', async () => {
+    const { body } = await machines();
+    const names = body.machines.map((m: { name: string }) => m.name);
+    expect(names).to.include.members([
+      'payout',
+      'payment-instruction',
+      'inflow',
+      'quote',
+      'outflow',
+      'refund',
+      'webhook-delivery',
+    ]);
+    const payout = body.machines.find((m: { name: string }) => m.name === 'payout');
+    expect(payout.counted).to.equal(true);
+    const max = harness().service.deps.config.DISPATCH_MAX_ATTEMPTS;
+    expect(payout.guards.find((g: { name: string }) => g.name === 'hasAttemptsLeft').holds).to.include(
+      `\`DISPATCH_MAX_ATTEMPTS\` = ${max}`,
+    );
+    expect(body.money_places.map((p: { code: string }) => p.code)).to.include('HELD_FOR_PERSON');
+    expect(body.links.length).to.be.above(0);
+    // Every state of a counted machine has a count; a state with inner states counts them all.
+    for (const m of body.machines.filter((x: { counted: boolean }) => x.counted)) {
+      for (const s of m.states) {
+        expect(s.count, `${m.name} ${s.path}`).to.be.a('number');
+        if (s.children.length > 0) {
+          const inner = m.states
+            .filter((c: { parent: string | null }) => c.parent === s.path)
+            .reduce((sum: number, c: { count: number }) => sum + c.count, 0);
+          expect(s.count, `${m.name} ${s.path}`).to.equal(inner);
+        }
+      }
+    }
+  });
+
+  it('counts a payout and its money as they move, inner states included', async () => {
+    const merchant = await payoutReadyMerchant();
+    const payout = await payoutWithInstruction(merchant, { settlement_currency: 'NGN' });
+    const before = (await machines()).counts;
+    const first = await payBank(payout.instruction.account_unique, '1000.00');
+    await handledCredit(first.session_id);
+    const after = (await machines()).counts;
+    const change = (machine: string, path: string) => after[machine]![path]! - before[machine]![path]!;
+    expect(change('payout', 'PENDING_PAYMENT.held')).to.equal(1);
+    expect(change('payout', 'PENDING_PAYMENT.awaiting')).to.equal(-1);
+    expect(change('payout', 'PENDING_PAYMENT')).to.equal(0);
+    expect(change('inflow', 'HELD')).to.equal(1);
+    expect(change('inflow', 'HELD.attributed')).to.equal(1);
+    expect(change('payment-instruction', 'UNPAID')).to.equal(0);
+  });
+});
