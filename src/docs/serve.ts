@@ -55,7 +55,8 @@ const CSP = [
 ].join('; ');
 
 // Points "Try it out" at the service that serves the page (the document names the default
-// address), and turns off the one feature that would call out: the online spec validator.
+// address), and turns off the one feature that would call out: the online spec validator. Once
+// Swagger UI has rendered the document, #reference says so (data-rendered), for whatever waits.
 const REFERENCE_JS = `'use strict';
 fetch('/openapi.json')
   .then((response) => response.json())
@@ -70,6 +71,9 @@ fetch('/openapi.json')
       defaultModelsExpandDepth: 0,
       showExtensions: true,
       displayRequestDuration: true,
+      onComplete: () => {
+        document.getElementById('reference').dataset.rendered = 'true';
+      },
     });
   })
   .catch((error) => {
