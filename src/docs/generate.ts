@@ -256,8 +256,24 @@ export class IncompleteTexts extends Error {
   }
 }
 
+/**
+ * The machine files in `machines/` that `src/docs/registry.ts` does not list: a machine the pages
+ * would silently leave out. Generation refuses to run while there is one, so that a new machine
+ * gets its pages, and with them every text they need.
+ */
+export async function unregisteredMachines(root = REPO_ROOT): Promise<string[]> {
+  const registered = new Set(MACHINE_DOCS.map((d) => `${d.name}.machine.ts`));
+  const files = await readdir(path.join(root, 'machines'));
+  return files
+    .filter((f) => f.endsWith('.machine.ts') && !registered.has(f))
+    .sort()
+    .map((f) => `machines/${f} is not in src/docs/registry.ts (add it there, with its texts)`);
+}
+
 /** Every generated document, keyed by its path relative to the repository root, in a stable order. */
 export async function generateDocs(): Promise<Map<string, string>> {
+  const unregistered = await unregisteredMachines();
+  if (unregistered.length > 0) throw new IncompleteTexts(unregistered);
   const files = new Map<string, string>();
   const openapi = openApiDocument(appRouter, { baseUrl: DOCS_BASE_URL });
   files.set('docs/openapi.json', `${JSON.stringify(openapi, null, 2)}\n`);

@@ -1,11 +1,14 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { expect } from 'chai';
 import Koa from 'koa';
 import { type AnyStateMachine, createMachine } from 'xstate';
 import { payoutMachine, payoutTexts } from '#machines/payout.machine.ts';
 import { loadConfig } from '#src/config.ts';
 import { buildComplianceModel, type ComplianceMachine, MONEY_PLACES } from '#src/docs/compliance.ts';
-import { committedModel, IncompleteTexts } from '#src/docs/generate.ts';
+import { committedModel, IncompleteTexts, unregisteredMachines } from '#src/docs/generate.ts';
 import { MACHINE_DOCS, type MachineDoc } from '#src/docs/registry.ts';
 import { docsRoutes } from '#src/docs/serve.ts';
 
@@ -169,6 +172,22 @@ describe('the compliance view of the machines', () => {
       'PROCESSING.inFlight',
       'PROCESSING.redispatching',
     ]);
+  });
+
+  it('refuses to generate while a machine file is not registered, so a new machine cannot skip its texts', async () => {
+    expect(await unregisteredMachines()).to.deep.equal([]);
+    const root = await mkdtemp(path.join(os.tmpdir(), 'machines-'));
+    try {
+      await mkdir(path.join(root, 'machines'));
+      for (const doc of MACHINE_DOCS) await writeFile(path.join(root, `machines/${doc.name}.machine.ts`), '');
+      await writeFile(path.join(root, 'machines/approval.machine.ts'), '');
+      await writeFile(path.join(root, 'machines/approval.machine.test.ts'), '');
+      expect(await unregisteredMachines(root)).to.deep.equal([
+        'machines/approval.machine.ts is not in src/docs/registry.ts (add it there, with its texts)',
+      ]);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
   });
 
   describe('refuses a machine changed without its texts (the docs check fails)', () => {
