@@ -17,6 +17,7 @@ import { createBenchDatabase, PG_BASE, pool } from './lib/db.ts';
 import { machine, Results, writeResults } from './lib/report.ts';
 import { migrateAndCreateTenants, setRefundDestinations } from './lib/seed.ts';
 import { createScenarios, listScenarios } from './scenarios/api.ts';
+import { consoleCountsScenario } from './scenarios/console-counts.ts';
 import { instructionScenario } from './scenarios/instructions.ts';
 import { settlementScenario } from './scenarios/settlement.ts';
 import { webhookScenario } from './scenarios/webhooks.ts';
@@ -27,6 +28,7 @@ const SCENARIOS = {
   instructions: instructionScenario,
   settlement: settlementScenario,
   webhooks: webhookScenario,
+  'console-counts': consoleCountsScenario,
 } as const;
 type ScenarioName = keyof typeof SCENARIOS;
 

@@ -11,7 +11,7 @@ import { harness } from '../harness.ts';
  * exception queue from the partial index that holds exactly its rows (its cost is the queue's
  * size, not the table's), and the live counts per state from an index that starts with the state
  * column. Planned, as prepared statements are, over a history where most rows are done and a few
- * wait for a person. The benchmark (bench/scenarios/console.ts) times the same on 100,000 payouts.
+ * wait for a person. The benchmark (bench/scenarios/console-counts.ts) times the same on 100,000 payouts.
  */
 
 interface PlanNode {
