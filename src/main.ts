@@ -22,8 +22,25 @@ mkdirSync(config.DATA_DIR, { recursive: true });
 const secrets = loadSecrets(config);
 const closers: (() => Promise<void>)[] = [];
 
-async function shutdown(signal: string): Promise<void> {
+/** How long a stop may take (jobs finishing their pass, connections draining) before the process exits anyway. */
+const SHUTDOWN_TIMEOUT_MS = 20_000;
+let stopping = false;
+
+/**
+ * Stops everything started, in reverse order, then logs `stopped` and exits. A second signal
+ * while stopping exits at once (code 1), as does a stop that outlasts SHUTDOWN_TIMEOUT_MS.
+ */
+async function shutdown(signal: string, code = 0): Promise<void> {
+  if (stopping) {
+    log.warn({ signal }, 'stopped before the shutdown finished');
+    process.exit(1);
+  }
+  stopping = true;
   log.info({ signal }, 'shutting down');
+  setTimeout(() => {
+    log.error({ signal, timeout_ms: SHUTDOWN_TIMEOUT_MS }, 'shutdown timed out; exiting');
+    process.exit(1);
+  }, SHUTDOWN_TIMEOUT_MS).unref();
   for (const close of closers.reverse()) {
     try {
       await close();
@@ -31,7 +48,24 @@ async function shutdown(signal: string): Promise<void> {
       log.error({ err }, 'error during shutdown');
     }
   }
-  process.exit(0);
+  log.info({ signal }, 'stopped');
+  process.exit(code);
+}
+
+// Handlers first, so that a signal during start-up stops what has started so far.
+process.on('SIGINT', () => void shutdown('SIGINT'));
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+
+/**
+ * `npm start` runs this process in npm's place (`exec` in the script), so npm passes SIGTERM and
+ * SIGINT on to it. Should npm itself die without passing a signal on (SIGKILL), this process
+ * would serve on without anything to stop it: started by npm, it stops when its parent is gone.
+ */
+if (process.env.npm_lifecycle_event === 'start') {
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent && !stopping) void shutdown('parent-exited');
+  }, 1000).unref();
 }
 
 try {
@@ -84,9 +118,5 @@ try {
   process.stdout.write(startupBanner({ config, serviceUrl: service.url, providersUrl, secrets, demo }));
 } catch (err) {
   log.fatal({ err }, 'failed to start');
-  await shutdown('startup-failure');
-  process.exit(1);
+  await shutdown('startup-failure', 1);
 }
-
-process.once('SIGINT', () => void shutdown('SIGINT'));
-process.once('SIGTERM', () => void shutdown('SIGTERM'));
