@@ -45,6 +45,11 @@ const jobList = z
  */
 export const configSchema = z.object({
   PORT: int(3000),
+  /**
+   * A port of its own for `GET /metrics` (the same bearer token), besides the service's port.
+   * Unset: metrics on the service's port only.
+   */
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   HOST: z.string().default('127.0.0.1'),
   DATABASE_URL: z.string().url().optional(),
   DATABASE_POOL_SIZE: int(8, 1),

@@ -5,6 +5,7 @@ import type { Sql } from './db/sql.ts';
 import type { RateLimiter } from './http/rate-limit.ts';
 import type { Clock } from './lib/clock.ts';
 import type { Logger } from './lib/log.ts';
+import type { Metrics, MetricsSnapshot } from './observability/metrics.ts';
 import type { Providers } from './providers/providers.ts';
 import type { Rails } from './providers/rails.ts';
 
@@ -25,6 +26,8 @@ export interface Secrets {
 /** Wakes background workers so that work made due by a request starts now, not at the next poll. */
 export interface JobKicker {
   kick(job: string): void;
+  /** The metric snapshots of the running job threads, for `/metrics`. */
+  metrics?(): Promise<MetricsSnapshot[]>;
 }
 
 /** Everything a request or a job needs, built once by the composition root (`src/service.ts`). */
@@ -40,6 +43,8 @@ export interface Deps {
   providers: Providers;
   rails: Rails;
   rateLimiter: RateLimiter;
+  /** This instance's (or worker thread's) own Prometheus registry and instruments. */
+  metrics: Metrics;
   /** Base URL providers call back (bank credits, processor outcomes); the service's own URL by default. */
   callbackBaseUrl: string;
   /** The running background workers, when this process runs them. */

@@ -6,9 +6,12 @@ import { migrate, openOrm } from './db/orm.ts';
 import { openSql } from './db/sql.ts';
 import type { Deps, Secrets } from './deps.ts';
 import { createApp } from './http/app.ts';
+import { startMetricsServer } from './http/observability.ts';
 import { RateLimiter } from './http/rate-limit.ts';
 import { type Clock, systemClock } from './lib/clock.ts';
 import type { Logger } from './lib/log.ts';
+import { createMetrics, registerPoolMetrics, registerServiceMetrics } from './observability/metrics.ts';
+import { observeTransitions, transitionObserver } from './observability/transitions.ts';
 import { cachedDirectory } from './providers/cached-directory.ts';
 import { httpProviders } from './providers/http-providers.ts';
 import { httpRails } from './providers/http-rails.ts';
@@ -30,6 +33,8 @@ export interface RunningService {
   deps: Deps;
   url: string;
   port: number;
+  /** The port of the metrics server when METRICS_PORT is set. */
+  metricsPort?: number;
   close(): Promise<void>;
 }
 
@@ -59,21 +64,26 @@ export async function createDeps(options: DepsOptions): Promise<Deps> {
     clock,
     log,
   });
+  const metrics = createMetrics();
+  // Before openSql: the Sql it opens carries the observer of this ORM.
+  observeTransitions(orm, transitionObserver(log, metrics));
+  registerPoolMetrics(metrics, await orm.em.getConnection().getNativeClient());
   const timeoutMs = config.PROVIDER_TIMEOUT_MS;
   return {
     config,
     orm,
+    metrics,
     sql: await openSql(orm),
     clock,
     log,
     secrets: options.secrets,
     corridors: options.corridors ?? Corridors.load(),
     providers: withCaching(
-      options.providers ?? httpProviders({ baseUrl: options.providersUrl, timeoutMs, log }),
+      options.providers ?? httpProviders({ baseUrl: options.providersUrl, timeoutMs, log, metrics }),
       config,
       clock,
     ),
-    rails: options.rails ?? httpRails({ baseUrl: options.providersUrl, timeoutMs, log }),
+    rails: options.rails ?? httpRails({ baseUrl: options.providersUrl, timeoutMs, log, metrics }),
     rateLimiter: new RateLimiter({ perSecond: config.RATE_LIMIT_PER_SECOND, burst: config.RATE_LIMIT_BURST }),
     callbackBaseUrl: options.callbackBaseUrl ?? config.CALLBACK_BASE_URL ?? '',
   };
@@ -94,6 +104,7 @@ export async function startService(options: DepsOptions): Promise<RunningService
     await orm.close();
     throw err;
   }
+  registerServiceMetrics(deps.metrics, { sql: deps.sql, clock: deps.clock });
   const app = createApp(deps, appRouter);
   const server: Server = await new Promise((resolve, reject) => {
     const s = app.listen(config.PORT, config.HOST, () => resolve(s));
@@ -103,11 +114,15 @@ export async function startService(options: DepsOptions): Promise<RunningService
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.PORT;
   deps.callbackBaseUrl ||= `http://${config.HOST}:${port}`;
+  const metricsServer =
+    config.METRICS_PORT === undefined ? null : await startMetricsServer(deps, config.METRICS_PORT);
   return {
     deps,
     port,
     url: `http://${config.HOST}:${port}`,
+    metricsPort: metricsServer?.port,
     async close() {
+      await metricsServer?.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();

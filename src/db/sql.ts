@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type pg from 'pg';
+import { observerOf, type TransitionObserver } from '#src/observability/transitions.ts';
 
 /**
  * Plain SQL for the hot paths (create and read payouts, the workers' batches), on the ORM's own
@@ -48,6 +49,8 @@ export interface Sql {
   rows<R>(statement: Statement, values?: readonly unknown[]): Promise<R[]>;
   /** Runs `work` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(work: (tx: Sql) => Promise<T>): Promise<T>;
+  /** Told of the payout status changes written through this `Sql` (`src/observability/transitions.ts`). */
+  readonly observer?: TransitionObserver;
 }
 
 // A statement is prepared on each connection that runs it, under a name unique to that connection
@@ -72,16 +75,18 @@ function run<R>(client: pg.ClientBase, s: Statement, values: readonly unknown[])
     .then((result) => result.rows as R[]);
 }
 
-function clientSql(client: pg.ClientBase): Sql {
+function clientSql(client: pg.ClientBase, observer?: TransitionObserver): Sql {
   return {
     rows: (s, values = []) => run(client, s, values),
-    transaction: (work) => work(clientSql(client)),
+    transaction: (work) => work(clientSql(client, observer)),
+    observer,
   };
 }
 
 /** Statements on a pool: each on a free connection, a transaction on one connection of its own. */
-export function poolSql(pool: pg.Pool): Sql {
+export function poolSql(pool: pg.Pool, observer?: TransitionObserver): Sql {
   return {
+    observer,
     async rows<R>(s: Statement, values: readonly unknown[] = []): Promise<R[]> {
       const client = await pool.connect();
       try {
@@ -95,7 +100,7 @@ export function poolSql(pool: pg.Pool): Sql {
       let broken: Error | undefined;
       try {
         await client.query('begin');
-        const result = await work(clientSql(client));
+        const result = await work(clientSql(client, observer));
         await client.query('commit');
         return result;
       } catch (err) {
@@ -174,6 +179,7 @@ export function emSql(em: EntityManager): Sql {
       return em.execute<R[]>(converted.text, params);
     },
     transaction: (work) => em.transactional((tx) => work(emSql(tx))),
+    observer: observerOf(em),
   };
 }
 
@@ -204,7 +210,7 @@ function bindValue(value: unknown): unknown {
 export async function openSql(orm: MikroORM): Promise<Sql> {
   const [row] = await orm.em.fork().execute<{ version: string }[]>('select version()');
   if (row?.version.includes('PGlite')) return emSql(orm.em.fork());
-  return poolSql(await orm.em.getConnection().getNativeClient());
+  return poolSql(await orm.em.getConnection().getNativeClient(), observerOf(orm.em));
 }
 
 const UTC_TIMESTAMP = /^(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d:\d\d)(?:\.(\d{1,6}))?(?:\+00(?::00)?|Z)$/;

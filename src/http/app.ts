@@ -7,6 +7,7 @@ import type { AppRouter } from '#src/router.ts';
 import { callbacksRouter } from './callbacks.ts';
 import { AppError } from './errors.ts';
 import { accessLog, errorEnvelope, rawBody, requestId } from './middleware.ts';
+import { observabilityRoutes } from './observability.ts';
 import { openApiDocument } from './openapi.ts';
 import { outputSchemas, requestContext, restRouter } from './rest.ts';
 
@@ -23,9 +24,10 @@ export function createApp(deps: Deps, appRouter: AppRouter): Koa {
   let openapi: string | undefined;
 
   app.use(requestId());
-  app.use(accessLog(deps.log));
+  app.use(accessLog(deps.log, deps.metrics, new Set(Object.keys(appRouter._def.procedures))));
   app.use(errorEnvelope(deps.log));
   app.use(rawBody());
+  app.use(observabilityRoutes(deps));
   app.use(async (ctx, next) => {
     if (ctx.path === '/health') {
       ctx.body = { status: 'ok' };

@@ -74,6 +74,10 @@ export const ERROR_CATALOGUE = {
     status: 503,
     message: 'An upstream provider is unavailable; retry with the same Idempotency-Key.',
   },
+  NOT_READY: {
+    status: 503,
+    message: 'The service cannot serve yet: its database is unreachable or not fully migrated.',
+  },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;

@@ -2,6 +2,7 @@ import type { Context, Next } from 'koa';
 import { readBounded } from '#src/lib/body.ts';
 import { newId } from '#src/lib/ids.ts';
 import type { Logger } from '#src/lib/log.ts';
+import type { Metrics } from '#src/observability/metrics.ts';
 import { AppError, envelope } from './errors.ts';
 import { toAppError } from './trpc.ts';
 
@@ -16,6 +17,10 @@ declare module 'koa' {
   }
   interface DefaultState {
     requestId: string;
+    /** The caller's tenant, once its API key is known (the access log's `tenant_id`). */
+    tenantId?: string;
+    /** The error code the request was answered with (the access log's `error_code`). */
+    errorCode?: string;
   }
 }
 
@@ -42,6 +47,7 @@ export function errorEnvelope(log: Logger) {
     } catch (err) {
       const app = fromKoaError(err) ?? toAppError(err, log.child({ request_id: ctx.state.requestId }));
       ctx.status = app.status;
+      ctx.state.errorCode = app.code;
       for (const [name, value] of Object.entries(app.headers)) ctx.set(name, value);
       ctx.type = 'application/json';
       ctx.body = JSON.stringify(envelope(app, ctx.state.requestId));
@@ -93,20 +99,64 @@ export function jsonBody(ctx: Context): Record<string, unknown> {
   return parsed as Record<string, unknown>;
 }
 
-/** One structured log line per request, without headers or bodies (they may hold secrets). */
-export function accessLog(log: Logger) {
+/** Paths served outside the routers, each its own route in the metrics. */
+const FIXED_ROUTES = new Set([
+  '/',
+  '/health',
+  '/health/live',
+  '/health/ready',
+  '/metrics',
+  '/openapi.json',
+  '/trpc',
+]);
+
+/**
+ * The route a request matched, as a template (`/v1/payouts/:id`), for the metrics and the access
+ * log: a label of bounded cardinality, whatever paths callers send. tRPC calls count per procedure
+ * when the path names exactly one; pages under /docs and /console share one route each.
+ */
+export function routeOf(ctx: Context, procedures: ReadonlySet<string>): string {
+  const matched = (ctx as Context & { _matchedRoute?: unknown })._matchedRoute;
+  if (typeof matched === 'string') return matched;
+  const path = ctx.path;
+  if (FIXED_ROUTES.has(path)) return path;
+  if (path.startsWith('/trpc/')) {
+    const name = path.slice('/trpc/'.length);
+    return procedures.has(name) ? `/trpc/${name}` : '/trpc/*';
+  }
+  if (path === '/docs' || path.startsWith('/docs/')) return path === '/docs/machines' ? path : '/docs/*';
+  if (path === '/console' || path.startsWith('/console/')) return '/console/*';
+  return 'unmatched';
+}
+
+/**
+ * One structured log line per request, without headers or bodies (they may hold secrets): the
+ * request id, method, path, route, status, time, the caller's tenant once its key is known, and
+ * the error code of an error. Each request also counts in the HTTP metrics by route template.
+ */
+export function accessLog(log: Logger, metrics?: Metrics, procedures: ReadonlySet<string> = new Set()) {
   return async (ctx: Context, next: Next) => {
     const started = performance.now();
     try {
       await next();
     } finally {
+      const seconds = (performance.now() - started) / 1000;
+      const route = routeOf(ctx, procedures);
+      if (metrics) {
+        const labels = { route, method: ctx.method, status: String(ctx.status) };
+        metrics.httpRequests.inc(labels);
+        metrics.httpDuration.observe(labels, seconds);
+      }
       log.info(
         {
           request_id: ctx.state.requestId,
           method: ctx.method,
           path: ctx.path,
+          route,
           status: ctx.status,
-          ms: Math.round((performance.now() - started) * 10) / 10,
+          ms: Math.round(seconds * 10_000) / 10,
+          tenant_id: ctx.state.tenantId,
+          error_code: ctx.state.errorCode,
         },
         'request',
       );

@@ -49,6 +49,7 @@ const authenticate = middleware(async ({ ctx, meta, next }) => {
   );
   if (!found) throw new AppError('UNAUTHENTICATED');
   const { principal, stored } = found;
+  if (ctx.response) ctx.response.tenantId = principal.tenant.id;
   // Every request of a known key counts, whatever becomes of it; the REST adapter shows the state.
   const limit = ctx.deps.rateLimiter.take(principal.keyId, ctx.deps.clock.now().getTime());
   if (ctx.response) ctx.response.rateLimit = limit;

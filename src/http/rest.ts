@@ -87,9 +87,11 @@ export function restRouter(deps: Deps, appRouter: AnyRouter): Router {
           batchIndex: 0,
         });
       } catch (err) {
+        ctx.state.tenantId = response.tenantId;
         if (response.rateLimit) ctx.set('RateLimit', rateLimitField(response.rateLimit));
         throw toAppError(err, requestLog({ deps, requestId: ctx.state.requestId }, { route: route.path }));
       }
+      ctx.state.tenantId = response.tenantId;
       if (response.rateLimit) ctx.set('RateLimit', rateLimitField(response.rateLimit));
       ctx.type = 'application/json';
       if (response.replay) {

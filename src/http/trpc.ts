@@ -34,6 +34,8 @@ export interface ResponseHolder {
   rendered?: string;
   /** The caller's rate-limit state, once its API key is known. */
   rateLimit?: RateLimitState;
+  /** The caller's tenant, once its API key is known: the access log's `tenant_id`. */
+  tenantId?: string;
 }
 
 export interface ProcedureMeta extends OpenApiMeta {

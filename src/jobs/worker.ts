@@ -9,6 +9,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { Config } from '#src/config.ts';
 import type { Secrets } from '#src/deps.ts';
 import { createLogger } from '#src/lib/log.ts';
+import { isMetricsRequest } from '#src/observability/metrics.ts';
 import { secretsFrom } from '#src/secrets.ts';
 import { createDeps } from '#src/service.ts';
 import { jobNamed } from './registry.ts';
@@ -56,6 +57,14 @@ parentPort?.postMessage('ready');
 let stopping = false;
 let wake: (() => void) | undefined;
 parentPort?.on('message', (message: unknown) => {
+  // The main thread asks for this thread's metrics when /metrics is scraped; that wakes nothing.
+  if (isMetricsRequest(message)) {
+    void deps.metrics.registry.getMetricsAsJSON().then(
+      (metrics) => parentPort?.postMessage({ type: 'metrics', id: message.id, metrics }),
+      (err: unknown) => log.warn({ err }, 'could not collect metrics'),
+    );
+    return;
+  }
   if (message === 'cancel') stopping = true;
   wake?.();
 });

@@ -4,14 +4,20 @@ import Bree from 'bree';
 import type { Config } from '#src/config.ts';
 import type { JobKicker, Secrets } from '#src/deps.ts';
 import type { Logger } from '#src/lib/log.ts';
+import { isMetricsAnswer, type MetricsSnapshot } from '#src/observability/metrics.ts';
 import { JOBS } from './registry.ts';
 import type { WorkerData } from './worker.ts';
 
 export interface RunningWorkers extends JobKicker {
   /** The jobs whose thread is running now: built its dependencies, and has not exited since. */
   running(): string[];
+  /** Each running thread's metrics; a thread that does not answer within a second is left out. */
+  metrics(): Promise<MetricsSnapshot[]>;
   stop(): Promise<void>;
 }
+
+/** How long a scrape waits for a job thread's metrics. */
+const METRICS_TIMEOUT_MS = 1000;
 
 /** How long start-up waits for the job threads to be running before it carries on without them. */
 export const WORKERS_READY_TIMEOUT_MS = 60_000;
@@ -41,6 +47,8 @@ export async function startWorkers(options: {
   const names = options.jobs ?? JOBS.map((j) => j.name);
   let stopping = false;
   const running = new Set<string>();
+  let nextRequest = 0;
+  const answers = new Map<number, (metrics: MetricsSnapshot) => void>();
   let allRunning: () => void = () => undefined;
   const started = new Promise<void>((resolve) => {
     allRunning = resolve;
@@ -71,6 +79,10 @@ export async function startWorkers(options: {
       return { name, path: WORKER_FILE, timeout: 0, worker: { workerData } };
     }),
     workerMessageHandler: ({ name, message }: { name: string; message: unknown }) => {
+      if (isMetricsAnswer(message)) {
+        answers.get(message.id)?.(message.metrics);
+        return;
+      }
       if (message !== 'ready') return;
       running.add(name);
       if (running.size === names.length) allRunning();
@@ -108,6 +120,28 @@ export async function startWorkers(options: {
       bree.workers.get(job)?.postMessage('kick');
     },
     running: () => names.filter((name) => running.has(name)),
+    async metrics() {
+      const asked = names.filter((name) => running.has(name));
+      const snapshots = await Promise.all(
+        asked.map(
+          (name) =>
+            new Promise<MetricsSnapshot | null>((resolve) => {
+              const id = ++nextRequest;
+              const timer = setTimeout(() => {
+                answers.delete(id);
+                resolve(null);
+              }, METRICS_TIMEOUT_MS);
+              answers.set(id, (metrics) => {
+                clearTimeout(timer);
+                answers.delete(id);
+                resolve(metrics);
+              });
+              bree.workers.get(name)?.postMessage({ type: 'metrics?', id });
+            }),
+        ),
+      );
+      return snapshots.filter((s) => s !== null);
+    },
     async stop() {
       stopping = true;
       await bree.stop();

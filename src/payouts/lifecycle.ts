@@ -9,6 +9,7 @@ import type { TaskKind } from '#src/jobs/entities.ts';
 import { scheduleTask, scheduleTasks } from '#src/jobs/tasks.ts';
 import { newId } from '#src/lib/ids.ts';
 import type { Decimal } from '#src/lib/money.ts';
+import { observerOf } from '#src/observability/transitions.ts';
 import { Payout, type PayoutStatus, StatusLog } from './entities.ts';
 import {
   type InstructionView,
@@ -78,6 +79,16 @@ export function effectsOf(actions: readonly MachineAction[]): PayoutEffects {
 async function recordEffects(em: EntityManager, effects: Effects): Promise<void> {
   const { payout, now } = effects;
   const wanted = effectsOf(effects.actions);
+  if (effects.from !== effects.to) {
+    observerOf(em)?.payout({
+      payoutId: payout.id,
+      tenantId: payout.tenant.id,
+      from: effects.from,
+      to: effects.to,
+      reason: wanted.timeline,
+      triggeredBy: effects.triggeredBy,
+    });
+  }
   if (wanted.timeline !== null) {
     em.create(StatusLog, {
       payout,
@@ -333,6 +344,14 @@ export async function insertNewPayout(
     });
   }
   if (!row.created) throw new KeyTaken();
+  sql.observer?.payout({
+    payoutId: payout.id,
+    tenantId: payout.tenantId,
+    from: null,
+    to: status,
+    reason: reasonCode,
+    triggeredBy: 'SYSTEM',
+  });
   return { resource, json };
 }
 
@@ -479,6 +498,16 @@ export async function applyPayoutSteps(tx: Sql, steps: readonly PayoutStep[]): P
 
     const now = event.now;
     const effects = effectsOf(done.actions);
+    if (done.changed) {
+      tx.observer?.payout({
+        payoutId: payout.id,
+        tenantId: payout.tenant_id,
+        from: done.from,
+        to: done.to,
+        reason: effects.timeline,
+        triggeredBy: event.triggeredBy,
+      });
+    }
     const set = item.set ?? {};
     const view: PayoutView = {
       ...payout,

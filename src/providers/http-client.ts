@@ -1,4 +1,5 @@
-import got, { type Got, RequestError, type Response } from 'got';
+import got, { type Got, RequestError, type Response, TimeoutError } from 'got';
+import type { Counter, Histogram } from 'prom-client';
 import { z } from 'zod';
 import type { Logger } from '#src/lib/log.ts';
 import { ProviderUnavailableError } from './providers.ts';
@@ -14,6 +15,28 @@ export interface HttpClientOptions {
   name: string;
   /** First retry delay, doubled per retry (default 100 ms); tests make it 1 ms instead of waiting. */
   retryBaseMs?: number;
+  /** Where each HTTP attempt is counted, with its outcome and duration (`src/observability/metrics.ts`). */
+  metrics?: ProviderCallMetrics;
+}
+
+/** The instruments a client records its attempts in. */
+export interface ProviderCallMetrics {
+  providerCalls: Counter<'provider' | 'outcome'>;
+  providerDuration: Histogram<'provider' | 'outcome'>;
+}
+
+/**
+ * An attempt's outcome as a metric label: `ok` (2xx), `client_error` (another 4xx), `unavailable`
+ * (5xx, 408, 429), `timeout`, or `network_error` (no answer at all).
+ */
+function outcomeOfStatus(status: number): string {
+  if (status >= 500 || UNAVAILABLE_STATUS_CODES.has(status)) return 'unavailable';
+  if (status >= 400) return 'client_error';
+  return 'ok';
+}
+
+function outcomeOfError(error: RequestError): string {
+  return error instanceof TimeoutError || error.code === 'ETIMEDOUT' ? 'timeout' : 'network_error';
 }
 
 const RETRY_LIMIT = 2;
@@ -30,6 +53,20 @@ const UNAVAILABLE_STATUS_CODES = new Set([408, 429]);
 export function createHttpClient(options: HttpClientOptions): HttpClient {
   const log = options.log.child({ provider: options.name });
   const retryBaseMs = options.retryBaseMs ?? DEFAULT_RETRY_BASE_MS;
+  const metrics = options.metrics;
+  const provider = options.name;
+  const record = (outcome: string, ms: number | undefined) => {
+    if (!metrics) return;
+    metrics.providerCalls.inc({ provider, outcome });
+    if (ms !== undefined && Number.isFinite(ms))
+      metrics.providerDuration.observe({ provider, outcome }, ms / 1000);
+  };
+  // An attempt that got no response: its duration from its own start to now.
+  const failed = (error: RequestError) => {
+    if (error.response) return;
+    const start = error.timings?.start;
+    record(outcomeOfError(error), start === undefined ? undefined : Date.now() - start);
+  };
   return got.extend({
     prefixUrl: options.baseUrl,
     timeout: { request: options.timeoutMs },
@@ -50,6 +87,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     hooks: {
       afterResponse: [
         (response) => {
+          record(outcomeOfStatus(response.statusCode), response.timings?.phases.total);
           log.debug(
             {
               method: response.request.options.method,
@@ -65,6 +103,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
       ],
       beforeRetry: [
         (error, retryCount) => {
+          failed(error);
           log.debug(
             {
               method: error.options.method,
@@ -78,6 +117,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
       ],
       beforeError: [
         (error) => {
+          failed(error);
           log.debug(
             { method: error.options.method, path: pathOf(error.options.url), reason: reasonOf(error) },
             'provider call failed',

@@ -6,6 +6,7 @@ import {
   createHttpClient,
   errorCode,
   type HttpClient,
+  type ProviderCallMetrics,
   parse,
   send,
   unavailable,
@@ -110,6 +111,7 @@ export function httpProviders(options: {
   baseUrl: string;
   timeoutMs: number;
   log: Logger;
+  metrics?: ProviderCallMetrics;
   retryBaseMs?: number;
 }): Providers {
   const client = (name: string) => createHttpClient({ ...options, name });

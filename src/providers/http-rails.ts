@@ -7,6 +7,7 @@ import {
   createHttpClient,
   errorCode,
   type HttpClient,
+  type ProviderCallMetrics,
   type ProviderResponse,
   parse,
   send,
@@ -274,6 +275,7 @@ export function httpRails(options: {
   baseUrl: string;
   timeoutMs: number;
   log: Logger;
+  metrics?: ProviderCallMetrics;
   retryBaseMs?: number;
   processorName?: string;
 }): Rails {

@@ -317,7 +317,8 @@ async function recordAttempt(
 ): Promise<RefundStatus | null> {
   const refundId = task.subjectId;
   const now = deps.clock.now();
-  return deps.orm.em.fork().transactional(async (tx) => {
+  let failed = null as Record<string, unknown> | null;
+  const status = await deps.orm.em.fork().transactional(async (tx) => {
     const refund = await tx.findOne(Refund, refundId, { lockMode: LockMode.PESSIMISTIC_WRITE });
     if (!refund || refund.attemptNumber !== attemptNumber) return refund?.status ?? null;
     const providerReference = 'providerReference' in result ? result.providerReference : null;
@@ -333,6 +334,15 @@ async function recordAttempt(
       if (event.type === 'FAILED') {
         t.row.failureReason = context.failureReason?.slice(0, 500) ?? null;
         t.row.processorReference ??= providerReference?.slice(0, 128) ?? null;
+        // The destination only as registered, masked: never the full account.
+        failed = {
+          refund_id: refundId,
+          payout_id: t.row.payout.id,
+          tenant_id: t.row.tenant.id,
+          attempt: t.row.attemptNumber,
+          destination: t.row.destinationMasked,
+          reason: t.row.failureReason,
+        };
       }
     };
     switch (result.status) {
@@ -361,6 +371,9 @@ async function recordAttempt(
     if (refund.status === 'SUCCESSFUL' || refund.status === 'FAILED') await completeTask(tx, task, now);
     return refund.status;
   });
+  // Logged once committed: the merchant's money stays held until an operator acts.
+  if (failed) deps.log.warn(failed, 'refund failed; waiting for an operator');
+  return status;
 }
 
 /**

@@ -126,6 +126,7 @@ export async function runWebhooksOnce(
         started = round.started;
         more = round.more || round.abandoned > 0;
         summary.abandoned += round.abandoned;
+        if (round.abandoned > 0) deps.metrics.webhookAttempts.inc({ outcome: 'abandoned' }, round.abandoned);
       }
       for (const attempt of started) {
         summary.attempted++;
@@ -198,6 +199,9 @@ async function attemptOnce(deps: Deps, send: WebhookSender, attempt: StartedAtte
       now: deps.clock.now(),
     });
     const outcome = await send({ url: attempt.url, body: attempt.body, headers });
+    deps.metrics.webhookAttempts.inc({
+      outcome: outcome.ok ? 'success' : outcome.responseStatus === null ? 'error' : 'failure',
+    });
     return outcome.ok
       ? {
           ok: true,
@@ -208,6 +212,7 @@ async function attemptOnce(deps: Deps, send: WebhookSender, attempt: StartedAtte
       : outcome;
   } catch (err) {
     deps.log.error({ err, delivery: attempt.deliveryId }, 'webhook attempt crashed');
+    deps.metrics.webhookAttempts.inc({ outcome: 'error' });
     return {
       ok: false,
       responseStatus: null,
