@@ -9,7 +9,9 @@
  * --service-flag=<flag>, repeatable (a Node or V8 flag for every measured service instance, e.g.
  * --service-flag=--single-threaded-gc).
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Child, startChild, stopAllChildren } from './lib/children.ts';
 import { type BenchContext, newSecrets, planFor, startService } from './lib/context.ts';
@@ -51,11 +53,13 @@ const log = (message: string) =>
 
 const db = await createBenchDatabase();
 const benchPool = pool(db.url, 4);
+const logDir = mkdtempSync(join(tmpdir(), `${db.name}-logs-`));
 let interrupted = false;
 const cleanUp = async () => {
   await stopAllChildren();
   await benchPool.end().catch(() => undefined);
   await db.drop();
+  rmSync(logDir, { recursive: true, force: true });
 };
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
@@ -90,6 +94,7 @@ try {
     webhookTenants: tenants.slice(plan.tenants + 1),
     results,
     serviceExecArgv: [...serviceFlags, ...(profile ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [])],
+    logDir,
     log,
   };
   // Every payout needs a refund destination; one service instance sets them through the API.
@@ -127,7 +132,10 @@ const file = writeResults(
   },
   quick,
 );
-process.stdout.write(`\n${results.table()}\n\nwritten to ${file} (${seconds} s)\n`);
+process.stdout.write(
+  `\n${results.table()}\n\nAgainst the targets (the table of docs/performance.md):\n\n${results.headline()}\n` +
+    `\nwritten to ${file} (${seconds} s)\n`,
+);
 if (failed) {
   process.stderr.write(`\nbenchmark failed: ${(failed as Error).stack ?? failed}\n`);
   process.exit(1);

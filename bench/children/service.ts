@@ -23,7 +23,8 @@ export interface ServiceChildOptions {
 
 const options = readChildOptions<ServiceChildOptions>();
 const config: Config = {
-  ...loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', DATA_DIR: '.bench-data' }),
+  // The defaults, as `npm start` has them (LOG_LEVEL info among them), but for where it listens.
+  ...loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: '.bench-data' }),
   ...options.config,
 };
 const log = createLogger({ level: config.LOG_LEVEL });

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { closeSync, createReadStream, openSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { OPTIONS_VARIABLE, type ReadyMessage } from './ipc.ts';
 
@@ -12,6 +12,8 @@ import { OPTIONS_VARIABLE, type ReadyMessage } from './ipc.ts';
 export interface Child {
   pid: number;
   url: string;
+  /** Where its stdout goes, when not to the benchmark's own (a service instance's log). */
+  logFile?: string;
   /** Resident memory now and the peak since the process started, in MiB (from /proc). */
   memory(): { rssMb: number; peakMb: number };
   stop(): Promise<void>;
@@ -27,12 +29,15 @@ export function childFile(name: string): string {
 export async function startChild(
   name: string,
   options: unknown,
-  extra: { execArgv?: string[]; readyTimeoutMs?: number } = {},
+  extra: { execArgv?: string[]; readyTimeoutMs?: number; stdoutFile?: string } = {},
 ): Promise<Child> {
+  // A log file is appended to as a process manager would take the stdout of a service.
+  const stdout = extra.stdoutFile ? openSync(extra.stdoutFile, 'a') : 'inherit';
   const proc: ChildProcess = spawn(process.execPath, [...(extra.execArgv ?? []), childFile(name)], {
     env: { ...process.env, [OPTIONS_VARIABLE]: JSON.stringify(options) },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    stdio: ['ignore', stdout, 'inherit', 'ipc'],
   });
+  if (typeof stdout === 'number') closeSync(stdout);
   const pid = proc.pid;
   if (pid === undefined) throw new Error(`could not start ${name}`);
   const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
@@ -53,6 +58,7 @@ export async function startChild(
   const child: Child = {
     pid,
     url,
+    ...(extra.stdoutFile ? { logFile: extra.stdoutFile } : {}),
     memory: () => memoryOf(pid),
     async stop() {
       running.delete(child);
@@ -81,4 +87,16 @@ function memoryOf(pid: number): { rssMb: number; peakMb: number } {
   } catch {
     return { rssMb: 0, peakMb: 0 };
   }
+}
+
+/** Lines of `file` that contain `needle` (a log of a few hundred MB is read as a stream). */
+export async function countLines(file: string, needle: string): Promise<number> {
+  let count = 0;
+  let tail = '';
+  for await (const chunk of createReadStream(file, { encoding: 'utf8' })) {
+    const lines = (tail + (chunk as string)).split('\n');
+    tail = lines.pop()!;
+    for (const line of lines) if (line.includes(needle)) count++;
+  }
+  return tail.includes(needle) ? count + 1 : count;
 }

@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { join } from 'node:path';
 import type pg from 'pg';
 import type { Config } from '#src/config.ts';
 import type { ServiceChildOptions } from '../children/service.ts';
@@ -87,9 +88,11 @@ export function newSecrets(): Secrets {
   };
 }
 
-/** Configuration every service instance of the benchmark gets. */
+/**
+ * Configuration every service instance of the benchmark gets. The log level is the one the
+ * service ships with (`info`, an access line per request), its stdout a file of the run.
+ */
 export const BENCH_CONFIG: Partial<Config> = {
-  LOG_LEVEL: 'silent',
   // The per-key limiter would turn the load into 429s: the benchmark measures the service.
   RATE_LIMIT_PER_SECOND: 1_000_000,
   RATE_LIMIT_BURST: 1_000_000,
@@ -110,10 +113,14 @@ export interface BenchContext {
   results: Results;
   /** Extra arguments for service processes (a CPU profile). */
   serviceExecArgv: string[];
+  /** Where service instances write their logs (removed at the end of the run). */
+  logDir: string;
   log(message: string): void;
 }
 
-/** Starts one service instance (and the given jobs) in its own process. */
+let instances = 0;
+
+/** Starts one service instance (and the given jobs) in its own process; its log goes to `logDir`. */
 export function startService(
   ctx: BenchContext,
   options: { jobs?: string[]; config?: Partial<Config>; databaseUrl?: string; execArgv?: string[] } = {},
@@ -125,7 +132,10 @@ export function startService(
     config: { ...BENCH_CONFIG, ...options.config },
     secrets: ctx.secrets,
   };
-  return startChild('service', child, { execArgv: options.execArgv ?? ctx.serviceExecArgv });
+  return startChild('service', child, {
+    execArgv: options.execArgv ?? ctx.serviceExecArgv,
+    stdoutFile: join(ctx.logDir, `service-${++instances}.log`),
+  });
 }
 
 /** Polls `probe` until it returns true or `capS` passes; returns whether it finished. */

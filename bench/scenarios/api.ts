@@ -2,13 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { encodeCursor } from '#src/http/pagination.ts';
 import { secretsFrom } from '#src/secrets.ts';
 import type { BaselineChildOptions } from '../children/baseline.ts';
-import { type Child, startChild } from '../lib/children.ts';
+import { type Child, countLines, startChild } from '../lib/children.ts';
 import { type BenchContext, startService } from '../lib/context.ts';
 import { type CpuUse, cpuSample, cpuUse } from '../lib/cpu.ts';
 import { pool, resetWork, scalar, settle } from '../lib/db.ts';
 import { type LoadRequest, type LoadResult, percentile, runLoad } from '../lib/load.ts';
 import { authenticate, createPayoutPlain, listPayoutsPlain, plainCursor } from '../lib/plain-sql.ts';
-import { median, middleBy, round } from '../lib/report.ts';
+import { JOBS, median, middleBy, round } from '../lib/report.ts';
+import { pairs, roundRobin, roundsOf } from '../lib/rounds.ts';
 import { sameSql } from '../lib/same-sql.ts';
 import { api, payoutBody, seedPayouts } from '../lib/seed.ts';
 import { traceRequests } from '../lib/trace.ts';
@@ -26,26 +27,28 @@ const POOL_SIZE = 8;
 
 type Variant = BaselineChildOptions['variant'];
 
-type Side = 'baseline' | 'service';
+/** The servers every round of an API scenario loads: the service (no jobs) and both Koa + pg baselines. */
+interface Servers {
+  service: Child;
+  same: Child;
+  plain: Child;
+}
 
-/**
- * Runs `run` on the same-SQL baseline and on the service in alternating rounds, the baseline
- * first in even rounds and the service first in odd ones (ABBA): drift on the machine during the
- * scenario (other work, CPU steal, tables and caches growing warm) falls on both sides alike
- * instead of on whichever ran second, so the ratio of their medians is what the targets judge.
- */
-async function alternate<T>(
-  ctx: BenchContext,
-  servers: Record<Side, Child>,
-  run: (server: Child, side: Side) => Promise<T>,
-): Promise<Record<Side, T[]>> {
-  const out: Record<Side, T[]> = { baseline: [], service: [] };
-  const rounds = ctx.plan.quick ? 2 : 3;
-  for (let round = 0; round < rounds; round++) {
-    const order: Side[] = round % 2 === 0 ? ['baseline', 'service'] : ['service', 'baseline'];
-    for (const side of order) out[side].push(await run(servers[side], side));
-  }
-  return out;
+async function startServers(ctx: BenchContext): Promise<Servers> {
+  const baseline = (variant: Variant) => {
+    const options: BaselineChildOptions = { databaseUrl: ctx.db.url, poolSize: POOL_SIZE, variant };
+    return startChild('baseline', options);
+  };
+  const [service, same, plain] = await Promise.all([
+    startService(ctx),
+    baseline('same-sql'),
+    baseline('plain'),
+  ]);
+  return { service, same, plain };
+}
+
+async function stopServers(servers: Servers): Promise<void> {
+  await Promise.all([servers.service.stop(), servers.same.stop(), servers.plain.stop()]);
 }
 
 /** Rounds of one measurement summed up: median throughput and latencies; CPU of the round with the median throughput. */
@@ -57,36 +60,6 @@ function medianOf(runs: Measured[]): Measured & { rounds: Measured[] } {
     p99: round(median(runs.map((r) => r.p99)), 2),
     rounds: runs,
   };
-}
-
-/** Starts the same-SQL baseline and a service instance, runs `work` with both, stops both. */
-async function withBaselineAndService<T>(
-  ctx: BenchContext,
-  work: (servers: Record<Side, Child>) => Promise<T>,
-): Promise<T> {
-  return withBaseline(ctx, 'same-sql', async (baseline) => {
-    const service = await startService(ctx);
-    try {
-      return await work({ baseline, service });
-    } finally {
-      await service.stop();
-    }
-  });
-}
-
-/** Runs `runs` against a fresh Koa + pg baseline server of `variant`, then stops it. */
-async function withBaseline<T>(
-  ctx: BenchContext,
-  variant: Variant,
-  runs: (server: Child) => Promise<T>,
-): Promise<T> {
-  const options: BaselineChildOptions = { databaseUrl: ctx.db.url, poolSize: POOL_SIZE, variant };
-  const server = await startChild('baseline', options);
-  try {
-    return await runs(server);
-  } finally {
-    await server.stop();
-  }
 }
 
 function createRequests(ctx: BenchContext): () => LoadRequest {
@@ -105,6 +78,9 @@ function createRequests(ctx: BenchContext): () => LoadRequest {
 
 type Measured = LoadResult & { cpu: CpuUse };
 
+/** Measured requests per server process (its pid), for the access-log check. */
+const served = new Map<number, number>();
+
 /** Warm-up (not recorded), then the measured run, with the CPU each party spent on it. */
 async function measure(
   ctx: BenchContext,
@@ -119,6 +95,7 @@ async function measure(
   const before = cpuSample([server.pid]);
   const result = await runLoad({ url, connections, durationS: seconds, maxRequests, next });
   const cpu = cpuUse(before, cpuSample([server.pid]), result.requests);
+  served.set(server.pid, (served.get(server.pid) ?? 0) + result.requests);
   const failures = Object.values(result.non2xx).reduce((a, b) => a + b, 0) + result.errors;
   if (failures > 0) {
     throw new Error(
@@ -136,7 +113,14 @@ function cpuRows(ctx: BenchContext, scenario: string, measured: Measured, baseli
     ['load generator CPU per request', 'loadMsPerOp'],
   ];
   for (const [metric, key] of rows) {
-    ctx.results.add({ scenario, metric, value: measured.cpu[key], unit: 'ms', baseline: baseline.cpu[key] });
+    ctx.results.add({
+      scenario,
+      metric: `${metric} (median round)`,
+      value: measured.cpu[key],
+      unit: 'ms',
+      baseline: baseline.cpu[key],
+      jobs: JOBS.none,
+    });
   }
   ctx.results.add({
     scenario,
@@ -180,11 +164,14 @@ async function bareLoop(
 
 export async function createScenarios(ctx: BenchContext): Promise<void> {
   const { results, plan } = ctx;
-
-  // Bare transactions: what PostgreSQL and the driver allow without HTTP or a framework.
   await resetWork(ctx.pool);
-  ctx.log('create: bare pg transactions');
-  // Its own pool of the service's size: the bare baseline gets exactly the connections the service has.
+
+  // Every contestant in every round, round-robin: the service, the Koa + pg servers of both
+  // forms at 64 connections and at 1, and the bare transactions (no HTTP, no framework) through a
+  // pool of the service's size. The tables are not emptied between runs: every run adds payouts
+  // and keys, and the rotation spreads that growth over every side. (Runs that each began on
+  // empty tables measured the generic plans prepared statements had made for empty tables, kept
+  // while the tables filled: sequential scans of thousands of keys.)
   const barePool = pool(ctx.db.url, POOL_SIZE);
   const same = sameSql(barePool);
   const bareCreate = async (i: number) => {
@@ -194,165 +181,140 @@ export async function createScenarios(ctx: BenchContext): Promise<void> {
   };
   const bareSameCreate = (i: number) =>
     same.create(ctx.tenants[i % ctx.tenants.length]!.apiKey, randomUUID(), payoutBody(i));
-  let bare: Awaited<ReturnType<typeof bareLoop>>;
-  let bareSame: Awaited<ReturnType<typeof bareLoop>>;
-  try {
-    // The warm-ups also fill the emptied tables, so that the measured loops plan for full ones.
-    await bareLoop(ctx, POOL_SIZE, plan.warmupS, bareCreate);
-    await bareLoop(ctx, POOL_SIZE, plan.warmupS, bareSameCreate);
+  const bareRun = async (work: (i: number) => Promise<unknown>) => {
+    await bareLoop(ctx, POOL_SIZE, plan.warmupS, work);
     await settle(ctx.pool);
-    bare = await bareLoop(ctx, POOL_SIZE, plan.bareS, bareCreate);
+    return bareLoop(ctx, POOL_SIZE, plan.bareS, work);
+  };
+  const createRuns = async (server: Child) => {
     await settle(ctx.pool);
-    bareSame = await bareLoop(ctx, POOL_SIZE, plan.bareS, bareSameCreate);
-  } finally {
-    await barePool.end();
-  }
-  results.add({
-    scenario: 'baseline',
-    metric: `bare create tx/s (pg, ${POOL_SIZE} clients, plain)`,
-    value: bare.rps,
-    unit: 'tx/s',
-  });
-  results.add({
-    scenario: 'baseline',
-    metric: `bare create tx/s (pg, ${POOL_SIZE} clients, same SQL)`,
-    value: bareSame.rps,
-    unit: 'tx/s',
-  });
-
-  // Koa + pg at 64 connections and at 1: the plain form once, for reference; the same-SQL form in
-  // rounds alternating with the service, whose peak RSS is read while its create load runs.
-  // The tables are not emptied between runs: the bare runs above left thousands of payouts and
-  // keys, every run adds more, and the rounds' alternation spreads that growth over both sides.
-  // (Runs that each began on empty tables measured the generic plans prepared statements had made
-  // for empty tables, kept while the tables filled: sequential scans of thousands of keys.)
-  const createRuns = async (server: Child, label: string) => {
-    await settle(ctx.pool);
-    ctx.log(`create: ${label}, 64 connections and 1`);
     return {
       at64: await measure(ctx, server, 64, plan.createS, createRequests(ctx)),
       at1: await measure(ctx, server, 1, plan.create1S, createRequests(ctx)),
     };
   };
-  const plainKoa = await withBaseline(ctx, 'plain', (server) =>
-    createRuns(server, 'Koa + pg baseline (plain)'),
-  );
+
   let peakRss = 0;
   let hwm = 0;
-  const rounds = await withBaselineAndService(ctx, async (servers) => {
+  const servers = await startServers(ctx);
+  let rounds: Awaited<ReturnType<typeof createRounds>>;
+  const createRounds = () =>
+    roundRobin(ctx, 'create', roundsOf(plan), {
+      service: () => createRuns(servers.service),
+      'Koa + pg (same SQL)': () => createRuns(servers.same),
+      'Koa + pg (plain)': () => createRuns(servers.plain),
+      'bare pg (same SQL)': () => bareRun(bareSameCreate),
+      'bare pg (plain)': () => bareRun(bareCreate),
+    });
+  let replayed: Measured;
+  try {
     const sampler = setInterval(() => {
       peakRss = Math.max(peakRss, servers.service.memory().rssMb);
     }, 200);
     try {
-      const measured = await alternate(ctx, servers, (server, side) =>
-        createRuns(server, side === 'service' ? 'service' : 'Koa + pg baseline (same SQL)'),
-      );
+      rounds = await createRounds();
       hwm = servers.service.memory().peakMb;
-      clearInterval(sampler);
-      const service64 = medianOf(measured.service.map((r) => r.at64));
-      ctx.log('replay');
-      await replay(ctx, servers.service, service64);
-      return { measured, service64 };
     } finally {
       clearInterval(sampler);
     }
-  });
-  const koa64 = medianOf(rounds.measured.baseline.map((r) => r.at64));
-  const koa1 = medianOf(rounds.measured.baseline.map((r) => r.at1));
-  const create64 = rounds.service64;
-  const create1 = medianOf(rounds.measured.service.map((r) => r.at1));
-  for (const [label, koa] of [
-    ['plain', plainKoa],
-    ['same SQL', { at64: koa64, at1: koa1 }],
+    ctx.log('replay');
+    replayed = await replay(ctx, servers.service);
+  } finally {
+    await barePool.end();
+    await stopServers(servers);
+  }
+  const service = rounds.service;
+  const koaSame = rounds['Koa + pg (same SQL)'];
+  const koaPlain = rounds['Koa + pg (plain)'];
+  const bareSame = rounds['bare pg (same SQL)'];
+  const barePlain = rounds['bare pg (plain)'];
+  const at64 = (r: { at64: Measured }) => r.at64.rps;
+  const p50at1 = (r: { at1: Measured }) => r.at1.p50;
+  const jobs = JOBS.none;
+
+  for (const [label, runs] of [
+    ['bare create tx/s (pg, 8 clients, same SQL)', bareSame],
+    ['bare create tx/s (pg, 8 clients, plain)', barePlain],
   ] as const) {
-    results.add({
-      scenario: 'baseline',
-      metric: `Koa+pg create req/s (64 conn, ${label})`,
-      value: koa.at64.rps,
-      unit: 'req/s',
-    });
-    results.add({
-      scenario: 'baseline',
-      metric: `Koa+pg create p99 (64 conn, ${label})`,
-      value: koa.at64.p99,
-      unit: 'ms',
-    });
-    results.add({
-      scenario: 'baseline',
-      metric: `Koa+pg create p50 (1 conn, ${label})`,
-      value: koa.at1.p50,
-      unit: 'ms',
-    });
+    results.acrossRounds(
+      { scenario: 'baseline', metric: label, unit: 'tx/s' },
+      runs.map((r) => r.rps),
+    );
+  }
+  for (const [label, runs] of [
+    ['same SQL', koaSame],
+    ['plain', koaPlain],
+  ] as const) {
+    results.acrossRounds(
+      { scenario: 'baseline', metric: `Koa+pg create req/s (64 conn, ${label})`, unit: 'req/s' },
+      runs.map(at64),
+    );
+    results.acrossRounds(
+      { scenario: 'baseline', metric: `Koa+pg create p99 (64 conn, ${label})`, unit: 'ms' },
+      runs.map((r) => r.at64.p99),
+    );
+    results.acrossRounds(
+      { scenario: 'baseline', metric: `Koa+pg create p50 (1 conn, ${label})`, unit: 'ms' },
+      runs.map(p50at1),
+    );
   }
 
-  results.ratio(
+  results.perRound(
     {
       scenario: 'create',
       metric: 'req/s (64 conn) vs Koa+pg (same SQL)',
-      value: create64.rps,
       unit: 'req/s',
-      baseline: koa64.rps,
+      jobs,
       target: '≥ 0.9',
     },
+    pairs(service, koaSame, at64),
     { min: 0.9 },
   );
-  results.ratio({
-    scenario: 'create',
-    metric: 'req/s (64 conn) vs Koa+pg (plain)',
-    value: create64.rps,
-    unit: 'req/s',
-    baseline: plainKoa.at64.rps,
-  });
-  results.ratio({
-    scenario: 'create',
-    metric: 'req/s (64 conn) vs bare pg tx/s (same SQL)',
-    value: create64.rps,
-    unit: 'req/s',
-    baseline: bareSame.rps,
-  });
-  results.add({ scenario: 'create', metric: 'p50 (64 conn)', value: create64.p50, unit: 'ms' });
-  results.add({
-    scenario: 'create',
-    metric: 'p99 (64 conn)',
-    value: create64.p99,
-    unit: 'ms',
-    target: '≤ 100 ms',
-    pass: create64.p99 <= 100,
-  });
-  results.ratio(
-    {
-      scenario: 'create-1',
-      metric: 'p50 (1 conn) vs Koa+pg (same SQL)',
-      value: create1.p50,
-      unit: 'ms',
-      baseline: koa1.p50,
-      target: '≤ 1.5',
-    },
+  results.perRound(
+    { scenario: 'create', metric: 'req/s (64 conn) vs Koa+pg (plain)', unit: 'req/s', jobs },
+    pairs(service, koaPlain, at64),
+  );
+  results.perRound(
+    { scenario: 'create', metric: 'req/s (64 conn) vs bare pg tx/s (same SQL)', unit: 'req/s', jobs },
+    service.map((r, i) => ({ value: r.at64.rps, baseline: bareSame[i]!.rps })),
+  );
+  results.acrossRounds(
+    { scenario: 'create', metric: 'p50 (64 conn)', unit: 'ms', jobs },
+    service.map((r) => r.at64.p50),
+  );
+  results.acrossRounds(
+    { scenario: 'create', metric: 'p99 (64 conn)', unit: 'ms', jobs, target: '≤ 100 ms' },
+    service.map((r) => r.at64.p99),
+    { max: 100 },
+  );
+  results.perRound(
+    { scenario: 'create-1', metric: 'p50 (1 conn) vs Koa+pg (same SQL)', unit: 'ms', jobs, target: '≤ 1.5' },
+    pairs(service, koaSame, p50at1),
     { max: 1.5 },
   );
-  results.add({
-    scenario: 'create-1',
-    metric: 'req/s (1 conn)',
-    value: create1.rps,
-    unit: 'req/s',
-    baseline: koa1.rps,
-  });
-  cpuRows(ctx, 'create', create64, koa64);
+  results.perRound(
+    { scenario: 'create-1', metric: 'req/s (1 conn) vs Koa+pg (same SQL)', unit: 'req/s', jobs },
+    pairs(service, koaSame, (r) => r.at1.rps),
+  );
+  replayRows(ctx, replayed, medianOf(service.map((r) => r.at64)));
+  cpuRows(ctx, 'create', medianOf(service.map((r) => r.at64)), medianOf(koaSame.map((r) => r.at64)));
   results.add({
     scenario: 'memory',
     metric: 'peak RSS during create (sampled)',
     value: peakRss,
     unit: 'MiB',
+    jobs,
   });
-  results.add({ scenario: 'memory', metric: 'peak RSS since start (VmHWM)', value: hwm, unit: 'MiB' });
-  results.details.create = { bare, bareSame, plainKoa, koa64, koa1, create64, create1 };
+  results.add({ scenario: 'memory', metric: 'peak RSS since start (VmHWM)', value: hwm, unit: 'MiB', jobs });
+  await accessLogCheck(ctx, servers.service, 'create');
+  results.details.create = { rounds, replay: replayed };
 
   ctx.log('create: round trips');
   await traceCreate(ctx);
 }
 
 /** The same keys again: each must come back from the stored response, creating nothing. */
-async function replay(ctx: BenchContext, service: Child, create64: Measured): Promise<void> {
+async function replay(ctx: BenchContext, service: Child): Promise<Measured> {
   const stored: { tenant: BenchContext['tenants'][number]; key: string; body: string }[] = [];
   for (const [i, tenant] of ctx.tenants.entries()) {
     const key = randomUUID();
@@ -384,13 +346,19 @@ async function replay(ctx: BenchContext, service: Child, create64: Measured): Pr
     after === before,
     `${result.requests} replays; payouts ${before} → ${after}`,
   );
+  return result;
+}
+
+/** The replay, measured once after the rounds, against the median round of the create. */
+function replayRows(ctx: BenchContext, result: Measured, create64: Measured): void {
   ctx.results.ratio(
     {
       scenario: 'replay',
-      metric: 'req/s (64 conn) vs create',
+      metric: 'req/s (64 conn) vs create (median round)',
       value: result.rps,
       unit: 'req/s',
       baseline: create64.rps,
+      jobs: JOBS.none,
       target: '> 1',
     },
     { min: 1.0001 },
@@ -401,8 +369,23 @@ async function replay(ctx: BenchContext, service: Child, create64: Measured): Pr
     value: result.p99,
     unit: 'ms',
     baseline: create64.p99,
+    jobs: JOBS.none,
   });
-  ctx.results.details.replay = result;
+}
+
+/**
+ * The service runs at the log level it ships with (`info`: one access line per request, written
+ * to a file as a process manager would take its stdout): every measured request must have its
+ * line, or the figures measured a quieter service than the one deployed.
+ */
+async function accessLogCheck(ctx: BenchContext, service: Child, scenario: string): Promise<void> {
+  const lines = service.logFile ? await countLines(service.logFile, '"msg":"request"') : 0;
+  const measured = served.get(service.pid) ?? 0;
+  ctx.results.check(
+    `${scenario}: the service logged every request at info`,
+    lines > 0 && lines >= measured,
+    `${lines.toLocaleString('en-US')} access lines for ${measured.toLocaleString('en-US')} measured requests`,
+  );
 }
 
 function send(url: string, apiKey: string, key: string, body: string): Promise<Response> {
@@ -506,113 +489,91 @@ export async function listScenarios(ctx: BenchContext): Promise<void> {
     });
   };
 
-  ctx.log('list: bare pg');
+  // Every contestant in every round, round-robin, as for the create.
   const barePool = pool(ctx.db.url, POOL_SIZE);
   const same = sameSql(barePool);
-  let bareFirst: Awaited<ReturnType<typeof bareLoop>>;
-  let bareDeep: Awaited<ReturnType<typeof bareLoop>>;
-  let bareSameFirst: Awaited<ReturnType<typeof bareLoop>>;
-  let bareSameDeep: Awaited<ReturnType<typeof bareLoop>>;
-  try {
-    const principal = await authenticate(barePool, apiKey);
-    bareFirst = await bareLoop(ctx, POOL_SIZE, plan.bareS, async () => {
+  const principal = await authenticate(barePool, apiKey);
+  const barePlain = async () => ({
+    first: await bareLoop(ctx, POOL_SIZE, plan.bareS, async () => {
       await authenticate(barePool, apiKey);
       await listPayoutsPlain(barePool, principal, 20, undefined);
-    });
-    bareDeep = await bareLoop(ctx, POOL_SIZE, plan.bareS, async (i) => {
+    }),
+    deep: await bareLoop(ctx, POOL_SIZE, plan.bareS, async (i) => {
       await authenticate(barePool, apiKey);
       await listPayoutsPlain(barePool, principal, 20, plainCursors[i % plainCursors.length]);
-    });
-    bareSameFirst = await bareLoop(ctx, POOL_SIZE, plan.bareS, () => same.list(apiKey, 20, undefined));
-    bareSameDeep = await bareLoop(ctx, POOL_SIZE, plan.bareS, (i) =>
+    }),
+  });
+  const bareSame = async () => ({
+    first: await bareLoop(ctx, POOL_SIZE, plan.bareS, () => same.list(apiKey, 20, undefined)),
+    deep: await bareLoop(ctx, POOL_SIZE, plan.bareS, (i) =>
       same.list(apiKey, 20, plainCursors[i % plainCursors.length]),
-    );
-  } finally {
-    await barePool.end();
-  }
-
-  const listRuns = async (server: Child, label: string, cursors: string[]) => {
-    ctx.log(`list: ${label}`);
-    return {
-      first: await measure(ctx, server, 64, plan.listS, pages(null)),
-      deep: await measure(ctx, server, 64, plan.listS, pages(cursors)),
-    };
-  };
-  const plainKoa = await withBaseline(ctx, 'plain', (server) =>
-    listRuns(server, 'Koa + pg baseline (plain)', plainCursors),
-  );
-  const rounds = await withBaselineAndService(ctx, async (servers) => {
-    const measured = await alternate(ctx, servers, (server, side) =>
-      side === 'service'
-        ? listRuns(server, 'service', serviceCursors)
-        : listRuns(server, 'Koa + pg baseline (same SQL)', plainCursors),
-    );
+    ),
+  });
+  const listRuns = async (server: Child, cursors: string[]) => ({
+    first: await measure(ctx, server, 64, plan.listS, pages(null)),
+    deep: await measure(ctx, server, 64, plan.listS, pages(cursors)),
+  });
+  const servers = await startServers(ctx);
+  let rounds: Awaited<ReturnType<typeof listRounds>>;
+  const listRounds = () =>
+    roundRobin(ctx, 'list', roundsOf(plan), {
+      service: () => listRuns(servers.service, serviceCursors),
+      'Koa + pg (same SQL)': () => listRuns(servers.same, plainCursors),
+      'Koa + pg (plain)': () => listRuns(servers.plain, plainCursors),
+      'bare pg (same SQL)': bareSame,
+      'bare pg (plain)': barePlain,
+    });
+  try {
+    rounds = await listRounds();
     ctx.log('list: cost ladder');
     await ladder(ctx, servers.service);
-    return measured;
-  });
-  const koaFirst = medianOf(rounds.baseline.map((r) => r.first));
-  const koaDeep = medianOf(rounds.baseline.map((r) => r.deep));
-  const first = medianOf(rounds.service.map((r) => r.first));
-  const deep = medianOf(rounds.service.map((r) => r.deep));
-  const baselineRows: [string, number][] = [
-    ['bare list first page/s (pg, plain)', bareFirst.rps],
-    ['bare list deep page/s (pg, plain)', bareDeep.rps],
-    ['bare list first page/s (pg, same SQL)', bareSameFirst.rps],
-    ['bare list deep page/s (pg, same SQL)', bareSameDeep.rps],
-    ['Koa+pg list first page/s (64 conn, plain)', plainKoa.first.rps],
-    ['Koa+pg list deep page/s (64 conn, plain)', plainKoa.deep.rps],
+    await accessLogCheck(ctx, servers.service, 'list');
+  } finally {
+    await barePool.end();
+    await stopServers(servers);
+  }
+  const service = rounds.service;
+  const koaSame = rounds['Koa + pg (same SQL)'];
+  const koaPlain = rounds['Koa + pg (plain)'];
+  const jobs = JOBS.none;
+  const baselineRows: [string, { rps: number }[]][] = [
+    ['bare list first page/s (pg, same SQL)', rounds['bare pg (same SQL)'].map((r) => r.first)],
+    ['bare list deep page/s (pg, same SQL)', rounds['bare pg (same SQL)'].map((r) => r.deep)],
+    ['bare list first page/s (pg, plain)', rounds['bare pg (plain)'].map((r) => r.first)],
+    ['bare list deep page/s (pg, plain)', rounds['bare pg (plain)'].map((r) => r.deep)],
+    ['Koa+pg list first page/s (64 conn, same SQL)', koaSame.map((r) => r.first)],
+    ['Koa+pg list deep page/s (64 conn, same SQL)', koaSame.map((r) => r.deep)],
+    ['Koa+pg list first page/s (64 conn, plain)', koaPlain.map((r) => r.first)],
+    ['Koa+pg list deep page/s (64 conn, plain)', koaPlain.map((r) => r.deep)],
   ];
-  for (const [metric, value] of baselineRows)
-    results.add({ scenario: 'baseline', metric, value, unit: 'req/s' });
-  results.ratio(
-    {
-      scenario: 'list',
-      metric: 'first page req/s vs Koa+pg (same SQL)',
-      value: first.rps,
-      unit: 'req/s',
-      baseline: koaFirst.rps,
-      target: '≥ 0.9',
-    },
-    { min: 0.9 },
-  );
-  results.ratio(
-    {
-      scenario: 'list',
-      metric: 'deep page req/s vs Koa+pg (same SQL)',
-      value: deep.rps,
-      unit: 'req/s',
-      baseline: koaDeep.rps,
-      target: '≥ 0.9',
-    },
-    { min: 0.9 },
-  );
-  results.add({
-    scenario: 'list',
-    metric: 'first page p99 (64 conn)',
-    value: first.p99,
-    unit: 'ms',
-    baseline: koaFirst.p99,
-  });
-  results.add({
-    scenario: 'list',
-    metric: 'deep page p99 (64 conn)',
-    value: deep.p99,
-    unit: 'ms',
-    baseline: koaDeep.p99,
-  });
-  cpuRows(ctx, 'list', first, koaFirst);
-  results.details.list = {
-    bareFirst,
-    bareDeep,
-    bareSameFirst,
-    bareSameDeep,
-    plainKoa,
-    koaFirst,
-    koaDeep,
-    first,
-    deep,
-  };
+  for (const [metric, runs] of baselineRows)
+    results.acrossRounds(
+      { scenario: 'baseline', metric, unit: 'req/s' },
+      runs.map((r) => r.rps),
+    );
+  for (const page of ['first', 'deep'] as const) {
+    results.perRound(
+      {
+        scenario: 'list',
+        metric: `${page} page req/s vs Koa+pg (same SQL)`,
+        unit: 'req/s',
+        jobs,
+        target: '≥ 0.9',
+      },
+      pairs(service, koaSame, (r) => r[page].rps),
+      { min: 0.9 },
+    );
+    results.perRound(
+      { scenario: 'list', metric: `${page} page req/s vs Koa+pg (plain)`, unit: 'req/s', jobs },
+      pairs(service, koaPlain, (r) => r[page].rps),
+    );
+    results.perRound(
+      { scenario: 'list', metric: `${page} page p99 (64 conn) vs Koa+pg (same SQL)`, unit: 'ms', jobs },
+      pairs(service, koaSame, (r) => r[page].p99),
+    );
+  }
+  cpuRows(ctx, 'list', medianOf(service.map((r) => r.first)), medianOf(koaSame.map((r) => r.first)));
+  results.details.list = { rounds };
 
   ctx.log('list: round trips and query plans');
   await traceList(ctx, serviceCursors);

@@ -5,7 +5,8 @@ import { type BenchContext, startService, waitFor } from '../lib/context.ts';
 import { cpuSample, cpuUse } from '../lib/cpu.ts';
 import { fewerThan, resetWork, scalar } from '../lib/db.ts';
 import { type LoadOptions, type LoadResult, latencyStats, runLoad } from '../lib/load.ts';
-import { judged, median, middleBy, round } from '../lib/report.ts';
+import { JOBS, judged, median, middleBy, round } from '../lib/report.ts';
+import { workerRoundsOf } from '../lib/rounds.ts';
 import {
   instructionSnapshots,
   payoutBody,
@@ -33,8 +34,6 @@ const REFERENCE = 'instr';
  */
 const PROBE = { connections: 1, rate: 25 };
 const BATCH = 500;
-/** Rounds of a full run (a quick run does one). */
-const ROUNDS = 3;
 /**
  * How often the drain is looked at: the end of a drain is known to within this, so it is short
  * against a drain of several seconds; a look is an index probe of at most 100 open tasks.
@@ -240,7 +239,7 @@ export async function instructionScenario(ctx: BenchContext): Promise<void> {
   // SQL's rates are the medians of the rounds; each p99 is taken over every request of its
   // probes together (a p99 of one probe of 375 requests is its fourth-slowest, and moved between
   // 2 and 4 times idle over runs of unchanged code).
-  const rounds = plan.quick ? 1 : ROUNDS;
+  const rounds = workerRoundsOf(plan);
   const samples = {
     idle: [] as number[],
     busy: [] as number[],
@@ -303,75 +302,103 @@ export async function instructionScenario(ctx: BenchContext): Promise<void> {
   const middle = middleBy(workers, (w) => w.rate);
 
   const apartStats = latencyStats(samples.apart);
-  const apartRate = Math.round(median(aparts.map((a) => rows / a.seconds)));
 
   const pooledOver = (n: number) => `${n} requests of ${rounds} round${rounds === 1 ? '' : 's'}`;
-  results.ratio(
+  const jobs = JOBS.instructions;
+  results.perRound(
     {
       scenario: 'instructions',
-      metric: `CREATED → PENDING_PAYMENT per s vs plain SQL${rounds > 1 ? ` (medians of ${rounds} rounds)` : ''}`,
-      value: workerRate,
+      metric: 'CREATED → PENDING_PAYMENT per s vs plain SQL',
       unit: '/s',
-      baseline: plainRate,
+      jobs,
       target: judged(plan, '≥ 0.5'),
     },
+    workers.map((w, i) => ({ value: w.rate, baseline: plains[i]!.rate })),
     plan.quick ? undefined : { min: 0.5 },
   );
-  results.ratio(
+  results.perRound(
     {
       scenario: 'instructions',
-      metric: `API p99 under worker load (${PROBE.rate} creates/s; ${pooledOver(busy.requests)})`,
-      value: busy.p99,
+      metric: `API p99 under worker load vs idle (${PROBE.rate} creates/s on one connection)`,
       unit: 'ms',
-      baseline: idle.p99,
+      jobs,
       target: judged(plan, '≤ 1.5'),
     },
+    workers.map((w, i) => ({ value: w.probe.p99, baseline: idleProbes[i]!.p99 })),
     plan.quick ? undefined : { max: 1.5 },
   );
+  // The same p99s over every request of the rounds together: a p99 of one probe of 375 requests
+  // is its fourth-slowest.
   results.ratio({
     scenario: 'instructions',
-    metric: `API p99 under the same writes in plain SQL at the worker's rate, vs idle (${pooledOver(referenceStats.requests)})`,
+    metric: `API p99 under worker load vs idle, pooled (${pooledOver(busy.requests)})`,
+    value: busy.p99,
+    unit: 'ms',
+    baseline: idle.p99,
+    jobs,
+  });
+  results.ratio({
+    scenario: 'instructions',
+    metric: `API p99 under the same writes in plain SQL at the worker's rate, vs idle, pooled (${pooledOver(referenceStats.requests)})`,
     value: referenceStats.p99,
     unit: 'ms',
     baseline: idle.p99,
+    jobs: JOBS.none,
   });
   results.ratio({
     scenario: 'instructions',
-    metric: `API p99 under worker load vs under the same writes in plain SQL at the same rate`,
+    metric: `API p99 under worker load vs under the same writes in plain SQL at the same rate, pooled`,
     value: busy.p99,
     unit: 'ms',
     baseline: referenceStats.p99,
+    jobs,
   });
   results.add({
     scenario: 'instructions',
-    metric: `API p99 on an idle instance (${pooledOver(idle.requests)})`,
+    metric: `API p99 on an idle instance, pooled (${pooledOver(idle.requests)})`,
     value: idle.p99,
     unit: 'ms',
+    jobs: JOBS.none,
   });
+  results.perRound(
+    {
+      scenario: 'instructions',
+      metric: 'API p99 under worker load vs idle, worker on a second instance',
+      unit: 'ms',
+      jobs: `${JOBS.none}; instructions on a second`,
+    },
+    aparts.map((a, i) => ({ value: a.probe.p99, baseline: idleProbes[i]!.p99 })),
+  );
   results.ratio({
     scenario: 'instructions',
-    metric: `API p99 under worker load, worker on a second instance (JOBS=none on the probed one; ${pooledOver(apartStats.requests)})`,
+    metric: `API p99 under worker load vs idle, worker on a second instance, pooled (${pooledOver(apartStats.requests)})`,
     value: apartStats.p99,
     unit: 'ms',
     baseline: idle.p99,
+    jobs: `${JOBS.none}; instructions on a second`,
   });
+  results.acrossRounds(
+    {
+      scenario: 'instructions',
+      metric: 'CREATED → PENDING_PAYMENT per s, worker on a second instance',
+      unit: '/s',
+      jobs: 'instructions (no API load but the probe)',
+    },
+    aparts.map((a) => rows / a.seconds),
+  );
   results.add({
     scenario: 'instructions',
-    metric: `CREATED → PENDING_PAYMENT per s, worker on a second instance${rounds > 1 ? ` (median of ${rounds} rounds)` : ''}`,
-    value: apartRate,
-    unit: '/s',
-  });
-  results.add({
-    scenario: 'instructions',
-    metric: 'service CPU per payout (worker + probe)',
+    metric: 'service CPU per payout (worker + probe; median round)',
     value: middle.cpu.serverMsPerOp,
     unit: 'ms',
+    jobs,
   });
   results.add({
     scenario: 'instructions',
-    metric: 'PostgreSQL CPU per payout',
+    metric: 'PostgreSQL CPU per payout (median round)',
     value: middle.cpu.postgresMsPerOp,
     unit: 'ms',
+    jobs,
   });
   results.add({
     scenario: 'instructions',

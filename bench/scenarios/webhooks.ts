@@ -6,7 +6,7 @@ import { verifyWebhook } from '#src/webhooks/verifier.ts';
 import { type BenchContext, startService, waitFor } from '../lib/context.ts';
 import { cpuSample, cpuUse } from '../lib/cpu.ts';
 import { resetWork, scalar } from '../lib/db.ts';
-import { judged, round } from '../lib/report.ts';
+import { JOBS, judged, round } from '../lib/report.ts';
 import { api } from '../lib/seed.ts';
 import { traceWorkers } from '../lib/trace.ts';
 
@@ -306,6 +306,7 @@ async function runVariant(ctx: BenchContext, receiver: Receiver, variant: Varian
     metric: 'signed deliveries per s (attempts, 20 % failing)',
     value: rate,
     unit: '/s',
+    jobs: JOBS.webhooks,
     ...(variant.target
       ? { target: judged(plan, '≥ 2,000/s'), ...(plan.quick ? {} : { pass: rate >= 2000 }) }
       : {}),
@@ -315,18 +316,21 @@ async function runVariant(ctx: BenchContext, receiver: Receiver, variant: Varian
     metric: 'events delivered per s',
     value: Math.round(events / seconds),
     unit: '/s',
+    jobs: JOBS.webhooks,
   });
   results.add({
     scenario: variant.name,
     metric: 'service CPU per attempt',
     value: cpu.serverMsPerOp,
     unit: 'ms',
+    jobs: JOBS.webhooks,
   });
   results.add({
     scenario: variant.name,
     metric: 'PostgreSQL CPU per attempt',
     value: cpu.postgresMsPerOp,
     unit: 'ms',
+    jobs: JOBS.webhooks,
   });
   await checkSchedule(ctx, receiver, variant.name, events, finished);
   results.details[variant.name] = { events, seconds: round(seconds, 1), attempts: receiver.requests, cpu };
