@@ -4,6 +4,10 @@
  *   node bench/profile-summary.ts <file.cpuprofile> [more files]
  */
 import { readFileSync } from 'node:fs';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+/** The project's root, as a profile's script URLs spell it. */
+const ROOT = pathToFileURL(fileURLToPath(new URL('..', import.meta.url))).href;
 
 interface ProfileNode {
   id: number;
@@ -26,7 +30,7 @@ export function areaOf(url: string): string {
   const nm = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (nm) return nm[1]!;
   if (url.startsWith('node:')) return url;
-  const local = /\/(src|machines|bench)\/([^/]+)/.exec(url);
+  const local = url.startsWith(ROOT) ? /^(src|machines|bench)\/([^/]+)/.exec(url.slice(ROOT.length)) : null;
   if (local) return `${local[1]}/${local[2]}`;
   return url;
 }
@@ -44,7 +48,10 @@ export function summarise(profile: Profile): {
   const causeOf = (id: number): string => {
     for (let at: number | undefined = id; at !== undefined; at = parentOf.get(at)) {
       const frame = byId.get(at)!.callFrame;
-      if (/\/(src|machines)\//.test(frame.url) && !frame.url.includes('node_modules')) {
+      if (
+        /^(src|machines)\//.test(frame.url.startsWith(ROOT) ? frame.url.slice(ROOT.length) : '') &&
+        !frame.url.includes('node_modules')
+      ) {
         return `${frame.functionName || '(anonymous)'} ${areaOf(frame.url)}:${frame.lineNumber + 1}`;
       }
     }

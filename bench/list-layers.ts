@@ -1,0 +1,165 @@
+/**
+ * Where a page of `GET /v1/payouts` spends the service's CPU beyond what the same-SQL baseline
+ * spends: each layer that only the service runs, timed in process on a page of twenty payouts
+ * (no I/O), next to the work both sides do (the rows made resources and serialised). Usage:
+ *   npm exec -- node -r ./src/node-guard.cjs bench/list-layers.ts
+ * The figures are CPU microseconds per page on this machine; compare them with the bench's
+ * "server CPU per request (median round)" of the list and of its Koa + pg baseline.
+ */
+import { randomUUID } from 'node:crypto';
+import { callTRPCProcedure } from '@trpc/server';
+import { pino } from 'pino';
+import { encodeCursor } from '#src/http/pagination.ts';
+import { middleware, publicProcedure, router } from '#src/http/trpc.ts';
+import { createLogger } from '#src/lib/log.ts';
+import { type PayoutView, toPayoutResource } from '#src/payouts/resource.ts';
+import { appRouter } from '#src/router.ts';
+import { plainCursor } from './lib/plain-sql.ts';
+
+type Shape = 'CREATED' | 'PENDING_PAYMENT';
+
+/** A payout as the page query returns it: the bench's list seed (CREATED) or one with an instruction. */
+function view(i: number, shape: Shape): PayoutView {
+  const at = `2026-11-01 00:00:${String(i % 60).padStart(2, '0')}.123+00`;
+  const pending = shape === 'PENDING_PAYMENT';
+  return {
+    id: randomUUID(),
+    tenant_id: randomUUID(),
+    status: shape,
+    merchant_reference: `list-${i}`,
+    notification_url: null,
+    destination_type: 'MOBILE_MONEY',
+    destination_country: 'KE',
+    destination_currency: 'KES',
+    destination_amount: '1500',
+    destination_account_unique: '254712345678',
+    destination_provider_name: 'M-Pesa',
+    destination_provider_code: 'MPESA',
+    destination_account_name: 'Jane Doe',
+    settlement_currency: 'USDT',
+    settlement_amount: pending ? '11.734521' : '0',
+    exchange_rate: pending ? '129.45' : '0',
+    platform_fee_amount: pending ? '0.15' : '0',
+    network_fee_amount: pending ? '1' : '0',
+    total_fee_amount: pending ? '1.15' : '0',
+    is_refunded: false,
+    refund_reference: null,
+    created_at: at,
+    updated_at: at,
+    instruction: pending
+      ? {
+          id: randomUUID(),
+          rail: 'CRYPTO',
+          account_unique: 'TXYZabc123456789012345678901234567',
+          provider_name: 'tron',
+          network: 'TRON',
+          expected_amount: '11.734521',
+          expected_currency: 'USDT',
+          status: 'UNPAID',
+          expires_at: at,
+          paid_at: null,
+          created_at: at,
+        }
+      : null,
+    timeline: [
+      {
+        from_status: null,
+        to_status: 'CREATED',
+        triggered_by: 'API',
+        reason_code: 'PAYOUT_CREATED',
+        reason_detail: null,
+        metadata: null,
+        created_at: at,
+      },
+      ...(pending
+        ? [
+            {
+              from_status: 'CREATED' as const,
+              to_status: 'PENDING_PAYMENT' as const,
+              triggered_by: 'SYSTEM' as const,
+              reason_code: 'INSTRUCTION_GENERATED',
+              reason_detail: { rail: 'CRYPTO' },
+              metadata: null,
+              created_at: at,
+            },
+          ]
+        : []),
+    ],
+  };
+}
+
+/** CPU microseconds per call of `work`, after a warm-up; the lower of two passes. */
+async function cpuMicros(work: () => unknown): Promise<number> {
+  const pass = async (n: number) => {
+    const started = process.cpuUsage();
+    for (let i = 0; i < n; i++) await work();
+    const used = process.cpuUsage(started);
+    return (used.user + used.system) / n;
+  };
+  await pass(2_000);
+  return Math.min(await pass(5_000), await pass(5_000));
+}
+
+const list = (
+  appRouter._def.procedures as unknown as Record<string, { _def: { inputs: unknown[]; output: unknown } }>
+)['payouts.list']!._def;
+const listIn = list.inputs[0] as { parse(v: unknown): unknown };
+const listOut = list.output as { parse(v: unknown): unknown };
+const key = Buffer.alloc(32, 7);
+const nothing = middleware(({ next }) => next());
+const probe = router({
+  bare: publicProcedure
+    .use(nothing)
+    .use(nothing)
+    .query(() => null),
+});
+// The access line exactly as the service writes it, at info, to a file nobody reads.
+const accessLog = createLogger({
+  level: 'info',
+  destination: pino.destination({ dest: '/dev/null', sync: true }),
+});
+
+const lines: [string, string, number][] = [];
+for (const shape of ['CREATED', 'PENDING_PAYMENT'] as const) {
+  const rows = Array.from({ length: 20 }, (_, i) => view(i, shape));
+  const meta = { next_cursor: 'c', has_more: true, limit: 20 };
+  const page = { data: rows.map(toPayoutResource), meta };
+  const add = async (layer: string, work: () => unknown) => lines.push([shape, layer, await cpuMicros(work)]);
+  await add('both: rows to resources, and JSON.stringify', () =>
+    JSON.stringify({ data: rows.map(toPayoutResource), meta }),
+  );
+  await add('service: output validation (zod, the page)', () => listOut.parse(page));
+  await add('service: input validation (zod, the query)', () => listIn.parse({ limit: '20' }));
+  await add('service: signed cursor (HMAC)', () => {
+    encodeCursor(key, { l: 'payouts', c: '2026-11-01T00:00:00.123Z', i: rows[19]!.id });
+  });
+  await add('baseline: plain cursor', () => plainCursor(new Date('2026-11-01T00:00:00.123Z'), rows[19]!.id));
+  await add('service: tRPC call, two middlewares, no schemas', () =>
+    callTRPCProcedure({
+      router: probe,
+      path: 'bare',
+      type: 'query',
+      ctx: {},
+      getRawInput: async () => ({}),
+      signal: undefined,
+      batchIndex: 0,
+    }),
+  );
+  await add('service: the access line at info (pino, redaction)', () =>
+    accessLog.info(
+      { request_id: `req_${randomUUID()}`, method: 'GET', path: '/v1/payouts', status: 200, ms: 3.4 },
+      'request',
+    ),
+  );
+  await add('(the access line without redaction)', () =>
+    accessLog
+      .child({}, { redact: { paths: [] } })
+      .info(
+        { request_id: `req_${randomUUID()}`, method: 'GET', path: '/v1/payouts', status: 200, ms: 3.4 },
+        'request',
+      ),
+  );
+}
+const width = Math.max(...lines.map(([, layer]) => layer.length));
+for (const [shape, layer, micros] of lines)
+  process.stdout.write(`${shape.padEnd(16)} ${layer.padEnd(width)} ${micros.toFixed(1).padStart(7)} µs\n`);
