@@ -1,7 +1,7 @@
 /**
- * `npm run bench` (full) and `npm run bench -- --quick` (smoke run, under two minutes): measures
- * the service's hot paths against baselines taken in the same run on the same machine, prints
- * the table and writes `bench/results/<date>.json`. Everything runs against a database of its
+ * `npm run bench` (full, about 25 minutes) and `npm run bench -- --quick` (smoke run of a few
+ * minutes, which CI runs): measures the service's hot paths against baselines taken in the same
+ * run on the same machine, prints the table and writes `bench/results/<date>.json`. Everything runs against a database of its
  * own (`bench_<random>` on the local PostgreSQL), dropped at the end.
  *
  * Options: --quick; --only=create,list,instructions,settlement,webhooks; --profile (CPU profiles
@@ -24,6 +24,7 @@ import { instructionScenario } from './scenarios/instructions.ts';
 import { settlementScenario } from './scenarios/settlement.ts';
 import { webhookScenario } from './scenarios/webhooks.ts';
 
+/** The scenarios, in the order a run takes them: a new one is one line here (its name for --only). */
 const SCENARIOS = {
   create: createScenarios,
   list: listScenarios,
