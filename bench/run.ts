@@ -4,7 +4,7 @@
  * run on the same machine, prints the table and writes `bench/results/<date>.json`. Everything runs against a database of its
  * own (`bench_<random>` on the local PostgreSQL), dropped at the end.
  *
- * Options: --quick; --only=create,list,instructions,settlement,webhooks; --profile (CPU profiles
+ * Options: --quick; --only=create,list,instructions,settlement,webhooks,console-counts; --profile (CPU profiles
  * of every measured service instance, one per thread, into bench/results/profiles/);
  * --service-flag=<flag>, repeatable (a Node or V8 flag for every measured service instance, e.g.
  * --service-flag=--single-threaded-gc).
