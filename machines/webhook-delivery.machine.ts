@@ -249,8 +249,8 @@ export const webhookDeliveryTexts = {
   holdsMoney: false,
   created: {
     description:
-      "Every event a payout or a refund records (payout.created, refund.failed, ...) becomes one delivery, to the payout's notification URL or else to the merchant's webhook URL.",
-    by: ['SYSTEM'],
+      "Every event a payout or a refund records (payout.created, refund.failed, ...) becomes one delivery, to the payout's notification URL or else to the merchant's webhook URL. An operator who sends a DEAD delivery again starts another delivery of the same event, with attempts of its own; the DEAD one stays as it is.",
+    by: ['SYSTEM', 'OPERATOR'],
   },
   guards: {
     isDue: {

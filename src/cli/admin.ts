@@ -40,6 +40,8 @@ interface Command<I = unknown> {
   options?: Record<string, { type: 'string' | 'boolean' }>;
   /** Names of the positional arguments, all required. */
   positionals?: string[];
+  /** Names of positional arguments that may follow the required ones. */
+  optionalPositionals?: string[];
   /** The procedure's input from the command line; throws a UsageError before anything is sent. */
   input?(values: Values, positionals: string[]): I;
   call(client: Client, input: I): Promise<unknown>;
@@ -256,7 +258,39 @@ const COMMANDS: Record<string, Command> = {
     input: (v) => ({ tenant_id: v.tenant as string | undefined, ...page(v) }),
     call: (c, input) => c.admin.webhooks.dead.query(input),
   }),
+  'webhooks redeliver': command({
+    synopsis: 'DELIVERY_ID | --tenant TENANT_ID --since ISO_TIME [--until ISO_TIME]',
+    summary:
+      'send DEAD deliveries again (one, or a tenant\'s created since a time): {"redelivered":[...],"has_more"}',
+    options: { tenant: { type: 'string' }, since: { type: 'string' }, until: { type: 'string' } },
+    optionalPositionals: ['DELIVERY_ID'],
+    input: redeliverInput,
+    call: (c, input) => c.admin.webhooks.redeliver.mutate(input),
+  }),
 };
+
+/** `webhooks redeliver`: a delivery id, or a tenant and a time range, never both. */
+function redeliverInput(v: Values, [id]: string[]) {
+  if (id !== undefined) {
+    if (v.tenant !== undefined || v.since !== undefined || v.until !== undefined)
+      throw new UsageError('give DELIVERY_ID or --tenant and --since, not both');
+    return { delivery_id: id };
+  }
+  if (v.tenant === undefined && v.since === undefined)
+    throw new UsageError('DELIVERY_ID or --tenant is required');
+  const time = (option: string) => {
+    const value = v[option];
+    if (value === undefined) return undefined;
+    if (typeof value !== 'string' || Number.isNaN(Date.parse(value)) || !/T.*(Z|[+-]\d\d:?\d\d)$/.test(value))
+      throw new UsageError(`--${option} must be an ISO-8601 time with an offset, e.g. 2026-11-26T09:00:00Z`);
+    return value;
+  };
+  return {
+    tenant_id: required(v, 'tenant', 'TENANT_ID'),
+    since: time('since') ?? missing('since', 'ISO_TIME'),
+    until: time('until'),
+  };
+}
 
 const CALL = 'npm run -s admin --';
 
@@ -320,13 +354,12 @@ export async function run(argv: string[], env: CliEnv | (() => CliEnv)): Promise
     throw new UsageError((err as Error).message.split('. ')[0]!.replace(/\.$/, ''), usageOf(words));
   }
   const wanted = command.positionals ?? [];
-  if (parsed.positionals.length !== wanted.length) {
+  const most = wanted.length + (command.optionalPositionals?.length ?? 0);
+  if (parsed.positionals.length < wanted.length || parsed.positionals.length > most) {
     const message =
-      wanted.length === 0
-        ? `unexpected argument ${parsed.positionals[0]}`
-        : parsed.positionals.length < wanted.length
-          ? `${wanted[parsed.positionals.length]} is required`
-          : `unexpected argument ${parsed.positionals[wanted.length]}`;
+      parsed.positionals.length < wanted.length
+        ? `${wanted[parsed.positionals.length]} is required`
+        : `unexpected argument ${parsed.positionals[most]}`;
     throw new UsageError(message, usageOf(words));
   }
   let input: unknown;

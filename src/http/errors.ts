@@ -34,12 +34,18 @@ export const ERROR_CATALOGUE = {
   INFLOW_NOT_FOUND: { status: 404, message: 'The inflow does not exist.' },
   REFUND_NOT_FOUND: { status: 404, message: 'The refund does not exist.' },
   OPERATOR_NOT_FOUND: { status: 404, message: 'The operator does not exist.' },
+  DELIVERY_NOT_FOUND: { status: 404, message: 'The webhook delivery does not exist.' },
   METHOD_NOT_ALLOWED: { status: 405, message: 'The endpoint does not accept this method.' },
   QUOTE_EXPIRED: { status: 409, message: 'The quote has expired; request a new one.' },
   QUOTE_NOT_ACCEPTABLE: { status: 409, message: 'The quote can no longer be accepted.' },
   OPERATOR_NAME_TAKEN: {
     status: 409,
     message: 'An operator that is not revoked already has this name (root is reserved).',
+  },
+  DELIVERY_NOT_DEAD: { status: 409, message: 'Only a DEAD webhook delivery can be sent again.' },
+  WEBHOOK_URL_NOT_SET: {
+    status: 409,
+    message: 'No webhook URL is configured: set one with PUT /v1/webhooks/config.',
   },
   PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is larger than 1 MiB.' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Request bodies must be application/json.' },

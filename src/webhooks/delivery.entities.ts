@@ -18,17 +18,38 @@ export const DELIVERY_RECORD_STATUSES = [
   'DEAD',
 ] as const satisfies readonly DeliveryRecordStatus[];
 
+/** The statuses of a delivery job that may still make an attempt. */
+export const OPEN_DELIVERY_STATUSES = [
+  'PENDING',
+  'ATTEMPTING',
+  'RETRY_SCHEDULED',
+] as const satisfies readonly WebhookDeliveryStatus[];
+
 /**
  * A delivery job: one outbox event to one URL. Its id is the `X-Service-Delivery` header, the
  * same on every attempt. `status` and `snapshot` belong to `machines/webhook-delivery.machine.ts`
  * and are written only by the engine; `due_at` mirrors the machine's due time (next attempt, or
  * the lease of the attempt in progress) so that the job can claim due rows by index.
+ *
+ * Publishing makes one job per event and URL. An operator's redelivery of a DEAD job is another
+ * job of the same event (`redelivery_of` names the DEAD one); an event has at most one open
+ * redelivery at a time, which the database enforces, so that two operators (or one twice) asking
+ * for the same redelivery get one.
  */
 export const WebhookDelivery = defineEntity({
   name: 'WebhookDelivery',
   tableName: 'webhook_deliveries',
-  uniques: [{ properties: ['event', 'targetUrl'] }],
   indexes: [
+    {
+      name: 'webhook_deliveries_published_unique',
+      expression:
+        'create unique index "webhook_deliveries_published_unique" on "webhook_deliveries" ("event_id", "target_url") where "redelivery_of" is null',
+    },
+    {
+      name: 'webhook_deliveries_open_redelivery_unique',
+      expression:
+        'create unique index "webhook_deliveries_open_redelivery_unique" on "webhook_deliveries" ("event_id") where "redelivery_of" is not null and "status" in (\'PENDING\', \'ATTEMPTING\', \'RETRY_SCHEDULED\')',
+    },
     {
       name: 'webhook_deliveries_due_index',
       expression:
@@ -52,6 +73,18 @@ export const WebhookDelivery = defineEntity({
       expression:
         'create index "webhook_deliveries_dead_since_index" on "webhook_deliveries" ("updated_at") where "status" = \'DEAD\'',
     },
+    // An event's redeliveries, whatever their status: "recover since" skips events already sent again.
+    {
+      name: 'webhook_deliveries_redeliveries_index',
+      expression:
+        'create index "webhook_deliveries_redeliveries_index" on "webhook_deliveries" ("event_id") where "redelivery_of" is not null',
+    },
+    // One tenant's DEAD jobs in creation order: its list for operators, and "recover since".
+    {
+      name: 'webhook_deliveries_tenant_dead_index',
+      expression:
+        'create index "webhook_deliveries_tenant_dead_index" on "webhook_deliveries" ("tenant_id", "created_at", "id") where "status" = \'DEAD\'',
+    },
   ],
   properties: {
     id: idColumn(),
@@ -67,6 +100,8 @@ export const WebhookDelivery = defineEntity({
     snapshot: p.json<Record<string, unknown>>(),
     attempts: p.integer().default(0),
     dueAt: p.datetime().nullable(),
+    /** The DEAD job this one sends again, for an operator; null for a job made by publishing. */
+    redeliveryOf: () => p.manyToOne(WebhookDelivery).fieldName('redelivery_of').nullable(),
     ...timestamps(),
   },
 });

@@ -3,9 +3,11 @@ import { WEBHOOK_MAX_ATTEMPTS } from '#machines/webhook-delivery.machine.ts';
 import { documentedAs, iso, timestampOut } from '#src/http/schemas.ts';
 import {
   DELIVERY_RECORD_STATUSES,
+  WEBHOOK_DELIVERY_STATUSES,
   type WebhookDelivery,
   type WebhookDeliveryAttempt,
 } from './delivery.entities.ts';
+import type { Redelivery } from './redelivery.service.ts';
 
 /** The contract's webhook delivery record: one attempt of one event to one URL. */
 export const deliveryRecordOut = z
@@ -87,5 +89,47 @@ export function toDeadDelivery(row: WebhookDelivery): DeadDeliveryOut {
     last_failure_reason: context?.lastFailureReason ?? null,
     created_at: iso(row.createdAt),
     dead_at: iso(row.updatedAt),
+  };
+}
+
+/** A redelivery job: the DEAD job's event sent again, with its own attempts. */
+export const redeliveryOut = z.object({
+  delivery_id: z.string().describe('The new job: X-Service-Delivery of its attempts.'),
+  redelivery_of: z.string().describe('The DEAD job it sends again, which stays DEAD.'),
+  tenant_id: z.string(),
+  event_id: z.string().describe('The same event, so the same event_id.'),
+  event_type: z.string(),
+  payout_id: z.string().nullable(),
+  target_url: z.string(),
+  status: z.enum(WEBHOOK_DELIVERY_STATUSES),
+  created_at: timestampOut,
+  created: z
+    .boolean()
+    .describe(
+      'False when an open redelivery of the event already existed: that one is shown, no other made.',
+    ),
+});
+
+/** What a redelivery call did. */
+export const redeliverOut = z.object({
+  redelivered: z.array(redeliveryOut),
+  has_more: z
+    .boolean()
+    .describe('Recovering a range: more DEAD deliveries remain in it; the same call again continues.'),
+});
+
+/** A redelivery as operators see it. */
+export function toRedelivery(r: Redelivery): z.output<typeof redeliveryOut> {
+  return {
+    delivery_id: r.deliveryId,
+    redelivery_of: r.redeliveryOf,
+    tenant_id: r.tenantId,
+    event_id: r.eventId,
+    event_type: r.eventType,
+    payout_id: r.payoutId,
+    target_url: r.targetUrl,
+    status: r.status as (typeof WEBHOOK_DELIVERY_STATUSES)[number],
+    created_at: iso(r.createdAt),
+    created: r.created,
   };
 }

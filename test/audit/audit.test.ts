@@ -6,6 +6,7 @@ import { ROOT_OPERATOR_ID } from '#src/operators/entities.ts';
 import { appRouter } from '#src/router.ts';
 import { harness } from '../harness.ts';
 import { cliAs, newOperator } from '../operators/fixtures.ts';
+import { deadDelivery } from '../webhooks/receiver.ts';
 
 /** One tRPC call over HTTP with its own request id; the parsed body. */
 async function call(
@@ -73,6 +74,10 @@ const CASES: Record<string, Case> = {
     const tenant = await root()('tenant', 'create', '--name', 'Keyed');
     const key = await root()('key', 'issue', '--tenant', tenant.id);
     return { input: { key_id: key.id }, targets: [key.id] };
+  },
+  'admin.webhooks.redeliver': async () => {
+    const { job } = await deadDelivery();
+    return { input: { delivery_id: job.id }, targets: [job.id, job.event.id] };
   },
 };
 

@@ -1,10 +1,11 @@
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
+import { WebhookDelivery } from '#src/webhooks/delivery.entities.ts';
 import { runWebhooksOnce, type WebhookPassOptions } from '#src/webhooks/job.ts';
 import { call, type Merchant } from '../client.ts';
 import { harness } from '../harness.ts';
-import { bankPayout } from '../payouts/fixtures.ts';
+import { bankPayout, payoutReadyMerchant } from '../payouts/fixtures.ts';
 
 /** One request a receiver got, body as raw bytes. */
 export interface Received {
@@ -148,4 +149,36 @@ export async function deliveryLog(merchant: Merchant): Promise<any[]> {
   const res = await call('GET', '/v1/webhooks/deliveries?limit=100', { key: merchant.key });
   expect(res.status, res.text).to.equal(200);
   return res.body.data;
+}
+
+/**
+ * Passes of the webhooks job over these merchants, the clock moved to each next attempt's due
+ * time: every delivery open at the start runs all five of its attempts.
+ */
+export async function runAllAttempts(merchants: Merchant[]): Promise<void> {
+  const base = harness().service.deps.config.WEBHOOK_BACKOFF_BASE_MS;
+  await deliverFor(merchants);
+  for (let n = 2; n <= 5; n++) {
+    harness().clock.advance(base * 2 ** (n - 2));
+    await deliverFor(merchants);
+  }
+}
+
+/**
+ * A fresh merchant whose webhook URL refuses connections (a port nothing listens on), with one
+ * payout whose payout.created delivery is DEAD: that delivery job.
+ */
+export async function deadDelivery(): Promise<{ merchant: Merchant; job: WebhookDelivery }> {
+  const merchant = await payoutReadyMerchant();
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await configureWebhook(merchant, `http://127.0.0.1:${port}/hooks`);
+  await createPayout(merchant);
+  await runAllAttempts([merchant]);
+  const job = await harness()
+    .service.deps.orm.em.fork()
+    .findOneOrFail(WebhookDelivery, { tenant: merchant.tenantId, status: 'DEAD' });
+  return { merchant, job };
 }
