@@ -4,6 +4,7 @@ import { complianceAdminRouter } from './compliance/admin.router.ts';
 import { outflowsRouter } from './dispatch/router.ts';
 import { router } from './http/trpc.ts';
 import { operatorAdminRouter } from './operators/admin.router.ts';
+import { payoutAdminRouter } from './payouts/admin.router.ts';
 import { payoutsRouter } from './payouts/router.ts';
 import { ratesRouter } from './rates/router.ts';
 import { refundDestinationsRouter } from './refund-destinations/router.ts';
@@ -30,6 +31,7 @@ export const appRouter = router({
   webhooks: webhooksRouter,
   admin: router({
     ...operatorAdminRouter._def.record,
+    ...payoutAdminRouter._def.record,
     ...tenantAdminRouter._def.record,
     ...refundAdminRouter._def.record,
     ...webhooksAdminRouter._def.record,

@@ -40,7 +40,12 @@ export async function call<T = any>(
     body = JSON.stringify(options.body);
     headers['content-type'] ??= 'application/json';
   }
-  const res = await fetch(harness().url + path, { method, headers, body });
+  // A copy as a plain Uint8Array: a body both Node's and the DOM's fetch types accept.
+  const res = await fetch(harness().url + path, {
+    method,
+    headers,
+    body: typeof body === 'string' || body === undefined ? body : new Uint8Array(body),
+  });
   const text = await res.text();
   let parsed: unknown;
   try {

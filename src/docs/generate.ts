@@ -6,6 +6,7 @@ import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '#src/config.ts';
+import { CONSOLE_BUNDLE, consoleBundle } from '#src/console/build.ts';
 import { openApiDocument } from '#src/http/openapi.ts';
 import { appRouter } from '#src/router.ts';
 import { clientSource } from './client.ts';
@@ -278,6 +279,7 @@ export async function generateDocs(): Promise<Map<string, string>> {
   const openapi = openApiDocument(appRouter, { baseUrl: DOCS_BASE_URL });
   files.set('docs/openapi.json', `${JSON.stringify(openapi, null, 2)}\n`);
   files.set('src/client/api.ts', clientSource(openapi));
+  files.set(CONSOLE_BUNDLE, await consoleBundle());
   const compliance = committedModel();
   const models = MACHINE_DOCS.map((doc) => ({ doc, model: describeMachine(doc.machine) }));
   files.set(`${MACHINES_DIR}/README.md`, indexMarkdown(compliance, models));

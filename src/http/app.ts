@@ -1,6 +1,7 @@
 import { nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
 import Koa from 'koa';
 import { CALLBACK_ROUTES } from '#src/callbacks.ts';
+import { consoleRoutes } from '#src/console/serve.ts';
 import type { Deps } from '#src/deps.ts';
 import { docsRoutes } from '#src/docs/serve.ts';
 import type { AppRouter } from '#src/router.ts';
@@ -63,6 +64,7 @@ export function createApp(deps: Deps, appRouter: AppRouter): Koa {
     if (ctx.status === 404 && ctx.body == null) throw new AppError('ROUTE_NOT_FOUND');
   });
   app.use(docsRoutes(deps.config));
+  app.use(consoleRoutes());
   app.use(callbacks.routes());
   app.use(rest.routes());
   app.use(rest.allowedMethods({ throw: true }));

@@ -1,0 +1,341 @@
+import type { ReactNode } from 'react';
+import { api } from '../api.ts';
+import {
+  age,
+  ClickAction,
+  Failure,
+  Id,
+  Link,
+  Money,
+  MoreButton,
+  NoteAction,
+  Time,
+  useCan,
+  usePages,
+} from '../ui.tsx';
+
+/**
+ * Where money waits for a person: one section per queue, oldest first, each row linked to its
+ * detail and offering what the operator's role allows.
+ */
+
+function Queue(props: {
+  id: string;
+  title: string;
+  what: string;
+  list: ReturnType<typeof usePages<unknown>>;
+  oldest: string | null | undefined;
+  head: ReactNode;
+  children: ReactNode;
+}) {
+  const { list } = props;
+  return (
+    <section className="queue" data-queue={props.id} aria-labelledby={`q-${props.id}`}>
+      <h2 id={`q-${props.id}`}>
+        {props.title}{' '}
+        <span className="count" data-testid={`count-${props.id}`}>
+          {list.isPending ? '…' : `${list.rows.length}${list.hasNextPage ? '+' : ''}`}
+        </span>
+        {list.rows.length > 0 ? <span className="age">oldest {age(props.oldest)}</span> : null}
+      </h2>
+      <p className="what">{props.what}</p>
+      <Failure error={list.error} />
+      {list.rows.length === 0 && !list.isPending ? (
+        <p className="empty">Nothing waits here.</p>
+      ) : (
+        <table>
+          <thead>{props.head}</thead>
+          <tbody>{props.children}</tbody>
+        </table>
+      )}
+      <MoreButton {...list} />
+    </section>
+  );
+}
+
+function HeldInflows() {
+  const canPropose = useCan('operator');
+  const list = usePages(['admin.settlement.inflows', 'HELD'], (cursor) =>
+    api.admin.settlement.inflows.query({ state: 'HELD', limit: 20, cursor }),
+  );
+  return (
+    <Queue
+      id="held"
+      title="Payouts held underpaid"
+      what="Money arrived short. The payout waits for a top-up from the merchant or for an operator to fail it (its refund follows). Money on a shared address that matched no payout has no payout yet."
+      list={list}
+      oldest={list.rows[0]?.arrived_at}
+      head={
+        <tr>
+          <th>Payout</th>
+          <th>Received</th>
+          <th>Rail</th>
+          <th>Arrived</th>
+          <th>Waiting</th>
+          <th>Actions</th>
+        </tr>
+      }
+    >
+      {list.rows.map((inflow) => (
+        <tr key={inflow.id} data-payout={inflow.payout_id ?? ''}>
+          <td>
+            {inflow.payout_id ? (
+              <Link to={`/console/payouts/${inflow.payout_id}`}>
+                <Id id={inflow.payout_id} />
+              </Link>
+            ) : (
+              <span className="muted">not attributed</span>
+            )}
+          </td>
+          <td>
+            <Money amount={inflow.amount} currency={inflow.currency} />
+          </td>
+          <td>
+            {inflow.rail} {inflow.network ?? ''}
+          </td>
+          <td>
+            <Time at={inflow.arrived_at} />
+          </td>
+          <td>{age(inflow.arrived_at)}</td>
+          <td className="actions">
+            {canPropose && inflow.payout_id ? (
+              <NoteAction
+                actionKey={`fail:${inflow.payout_id}`}
+                label="Propose to fail"
+                done="Proposed"
+                testId="propose-fail"
+                run={(note) => api.admin.settlement.failPayout.mutate({ payout_id: inflow.payout_id!, note })}
+              />
+            ) : null}
+            {canPropose && !inflow.payout_id ? <ReturnInflow id={inflow.id} /> : null}
+          </td>
+        </tr>
+      ))}
+    </Queue>
+  );
+}
+
+function ReturnInflow({ id }: { id: string }) {
+  return (
+    <NoteAction
+      actionKey={`return:${id}`}
+      label="Propose return"
+      done="Proposed"
+      placeholder="Note (required): how it was sent back"
+      run={(note) => api.admin.settlement.returnInflow.mutate({ inflow_id: id, note })}
+    />
+  );
+}
+
+function UnmatchedInflows() {
+  const canPropose = useCan('operator');
+  const list = usePages(['admin.settlement.inflows', 'UNMATCHED'], (cursor) =>
+    api.admin.settlement.inflows.query({ state: 'UNMATCHED', limit: 20, cursor }),
+  );
+  return (
+    <Queue
+      id="unmatched"
+      title="Unmatched and late inflows"
+      what="Money that matched nothing: it came after its instruction lapsed, or to an account with no open instruction. Attribute it to a payout that still waits for money, or send it back and record the return."
+      list={list}
+      oldest={list.rows[0]?.arrived_at}
+      head={
+        <tr>
+          <th>Inflow</th>
+          <th>Amount</th>
+          <th>Account's payout</th>
+          <th>Arrived</th>
+          <th>Waiting</th>
+          <th>Actions</th>
+        </tr>
+      }
+    >
+      {list.rows.map((inflow) => (
+        <tr key={inflow.id}>
+          <td>
+            <Id id={inflow.id} />
+          </td>
+          <td>
+            <Money amount={inflow.amount} currency={inflow.currency} />
+          </td>
+          <td>
+            {inflow.account_payout_id ? (
+              <Link to={`/console/payouts/${inflow.account_payout_id}`}>
+                <Id id={inflow.account_payout_id} />
+              </Link>
+            ) : (
+              <span className="muted">—</span>
+            )}
+          </td>
+          <td>
+            <Time at={inflow.arrived_at} />
+          </td>
+          <td>{age(inflow.arrived_at)}</td>
+          <td className="actions">{canPropose ? <ReturnInflow id={inflow.id} /> : null}</td>
+        </tr>
+      ))}
+    </Queue>
+  );
+}
+
+function FailedRefunds() {
+  const canPropose = useCan('operator');
+  const list = usePages(['admin.refunds.failed'], (cursor) =>
+    api.admin.refunds.failed.query({ limit: 20, cursor }),
+  );
+  return (
+    <Queue
+      id="failed-refunds"
+      title="Failed refunds"
+      what="A refund the rail refused (a dead address, a closed account). Once the merchant corrects its refund destination, retry it."
+      list={list}
+      oldest={list.rows[0]?.created_at}
+      head={
+        <tr>
+          <th>Payout</th>
+          <th>Refund</th>
+          <th>Amount</th>
+          <th>Failure</th>
+          <th>Waiting</th>
+          <th>Actions</th>
+        </tr>
+      }
+    >
+      {list.rows.map((refund) => (
+        <tr key={refund.id}>
+          <td>
+            <Link to={`/console/payouts/${refund.payout_id}`}>
+              <Id id={refund.payout_id} />
+            </Link>
+          </td>
+          <td>
+            <Id id={refund.id} />
+          </td>
+          <td>
+            <Money amount={refund.refund_amount} currency={refund.refund_currency} />
+          </td>
+          <td>{refund.failure_reason ?? '—'}</td>
+          <td>{age(refund.created_at)}</td>
+          <td className="actions">
+            {canPropose ? (
+              <ClickAction
+                actionKey={`retry:${refund.id}`}
+                label="Retry refund"
+                done="Retried"
+                run={() => api.admin.refunds.retry.mutate({ refund_id: refund.id })}
+              />
+            ) : null}
+          </td>
+        </tr>
+      ))}
+    </Queue>
+  );
+}
+
+function HeldMoney() {
+  const canPropose = useCan('operator');
+  const list = usePages(['admin.refunds.held'], (cursor) =>
+    api.admin.refunds.held.query({ limit: 20, cursor }),
+  );
+  return (
+    <Queue
+      id="no-destination"
+      title="Money held: no refund destination"
+      what="A payout failed after its money arrived and its merchant had no refund destination for the currency. Once one is registered, raise the refund."
+      list={list}
+      oldest={list.rows[0]?.failed_at}
+      head={
+        <tr>
+          <th>Payout</th>
+          <th>Held</th>
+          <th>Failure</th>
+          <th>Destination now</th>
+          <th>Waiting</th>
+          <th>Actions</th>
+        </tr>
+      }
+    >
+      {list.rows.map((held) => (
+        <tr key={held.payout_id}>
+          <td>
+            <Link to={`/console/payouts/${held.payout_id}`}>
+              <Id id={held.payout_id} />
+            </Link>
+          </td>
+          <td>
+            <Money amount={held.received_amount} currency={held.settlement_currency} />
+          </td>
+          <td>{held.failure_code ?? '—'}</td>
+          <td>{held.refund_destination_active ? 'registered' : 'none yet'}</td>
+          <td>{age(held.failed_at)}</td>
+          <td className="actions">
+            {canPropose && held.refund_destination_active ? (
+              <ClickAction
+                actionKey={`raise:${held.payout_id}`}
+                label="Raise refund"
+                done="Raised"
+                run={() => api.admin.refunds.raise.mutate({ payout_id: held.payout_id })}
+              />
+            ) : null}
+          </td>
+        </tr>
+      ))}
+    </Queue>
+  );
+}
+
+function DeadDeliveries() {
+  const list = usePages(['admin.webhooks.dead'], (cursor) =>
+    api.admin.webhooks.dead.query({ limit: 20, cursor }),
+  );
+  return (
+    <Queue
+      id="dead-webhooks"
+      title="DEAD webhook deliveries"
+      what="A notification whose five attempts all failed. Check the merchant's endpoint with them (the last status and failure say what went wrong)."
+      list={list}
+      oldest={list.rows.at(-1)?.dead_at}
+      head={
+        <tr>
+          <th>Payout</th>
+          <th>Event</th>
+          <th>Endpoint</th>
+          <th>Last failure</th>
+          <th>Dead since</th>
+        </tr>
+      }
+    >
+      {list.rows.map((d) => (
+        <tr key={d.delivery_id}>
+          <td>
+            {d.payout_id ? (
+              <Link to={`/console/payouts/${d.payout_id}`}>
+                <Id id={d.payout_id} />
+              </Link>
+            ) : (
+              '—'
+            )}
+          </td>
+          <td>{d.event_type}</td>
+          <td className="url">{d.target_url}</td>
+          <td>{d.last_failure_reason ?? d.last_response_status ?? '—'}</td>
+          <td>{age(d.dead_at)}</td>
+        </tr>
+      ))}
+    </Queue>
+  );
+}
+
+export function ExceptionsPage() {
+  return (
+    <main className="page exceptions">
+      <h1>Exceptions</h1>
+      <p className="lead">The queues where money or a notification waits for a person, oldest first.</p>
+      <HeldInflows />
+      <UnmatchedInflows />
+      <FailedRefunds />
+      <HeldMoney />
+      <DeadDeliveries />
+    </main>
+  );
+}

@@ -1,0 +1,331 @@
+import { useQuery } from '@tanstack/react-query';
+import { useEffect, useRef } from 'react';
+import { api } from '../api.ts';
+import { Failure, Id, Money, Time } from '../ui.tsx';
+
+/**
+ * One payout whole: what the merchant sees, the timeline with the operators who acted, the money
+ * in and out, the refund, the notifications, and its machine's diagram with the path it took.
+ */
+
+type Detail = Awaited<ReturnType<typeof api.admin.payouts.get.query>>;
+
+const show = (value: unknown): string =>
+  value === null || value === undefined
+    ? '—'
+    : typeof value === 'object'
+      ? JSON.stringify(value)
+      : String(value);
+
+/** Every field of the merchant's resource, in the order the API gives them. */
+function Fields({ payout }: { payout: Detail['payout'] }) {
+  const entries = Object.entries(payout).filter(
+    ([k]) => k !== 'status_timeline' && k !== 'payment_instruction',
+  );
+  const instruction = payout.payment_instruction ? Object.entries(payout.payment_instruction) : [];
+  return (
+    <div className="fields">
+      <dl data-testid="merchant-fields">
+        {entries.map(([k, v]) => (
+          <div key={k}>
+            <dt>{k}</dt>
+            <dd>{show(v)}</dd>
+          </div>
+        ))}
+      </dl>
+      <div>
+        <h3>Payment instruction</h3>
+        {instruction.length === 0 ? (
+          <p className="muted">None yet.</p>
+        ) : (
+          <dl>
+            {instruction.map(([k, v]) => (
+              <div key={k}>
+                <dt>{k}</dt>
+                <dd>{show(v)}</dd>
+              </div>
+            ))}
+          </dl>
+        )}
+      </div>
+    </div>
+  );
+}
+
+function Timeline({ rows }: { rows: Detail['timeline'] }) {
+  return (
+    <table className="timeline" data-testid="timeline">
+      <thead>
+        <tr>
+          <th>#</th>
+          <th>When</th>
+          <th>From → to</th>
+          <th>Reason</th>
+          <th>By</th>
+          <th>Who decided</th>
+          <th>Details</th>
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map((row, i) => (
+          // biome-ignore lint/suspicious/noArrayIndexKey: the timeline is append-only: a row's place never changes
+          <tr key={i} data-reason={row.reason_code}>
+            <td>{row.transition ?? ''}</td>
+            <td>
+              <Time at={row.created_at} />
+            </td>
+            <td>
+              {row.from_status ?? '∅'} → {row.to_status}
+            </td>
+            <td>
+              <code>{row.reason_code}</code>
+            </td>
+            <td>{row.triggered_by}</td>
+            <td className="who-decided">
+              {row.operator ? <span className="operator">{row.operator.name}</span> : null}
+              {row.approval_id ? (
+                <span className="approval">
+                  {' '}
+                  approval <Id id={row.approval_id} />
+                </span>
+              ) : null}
+            </td>
+            <td className="detail">{row.reason_detail ? show(row.reason_detail) : ''}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+/** The payout machine's diagram (the one /docs/machines shows), with this payout's path drawn over it. */
+function Diagram({ path }: { path: Detail['path'] }) {
+  const box = useRef<HTMLDivElement>(null);
+  const svg = useQuery({
+    queryKey: ['diagram', path.machine],
+    staleTime: Number.POSITIVE_INFINITY,
+    queryFn: async () => {
+      const res = await fetch(`/docs/machines/${path.machine}.svg`);
+      if (!res.ok) throw new Error(`diagram: HTTP ${res.status}`);
+      return res.text();
+    },
+  });
+  useEffect(() => {
+    const target = box.current;
+    if (!target || !svg.data) return;
+    const parsed = new DOMParser().parseFromString(svg.data, 'image/svg+xml').documentElement;
+    const node = document.importNode(parsed, true);
+    target.replaceChildren(node);
+    const mark = (id: string, cls: string, step: number) => {
+      const el = node.querySelector(`[id="${CSS.escape(id)}"]`);
+      if (!el) return;
+      el.classList.add(cls);
+      el.setAttribute('data-step', String(step));
+    };
+    path.edges.forEach((id, i) => {
+      mark(id, 'taken', i + 1);
+    });
+    path.states.forEach((id, i) => {
+      mark(id, 'visited', i + 1);
+    });
+    const last = path.states.at(-1);
+    if (last) node.querySelector(`[id="${CSS.escape(last)}"]`)?.classList.add('current');
+  }, [svg.data, path]);
+  return (
+    <div className="diagram-wrap">
+      <Failure error={svg.error} />
+      <div ref={box} className="diagram has-path" data-testid="diagram" />
+      <p className="legend-line">
+        <span className="swatch taken" /> transitions this payout took · <span className="swatch current" />{' '}
+        where it is now · the numbers in the timeline are the arrows' numbers
+      </p>
+    </div>
+  );
+}
+
+export function PayoutPage({ payoutId }: { payoutId: string }) {
+  const detail = useQuery({
+    queryKey: ['admin.payouts.get', payoutId],
+    queryFn: () => api.admin.payouts.get.query({ payout_id: payoutId }),
+  });
+  if (detail.error) return <Failure error={detail.error} />;
+  const d = detail.data;
+  if (!d) return <main className="page loading">Loading…</main>;
+  return (
+    <main className="page payout" data-status={d.payout.status}>
+      <h1>
+        Payout <code>{d.payout.id}</code>{' '}
+        <span className={`status s-${d.payout.status}`}>{d.payout.status}</span>
+      </h1>
+      <p className="lead">
+        Tenant <strong>{d.tenant.name}</strong> <Id id={d.tenant.id} /> · merchant reference{' '}
+        {d.payout.merchant_reference ?? '—'} · created <Time at={d.payout.created_at} />
+      </p>
+      <section>
+        <h2>What the merchant sees</h2>
+        <Fields payout={d.payout} />
+      </section>
+      <section>
+        <h2>The path it took</h2>
+        <Diagram path={d.path} />
+      </section>
+      <section>
+        <h2>Timeline</h2>
+        <Timeline rows={d.timeline} />
+      </section>
+      <section>
+        <h2>Inflows</h2>
+        {d.inflows.length === 0 ? (
+          <p className="empty">No money received.</p>
+        ) : (
+          <table>
+            <thead>
+              <tr>
+                <th>Inflow</th>
+                <th>Amount</th>
+                <th>Rail</th>
+                <th>Matched</th>
+                <th>Underpaid</th>
+                <th>Overpayment</th>
+                <th>Recorded</th>
+              </tr>
+            </thead>
+            <tbody>
+              {d.inflows.map((i) => (
+                <tr key={i.id}>
+                  <td>
+                    <Id id={i.id} />
+                  </td>
+                  <td>
+                    <Money amount={i.amount} currency={i.currency} />
+                  </td>
+                  <td>
+                    {i.rail} {i.provider_name} {i.network ?? ''}
+                  </td>
+                  <td>{i.is_matched ? 'yes' : 'no'}</td>
+                  <td>{i.is_underpaid ? 'yes' : 'no'}</td>
+                  <td>
+                    <Money amount={i.overpayment_amount} currency={i.overpayment_currency} />
+                  </td>
+                  <td>
+                    <Time at={i.created_at} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </section>
+      <section>
+        <h2>Outflows</h2>
+        {d.outflows.length === 0 ? (
+          <p className="empty">No attempt to pay the beneficiary.</p>
+        ) : (
+          <table>
+            <thead>
+              <tr>
+                <th>#</th>
+                <th>Status</th>
+                <th>Amount</th>
+                <th>Processor</th>
+                <th>Failure</th>
+                <th>Dispatched</th>
+                <th>Settled</th>
+              </tr>
+            </thead>
+            <tbody>
+              {d.outflows.map((o) => (
+                <tr key={o.id}>
+                  <td>{o.attempt_number}</td>
+                  <td>{o.status}</td>
+                  <td>
+                    <Money amount={o.destination_amount} currency={o.destination_currency} />
+                  </td>
+                  <td>
+                    {o.processor} {o.processor_reference ?? ''}
+                  </td>
+                  <td>{o.failure_code ?? o.failure_reason ?? '—'}</td>
+                  <td>
+                    <Time at={o.dispatched_at} />
+                  </td>
+                  <td>
+                    <Time at={o.settled_at} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </section>
+      <section data-testid="refund">
+        <h2>Refund</h2>
+        {d.refund ? (
+          <dl className="refund">
+            <div>
+              <dt>Refund</dt>
+              <dd>
+                <Id id={d.refund.id} />{' '}
+                <span className={`status r-${d.refund.status}`}>{d.refund.status}</span>
+              </dd>
+            </div>
+            <div>
+              <dt>Amount</dt>
+              <dd>
+                <Money amount={d.refund.refund_amount} currency={d.refund.refund_currency} /> (received{' '}
+                <Money amount={d.refund.received_amount} currency={d.refund.received_currency} />, fee{' '}
+                <Money amount={d.refund.network_fee_amount} currency={d.refund.network_fee_currency} />)
+              </dd>
+            </div>
+            <div>
+              <dt>To</dt>
+              <dd>
+                {d.refund.destination_type} {d.refund.destination_provider_name} {d.refund.destination_masked}
+              </dd>
+            </div>
+            <div>
+              <dt>Attempt</dt>
+              <dd>
+                {d.refund.attempt_number} · {d.refund.failure_reason ?? 'no failure'}
+              </dd>
+            </div>
+          </dl>
+        ) : (
+          <p className="empty">No refund.</p>
+        )}
+      </section>
+      <section>
+        <h2>Webhook deliveries</h2>
+        {d.deliveries.length === 0 ? (
+          <p className="empty">No delivery recorded.</p>
+        ) : (
+          <table>
+            <thead>
+              <tr>
+                <th>Event</th>
+                <th>Attempt</th>
+                <th>Status</th>
+                <th>Response</th>
+                <th>Endpoint</th>
+                <th>At</th>
+              </tr>
+            </thead>
+            <tbody>
+              {d.deliveries.map((w) => (
+                <tr key={w.id}>
+                  <td>{w.event_type}</td>
+                  <td>{w.attempt_number}</td>
+                  <td>{w.status}</td>
+                  <td>{w.failure_reason ?? w.response_status}</td>
+                  <td className="url">{w.target_url}</td>
+                  <td>
+                    <Time at={w.created_at} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </section>
+    </main>
+  );
+}

@@ -1,0 +1,233 @@
+import { type QueryKey, useInfiniteQuery, useMutation, useQueryClient } from '@tanstack/react-query';
+import { type FormEvent, type ReactNode, useState } from 'react';
+import { hasRole, type Role } from '../../operators/roles.ts';
+import { failureOf } from './api.ts';
+import { consoleStore, navigate, useConsole } from './store.ts';
+
+/** A page of any list of the API: the same cursors as the merchant API and the CLI. */
+export interface Page<T> {
+  data: T[];
+  meta: { next_cursor?: string | null; has_more: boolean };
+}
+
+/** A cursor-paginated list read page by page ("Show more" asks for the next cursor). */
+export function usePages<T>(key: QueryKey, fetchPage: (cursor: string | undefined) => Promise<Page<T>>) {
+  const query = useInfiniteQuery({
+    queryKey: key,
+    queryFn: ({ pageParam }) => fetchPage(pageParam),
+    initialPageParam: undefined as string | undefined,
+    getNextPageParam: (last) => (last.meta.has_more ? (last.meta.next_cursor ?? undefined) : undefined),
+  });
+  const rows = query.data?.pages.flatMap((p) => p.data) ?? [];
+  return { ...query, rows };
+}
+
+/** Whether the signed-in operator's role reaches `wanted`: what decides which buttons appear. */
+export function useCan(wanted: Role): boolean {
+  const role = useConsole((c) => c.operator?.role ?? null);
+  return role !== null && hasRole(role, wanted);
+}
+
+/** The signed-in operator's id (to tell their own proposals apart). */
+export function useOperatorId(): string | null {
+  return useConsole((c) => c.operator?.id ?? null);
+}
+
+/**
+ * An operator's action: recorded in the store while it runs and with its outcome (what the
+ * service answered, by its error code), and every list refreshed once it succeeds.
+ */
+export function useAction<I, O>(key: string, label: string, run: (input: I) => Promise<O>) {
+  const queryClient = useQueryClient();
+  const pending = useConsole((c) => c.pending[key] ?? null);
+  const mutation = useMutation({
+    mutationFn: run,
+    onMutate: () => consoleStore.trigger.actionStarted({ key, label }),
+    onSuccess: async () => {
+      consoleStore.trigger.actionEnded({ key, ok: true, message: null });
+      await queryClient.invalidateQueries();
+    },
+    onError: (error) => {
+      const f = failureOf(error);
+      consoleStore.trigger.actionEnded({
+        key,
+        ok: false,
+        message: f.code ? `${f.code}: ${f.message}` : f.message,
+      });
+    },
+  });
+  return { ...mutation, pending };
+}
+
+export function Outcome({
+  pending,
+  done,
+}: {
+  pending: { state: string; message: string | null } | null;
+  done?: string;
+}) {
+  if (!pending) return null;
+  if (pending.state === 'running') return <span className="outcome running">Working…</span>;
+  if (pending.state === 'failed')
+    return (
+      <span className="outcome failed" role="alert">
+        {pending.message}
+      </span>
+    );
+  return <span className="outcome done">{done ?? 'Done'}</span>;
+}
+
+/** A button that asks for a note first (a note is required on every money move). */
+export function NoteAction(props: {
+  actionKey: string;
+  label: string;
+  done?: string;
+  placeholder?: string;
+  run: (note: string) => Promise<unknown>;
+  testId?: string;
+}) {
+  const [open, setOpen] = useState(false);
+  const [note, setNote] = useState('');
+  const action = useAction(props.actionKey, props.label, props.run);
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    if (note.trim() === '') return;
+    action.mutate(note.trim());
+  };
+  if (action.pending?.state === 'done') return <Outcome pending={action.pending} done={props.done} />;
+  if (!open)
+    return (
+      <button type="button" className="action" data-testid={props.testId} onClick={() => setOpen(true)}>
+        {props.label}
+      </button>
+    );
+  return (
+    <form className="note-action" onSubmit={submit}>
+      <input
+        aria-label={`Note for: ${props.label}`}
+        placeholder={props.placeholder ?? 'Note (required): why'}
+        value={note}
+        onChange={(e) => setNote(e.target.value)}
+        required
+      />
+      <button type="submit" className="action primary" disabled={action.isPending}>
+        {props.label}
+      </button>
+      <button type="button" className="link" onClick={() => setOpen(false)}>
+        Cancel
+      </button>
+      <Outcome pending={action.pending} />
+    </form>
+  );
+}
+
+/** A one-click action (no note), such as a redelivery or a tenant's approval. */
+export function ClickAction(props: {
+  actionKey: string;
+  label: string;
+  done?: string;
+  run: () => Promise<unknown>;
+}) {
+  const action = useAction(props.actionKey, props.label, () => props.run());
+  if (action.pending?.state === 'done') return <Outcome pending={action.pending} done={props.done} />;
+  return (
+    <span className="click-action">
+      <button
+        type="button"
+        className="action"
+        disabled={action.isPending}
+        onClick={() => action.mutate(undefined)}
+      >
+        {props.label}
+      </button>
+      <Outcome pending={action.pending} />
+    </span>
+  );
+}
+
+/** A link inside the console: navigates without reloading (and keeps the token out of any URL). */
+export function Link({ to, children, className }: { to: string; children: ReactNode; className?: string }) {
+  return (
+    <a
+      href={to}
+      className={className}
+      onClick={(event) => {
+        if (event.metaKey || event.ctrlKey || event.shiftKey || event.button !== 0) return;
+        event.preventDefault();
+        navigate(to);
+      }}
+    >
+      {children}
+    </a>
+  );
+}
+
+/** How long ago, for a queue's age: "3 d 4 h", "2 h 5 min", "40 s". */
+export function age(since: string | null | undefined, now = Date.now()): string {
+  if (!since) return '—';
+  const seconds = Math.max(0, Math.floor((now - Date.parse(since)) / 1000));
+  if (seconds < 60) return `${seconds} s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `${minutes} min`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 48) return `${hours} h ${minutes % 60} min`;
+  return `${Math.floor(hours / 24)} d ${hours % 24} h`;
+}
+
+/** A time as operators read it: UTC, to the second. */
+export function Time({ at }: { at: string | null | undefined }) {
+  if (!at) return <span className="muted">—</span>;
+  return <time dateTime={at}>{at.replace('T', ' ').replace(/\.\d+Z$/, 'Z')}</time>;
+}
+
+/** An amount as the API gives it (a decimal string or an exact JSON number) with its currency. */
+export function Money({ amount, currency }: { amount: unknown; currency?: string | null }) {
+  if (amount === null || amount === undefined) return <span className="muted">—</span>;
+  return (
+    <span className="money">
+      {String(amount)} {currency ?? ''}
+    </span>
+  );
+}
+
+/**
+ * An id shortened for a table, whole in its title. Ids are UUID v7, whose first characters are
+ * their creation time (alike for everything made the same minute): the end tells them apart.
+ */
+export function Id({ id }: { id: string | null | undefined }) {
+  if (!id) return <span className="muted">—</span>;
+  return (
+    <code className="id" title={id}>
+      …{id.slice(-8)}
+    </code>
+  );
+}
+
+export function MoreButton(props: {
+  hasNextPage: boolean;
+  isFetchingNextPage: boolean;
+  fetchNextPage: () => unknown;
+}) {
+  if (!props.hasNextPage) return null;
+  return (
+    <button
+      type="button"
+      className="more"
+      disabled={props.isFetchingNextPage}
+      onClick={() => props.fetchNextPage()}
+    >
+      {props.isFetchingNextPage ? 'Loading…' : 'Show more'}
+    </button>
+  );
+}
+
+export function Failure({ error }: { error: unknown }) {
+  if (!error) return null;
+  const f = failureOf(error);
+  return (
+    <p className="error" role="alert">
+      {f.code ? `${f.code}: ` : ''}
+      {f.message}
+    </p>
+  );
+}

@@ -1,0 +1,170 @@
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { expect } from 'chai';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { REPO_ROOT } from '#src/docs/generate.ts';
+import { runRefundsOnce } from '#src/refunds/job.ts';
+import { harness } from '../harness.ts';
+import { newOperator, type TestOperator, trpcCall } from '../operators/fixtures.ts';
+import { payoutReadyMerchant } from '../payouts/fixtures.ts';
+import { deps, handledCredit, payBank, payoutWithInstruction } from '../settlement/fixtures.ts';
+
+/**
+ * The operations console in a real browser (Debian's Chromium through playwright-core), as
+ * operators use it: each operator in a browser context of their own, against the running test
+ * service and sandbox. Nothing leaves the service's origin. Screenshots of every page go to
+ * test/artifacts/console/ (not committed; CI keeps the folder).
+ */
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const FLAGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+const SHOTS = path.join(REPO_ROOT, 'test/artifacts/console');
+/** Generous for a loaded machine, bounded so that a broken page fails rather than hangs. */
+const WAIT = 15_000;
+
+describe('operations console in Chromium', function () {
+  this.timeout(120_000);
+  let browser: Browser | undefined;
+  const contexts: BrowserContext[] = [];
+  const problems: string[] = [];
+  const foreign: string[] = [];
+
+  before(async function () {
+    if (!existsSync(CHROMIUM)) {
+      const why = `Chromium not found at ${CHROMIUM} (install it: apt-get install -y chromium)`;
+      if (process.env.CI) throw new Error(`${why}; CI must run the browser test`);
+      console.log(`    skipping the console's browser test locally: ${why}`);
+      this.skip();
+    }
+    await mkdir(SHOTS, { recursive: true });
+    console.log(`    console screenshots: ${SHOTS}`);
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
+  });
+
+  after(async () => {
+    for (const c of contexts) await c.close().catch(() => {});
+    await browser?.close();
+  });
+
+  afterEach(() => {
+    expect(foreign, 'requests to other origins').to.deep.equal([]);
+    expect(problems, 'errors in the page').to.deep.equal([]);
+  });
+
+  /** A browser context of its own (cookies, sessionStorage): one operator's browser. */
+  async function browserOf(label: string): Promise<Page> {
+    const context = await browser!.newContext({ viewport: { width: 1400, height: 900 } });
+    contexts.push(context);
+    context.setDefaultTimeout(WAIT);
+    const own = new URL(harness().url).origin;
+    await context.route('**/*', (route) => {
+      const url = route.request().url();
+      if (url.startsWith('data:') || new URL(url).origin === own) return route.continue();
+      foreign.push(url);
+      return route.abort();
+    });
+    const page = await context.newPage();
+    page.on('pageerror', (error) => problems.push(`${label}: ${error.message}`));
+    page.on('console', (message) => {
+      // A refused call (403, 401) is logged by the browser as a failed resource: expected here.
+      if (message.type() === 'error' && !/status of 40[13]/.test(message.text()))
+        problems.push(`${label}: console: ${message.text()}`);
+    });
+    return page;
+  }
+
+  async function signIn(page: Page, operator: TestOperator): Promise<void> {
+    const response = await page.goto(`${harness().url}/console`);
+    expect(response?.status()).to.equal(200);
+    await page.fill('input[name="token"]', operator.token);
+    await page.click('button[type="submit"]');
+    await page.waitForSelector(`[data-testid="operator"]:has-text("${operator.name}")`);
+    expect(page.url(), 'the token never goes into the URL').to.not.include(operator.token);
+  }
+
+  const shot = (page: Page, name: string) =>
+    page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+
+  /** A payout of the sandbox merchant paid short through the sandbox bank: held for review. */
+  async function heldPayout(): Promise<{ id: string }> {
+    const merchant = await payoutReadyMerchant();
+    const payout = await payoutWithInstruction(merchant, { settlement_currency: 'NGN' });
+    const credit = await payBank(payout.instruction.account_unique, '500.00');
+    const inflow = await handledCredit(credit.session_id);
+    expect(inflow.state).to.equal('HELD');
+    return { id: payout.id };
+  }
+
+  it('takes a held payout from Exceptions to FAILED with its refund, naming who acted; a viewer only reads', async () => {
+    const a = await newOperator('operator', `Ada Proposer ${Date.now() % 100000}`);
+    const viewer = await newOperator('viewer', `Vic Viewer ${Date.now() % 100000}`);
+    const payout = await heldPayout();
+
+    const pageA = await browserOf('A');
+    await signIn(pageA, a);
+    const row = pageA.locator(`[data-queue="held"] tr[data-payout="${payout.id}"]`);
+    await row.waitFor();
+    await shot(pageA, 'exceptions');
+
+    // A viewer sees the same queue without a single action button, and the server refuses the action.
+    const pageV = await browserOf('viewer');
+    await signIn(pageV, viewer);
+    const viewerRow = pageV.locator(`[data-queue="held"] tr[data-payout="${payout.id}"]`);
+    await viewerRow.waitFor();
+    expect(await pageV.locator('main button.action').count(), 'action buttons for a viewer').to.equal(0);
+    const refused = await trpcCall(
+      'admin.settlement.failPayout',
+      'mutation',
+      { payout_id: payout.id, note: 'viewer tries' },
+      viewer.token,
+    );
+    expect(refused.status).to.equal(403);
+    expect(refused.body.error.data.app_code).to.equal('OPERATOR_ROLE_REQUIRED');
+
+    // A proposes to fail it, with a note.
+    await row.locator('[data-testid="propose-fail"]').click();
+    await row.locator('input').fill('merchant will not top up: ticket 4411');
+    await row.locator('button[type="submit"]').click();
+    await row.locator('.outcome.done').waitFor();
+
+    // The refund follows from the refunds job.
+    await runRefundsOnce(deps());
+
+    await pageA.goto(`${harness().url}/console/payouts/${payout.id}`);
+    const failedRow = pageA.locator('[data-testid="timeline"] tr', { hasText: '→ FAILED' });
+    await failedRow.waitFor();
+    expect(await failedRow.innerText()).to.include('ADMIN');
+    await pageA.locator('[data-testid="refund"] dd').first().waitFor();
+    expect(await pageA.locator('[data-testid="refund"]').innerText()).to.match(
+      /PENDING|PROCESSING|SUCCESSFUL/,
+    );
+    // The path: created, awaiting, held, failed, drawn over the payout machine.
+    await pageA.locator('[data-testid="diagram"] svg').waitFor();
+    const taken = await pageA.$$eval('[data-testid="diagram"] .taken', (els) =>
+      els.sort((x, y) => Number(x.dataset.step) - Number(y.dataset.step)).map((e) => e.id),
+    );
+    expect(taken, 'arrows in the order taken').to.deep.equal([
+      'payout/t1',
+      'payout/t2',
+      'payout/t5',
+      'payout/t9',
+    ]);
+    const current = await pageA.$$eval('[data-testid="diagram"] .current', (els) => els.map((e) => e.id));
+    expect(current).to.deep.equal(['payout/FAILED']);
+    await shot(pageA, 'payout-detail');
+
+    // A revoked token ends the session at the next call.
+    await trpcCall('admin.operators.revoke', 'mutation', { operator_id: viewer.id }, harness().adminToken);
+    await pageV.reload();
+    await pageV.waitForSelector('input[name="token"]');
+    expect(await pageV.locator('.notice').innerText()).to.include('no longer valid');
+  });
+});
