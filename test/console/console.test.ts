@@ -141,9 +141,9 @@ describe('operations console in Chromium', function () {
     await pageA.goto(`${harness().url}/console/payouts/${payout.id}`);
     const failedRow = pageA.locator('[data-testid="timeline"] tr', { hasText: '→ FAILED' });
     await failedRow.waitFor();
-    expect(await failedRow.innerText()).to.include('ADMIN');
+    expect(await failedRow.textContent()).to.include('ADMIN');
     await pageA.locator('[data-testid="refund"] dd').first().waitFor();
-    expect(await pageA.locator('[data-testid="refund"]').innerText()).to.match(
+    expect(await pageA.locator('[data-testid="refund"]').textContent()).to.match(
       /PENDING|PROCESSING|SUCCESSFUL/,
     );
     // The path: created, awaiting, held, failed, drawn over the payout machine.
@@ -165,6 +165,6 @@ describe('operations console in Chromium', function () {
     await trpcCall('admin.operators.revoke', 'mutation', { operator_id: viewer.id }, harness().adminToken);
     await pageV.reload();
     await pageV.waitForSelector('input[name="token"]');
-    expect(await pageV.locator('.notice').innerText()).to.include('no longer valid');
+    expect(await pageV.locator('.notice').textContent()).to.include('no longer valid');
   });
 });

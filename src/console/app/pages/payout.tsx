@@ -1,7 +1,8 @@
 import { useQuery } from '@tanstack/react-query';
-import { useEffect, useRef } from 'react';
+import { useMemo } from 'react';
 import { api } from '../api.ts';
 import { Failure, Id, Money, Time } from '../ui.tsx';
+import { Svg } from './svg.tsx';
 
 /**
  * One payout whole: what the merchant sees, the timeline with the operators who acted, the money
@@ -100,44 +101,20 @@ function Timeline({ rows }: { rows: Detail['timeline'] }) {
 
 /** The payout machine's diagram (the one /docs/machines shows), with this payout's path drawn over it. */
 function Diagram({ path }: { path: Detail['path'] }) {
-  const box = useRef<HTMLDivElement>(null);
-  const svg = useQuery({
-    queryKey: ['diagram', path.machine],
-    staleTime: Number.POSITIVE_INFINITY,
-    queryFn: async () => {
-      const res = await fetch(`/docs/machines/${path.machine}.svg`);
-      if (!res.ok) throw new Error(`diagram: HTTP ${res.status}`);
-      return res.text();
-    },
-  });
-  useEffect(() => {
-    const target = box.current;
-    if (!target || !svg.data) return;
-    const parsed = new DOMParser().parseFromString(svg.data, 'image/svg+xml').documentElement;
-    const node = document.importNode(parsed, true);
-    target.replaceChildren(node);
-    const mark = (id: string, cls: string, step: number) => {
-      const el = node.querySelector(`[id="${CSS.escape(id)}"]`);
-      if (!el) return;
-      el.classList.add(cls);
-      el.setAttribute('data-step', String(step));
-    };
-    path.edges.forEach((id, i) => {
-      mark(id, 'taken', i + 1);
-    });
-    path.states.forEach((id, i) => {
-      mark(id, 'visited', i + 1);
-    });
-    const last = path.states.at(-1);
-    if (last) node.querySelector(`[id="${CSS.escape(last)}"]`)?.classList.add('current');
-  }, [svg.data, path]);
+  const marks = useMemo(
+    () => [
+      ...path.edges.map((id, i) => ({ id, cls: 'taken', step: i + 1 })),
+      ...path.states.map((id, i) => ({ id, cls: 'visited', step: i + 1 })),
+      ...path.states.slice(-1).map((id) => ({ id, cls: 'current' })),
+    ],
+    [path],
+  );
   return (
     <div className="diagram-wrap">
-      <Failure error={svg.error} />
-      <div ref={box} className="diagram has-path" data-testid="diagram" />
+      <Svg src={`/docs/machines/${path.machine}.svg`} marks={marks} testId="diagram" />
       <p className="legend-line">
         <span className="swatch taken" /> transitions this payout took · <span className="swatch current" />{' '}
-        where it is now · the numbers in the timeline are the arrows' numbers
+        where it is now · the numbers in the timeline's first column are the arrows' numbers
       </p>
     </div>
   );

@@ -1,0 +1,235 @@
+import type { Child } from '../lib/children.ts';
+import { type BenchContext, startService } from '../lib/context.ts';
+import { resetWork } from '../lib/db.ts';
+import { type LoadRequest, runLoad } from '../lib/load.ts';
+import { round } from '../lib/report.ts';
+import { inflowSnapshots, seedPayouts } from '../lib/seed.ts';
+import { traceRequests } from '../lib/trace.ts';
+
+/**
+ * The operations console's lists on `plan.listRows` payouts (100,000 in a full run), each with
+ * its inflow: one in a hundred held short for a person, one in a hundred unmatched. The console
+ * reads its lists through `admin.*` over tRPC with an operator's token, page by page with the
+ * API's cursors. Measured through the service (first page, a page deep in the list, and a
+ * payout's detail page) against the merchant's own first page of payouts in the same run; then
+ * every list's page query is explained on the seeded tables: an index scan without a sort or a
+ * sequential scan of a hot table, or the check fails.
+ */
+
+/** Tables that grow with the business: a console list may never scan them whole. */
+const HOT_TABLES = [
+  'payouts',
+  'inflows',
+  'payout_status_timeline',
+  'refunds',
+  'webhook_deliveries',
+  'webhook_delivery_attempts',
+  'audit_log',
+  'approvals',
+];
+
+const CONNECTIONS = 16;
+
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  'Index Name'?: string;
+  Plans?: PlanNode[];
+}
+
+const nodes = (plan: PlanNode): PlanNode[] => [plan, ...(plan.Plans ?? []).flatMap(nodes)];
+
+/** A tRPC query as the console sends it. */
+function trpcPath(procedure: string, input: unknown): string {
+  return `/trpc/${procedure}?input=${encodeURIComponent(JSON.stringify(input))}`;
+}
+
+async function trpcGet(ctx: BenchContext, url: string, path: string): Promise<any> {
+  const res = await fetch(`${url}${path}`, {
+    headers: { authorization: `Bearer ${ctx.secrets.adminToken}` },
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${path}: ${res.status} ${text}`);
+  return (JSON.parse(text) as { result: { data: unknown } }).result.data;
+}
+
+async function seed(ctx: BenchContext): Promise<void> {
+  const db = ctx.pool;
+  await resetWork(db);
+  ctx.log(`console: seeding ${ctx.plan.listRows.toLocaleString('en-US')} payouts with their inflows`);
+  await seedPayouts(db, {
+    tenantIds: ctx.tenants.map((t) => t.id),
+    count: ctx.plan.listRows,
+    status: 'PENDING_PAYMENT',
+    reference: 'console',
+  });
+  // Every payout has an inflow: 1 % held short against its payout, 1 % unmatched, the rest matched.
+  const snapshots = inflowSnapshots();
+  await db.query(
+    `insert into inflows (id, tenant_id, rail, provider_name, network, amount, currency, external_ref, to_account,
+        block_number, confirmations_received, confirmations_required, state, snapshot, overpayment_amount,
+        payout_id, is_matched, is_underpaid, arrived_at, created_at, updated_at)
+     select gen_random_uuid(), p.tenant_id, 'CRYPTO', 'TRON', 'TRON', 30, 'USDT', 'console-' || p.id,
+            'Tconsole', 1, 19, 19,
+            case when p.n % 100 = 0 then 'HELD' when p.n % 100 = 1 then 'UNMATCHED' else 'MATCHED' end,
+            $2::jsonb, 0,
+            case when p.n % 100 = 1 then null else p.id end,
+            p.n % 100 > 1, p.n % 100 = 0, p.created_at, p.created_at, p.created_at
+       from (select id, tenant_id, created_at, row_number() over (order by created_at, id) as n
+               from payouts where merchant_reference like $1 || '-%') p`,
+    ['console', snapshots.MATCHED],
+  );
+  await db.query('analyze');
+}
+
+interface ConsoleList {
+  name: string;
+  procedure: string;
+  input: Record<string, unknown>;
+}
+
+const LISTS: ConsoleList[] = [
+  { name: 'held inflows', procedure: 'admin.settlement.inflows', input: { state: 'HELD' } },
+  { name: 'unmatched inflows', procedure: 'admin.settlement.inflows', input: { state: 'UNMATCHED' } },
+  { name: 'failed refunds', procedure: 'admin.refunds.failed', input: {} },
+  { name: 'DEAD webhook deliveries', procedure: 'admin.webhooks.dead', input: {} },
+  { name: 'tenants', procedure: 'admin.tenant.list', input: {} },
+];
+
+/** The cursor of a page halfway through a list (walked with pages of 100). */
+async function deepCursor(ctx: BenchContext, url: string, list: ConsoleList): Promise<string | null> {
+  let cursor: string | undefined;
+  const pages: string[] = [];
+  for (let i = 0; i < 1_000; i++) {
+    const page = await trpcGet(ctx, url, trpcPath(list.procedure, { ...list.input, limit: 100, cursor }));
+    if (!page.meta.has_more) break;
+    cursor = page.meta.next_cursor;
+    pages.push(cursor!);
+  }
+  return pages[Math.floor(pages.length / 2)] ?? null;
+}
+
+async function measure(ctx: BenchContext, service: Child, next: () => LoadRequest) {
+  const base = { url: service.url, connections: CONNECTIONS, maxRequests: ctx.plan.maxRequests, next };
+  await runLoad({ ...base, durationS: ctx.plan.warmupS });
+  const result = await runLoad({ ...base, durationS: ctx.plan.listS });
+  const failures = Object.values(result.non2xx).reduce((a, b) => a + b, 0) + result.errors;
+  if (failures > 0)
+    throw new Error(`console load had ${failures} failures: ${JSON.stringify(result.non2xx)}`);
+  return result;
+}
+
+export async function consoleListsScenario(ctx: BenchContext): Promise<void> {
+  await seed(ctx);
+  const auth = { authorization: `Bearer ${ctx.secrets.adminToken}` };
+  const service = await startService(ctx);
+  const paths: { name: string; path: string }[] = [];
+  try {
+    const merchant = ctx.tenants[0]!;
+    const baseline = await measure(ctx, service, () => ({
+      method: 'GET',
+      path: '/v1/payouts?limit=20',
+      headers: { 'x-api-key': merchant.apiKey },
+    }));
+    ctx.results.add({
+      scenario: 'baseline',
+      metric: `merchant list first page/s (${CONNECTIONS} conn)`,
+      value: baseline.rps,
+      unit: 'req/s',
+    });
+    const held = await trpcGet(
+      ctx,
+      service.url,
+      trpcPath('admin.settlement.inflows', { state: 'HELD', limit: 1 }),
+    );
+    const payoutId = held.data[0]?.payout_id as string | undefined;
+    if (!payoutId) throw new Error('console: the seed left no held payout');
+
+    const runs: { name: string; path: string }[] = [];
+    for (const list of LISTS) {
+      runs.push({
+        name: `${list.name} first page`,
+        path: trpcPath(list.procedure, { ...list.input, limit: 20 }),
+      });
+      const cursor = await deepCursor(ctx, service.url, list);
+      if (cursor) {
+        runs.push({
+          name: `${list.name} deep page`,
+          path: trpcPath(list.procedure, { ...list.input, limit: 20, cursor }),
+        });
+      }
+    }
+    runs.push({ name: 'payout detail', path: trpcPath('admin.payouts.get', { payout_id: payoutId }) });
+    for (const run of runs) {
+      ctx.log(`console: ${run.name}`);
+      const measured = await measure(ctx, service, () => ({ method: 'GET', path: run.path, headers: auth }));
+      ctx.results.ratio({
+        scenario: 'console',
+        metric: `${run.name} req/s vs merchant first page`,
+        value: measured.rps,
+        unit: 'req/s',
+        baseline: baseline.rps,
+      });
+      ctx.results.add({ scenario: 'console', metric: `${run.name} p99`, value: measured.p99, unit: 'ms' });
+      paths.push(run);
+    }
+  } finally {
+    await service.stop();
+  }
+
+  ctx.log('console: query plans');
+  const traced = await traceRequests(
+    ctx,
+    Object.fromEntries(
+      paths.map((p) => [
+        p.name,
+        async (url: string) => {
+          await trpcGet(ctx, url, p.path);
+          return 1;
+        },
+      ]),
+    ),
+  );
+  const client = await ctx.pool.connect();
+  try {
+    for (const { name } of paths) {
+      const trips = traced[name]!.trips.filter((t) => /^\s*(select|with)\b/i.test(t.sql));
+      let worst = 0;
+      const problems: string[] = [];
+      for (const trip of trips) {
+        const { rows } = await client.query(`explain (analyze, format json) ${trip.sql}`, trip.params);
+        const explained = (rows[0] as { 'QUERY PLAN': { Plan: PlanNode; 'Execution Time': number }[] })[
+          'QUERY PLAN'
+        ][0]!;
+        worst = Math.max(worst, explained['Execution Time']);
+        for (const node of nodes(explained.Plan)) {
+          const table = node['Relation Name'];
+          if (table && HOT_TABLES.includes(table) && node['Node Type'] === 'Seq Scan')
+            problems.push(`sequential scan of ${table}`);
+        }
+        if (nodes(explained.Plan).some((n) => n['Node Type'] === 'Sort') && /order by/i.test(trip.sql)) {
+          // A sort of the few rows a page already holds is fine; one over a hot table is not.
+          const sortsHot = nodes(explained.Plan).some(
+            (n) => n['Node Type'] === 'Sort' && nodes(n).some((c) => c['Node Type'] === 'Seq Scan'),
+          );
+          if (sortsHot) problems.push('sort over a scanned table');
+        }
+      }
+      ctx.results.check(
+        `console ${name}: no sequential scan or sort of a hot table`,
+        problems.length === 0,
+        problems.length === 0
+          ? `${trips.length} statements, slowest ${round(worst, 2)} ms`
+          : problems.join('; '),
+      );
+      ctx.results.add({
+        scenario: 'console',
+        metric: `${name}: slowest statement execution`,
+        value: round(worst, 2),
+        unit: 'ms',
+      });
+    }
+  } finally {
+    client.release();
+  }
+}
