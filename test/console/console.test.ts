@@ -133,7 +133,14 @@ describe('operations console in Chromium', function () {
     await row.locator('[data-testid="propose-fail"]').click();
     await row.locator('input').fill('merchant will not top up: ticket 4411');
     await row.locator('button[type="submit"]').click();
-    await row.locator('.outcome.done').waitFor();
+    // Done: the outcome shows, or the row has already left the queue (the lists refresh after an action).
+    const outcome = await pageA.waitForFunction((id) => {
+      const tr = document.querySelector(`[data-queue="held"] tr[data-payout="${id}"]`);
+      if (!tr) return 'gone';
+      const shown = tr.querySelector('.outcome.done, .outcome.failed');
+      return shown ? `${shown.className}: ${shown.textContent}` : null;
+    }, payout.id);
+    expect(await outcome.jsonValue()).to.not.match(/failed/);
 
     // The refund follows from the refunds job.
     await runRefundsOnce(deps());
@@ -159,7 +166,15 @@ describe('operations console in Chromium', function () {
     ]);
     const current = await pageA.$$eval('[data-testid="diagram"] .current', (els) => els.map((e) => e.id));
     expect(current).to.deep.equal(['payout/FAILED']);
+    // The audit trail names who acted, on the payout's page and on the Audit page.
+    await pageA.locator('[data-testid="payout-audit"] .operator', { hasText: a.name }).waitFor();
     await shot(pageA, 'payout-detail');
+    await pageA.click('header.bar a[href="/console/audit"]');
+    await pageA.fill('input[name="target_id"]', payout.id);
+    const audited = pageA.locator('[data-testid="audit"] tbody tr', { hasText: a.name });
+    await audited.waitFor();
+    expect(await audited.textContent()).to.include('failPayout');
+    await shot(pageA, 'audit');
 
     // A revoked token ends the session at the next call.
     await trpcCall('admin.operators.revoke', 'mutation', { operator_id: viewer.id }, harness().adminToken);

@@ -2,6 +2,7 @@ import { QueryClientProvider, useQuery } from '@tanstack/react-query';
 import { type FormEvent, useEffect, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import { api, clientWithToken, failureOf, queryClient } from './api.ts';
+import { AuditPage } from './pages/audit.tsx';
 import { ExceptionsPage } from './pages/exceptions.tsx';
 import { PayoutPage } from './pages/payout.tsx';
 import { TenantsPage } from './pages/tenants.tsx';
@@ -11,6 +12,7 @@ import { Failure, Link } from './ui.tsx';
 /** The console's pages: path under /console, title in the navigation. */
 const PAGES = [
   { path: '/console/exceptions', title: 'Exceptions' },
+  { path: '/console/audit', title: 'Audit' },
   { path: '/console/tenants', title: 'Tenants and keys' },
 ] as const;
 
@@ -78,6 +80,7 @@ function Page({ path }: { path: string }) {
   const payout = /^\/console\/payouts\/([\w-]+)$/.exec(path)?.[1];
   if (payout) return <PayoutPage payoutId={payout} />;
   if (path === '/console/tenants') return <TenantsPage />;
+  if (path === '/console/audit') return <AuditPage />;
   return <ExceptionsPage />;
 }
 

@@ -55,14 +55,17 @@ function Queue(props: {
 
 function HeldInflows() {
   const canPropose = useCan('operator');
-  const list = usePages(['admin.settlement.inflows', 'HELD'], (cursor) =>
+  // HELD money attributed to its payout: the payout is held underpaid. (HELD money that matched no
+  // payout is in the next queue.)
+  const all = usePages(['admin.settlement.inflows', 'HELD'], (cursor) =>
     api.admin.settlement.inflows.query({ state: 'HELD', limit: 20, cursor }),
   );
+  const list = { ...all, rows: all.rows.filter((i) => i.payout_id !== null) };
   return (
     <Queue
       id="held"
       title="Payouts held underpaid"
-      what="Money arrived short. The payout waits for a top-up from the merchant or for an operator to fail it (its refund follows). Money on a shared address that matched no payout has no payout yet."
+      what="Money arrived short. The payout waits for a top-up from the merchant or for an operator to fail it (its refund follows)."
       list={list}
       oldest={list.rows[0]?.arrived_at}
       head={
@@ -107,7 +110,6 @@ function HeldInflows() {
                 run={(note) => api.admin.settlement.failPayout.mutate({ payout_id: inflow.payout_id!, note })}
               />
             ) : null}
-            {canPropose && !inflow.payout_id ? <ReturnInflow id={inflow.id} /> : null}
           </td>
         </tr>
       ))}
@@ -129,20 +131,23 @@ function ReturnInflow({ id }: { id: string }) {
 
 function UnmatchedInflows() {
   const canPropose = useCan('operator');
-  const list = usePages(['admin.settlement.inflows', 'UNMATCHED'], (cursor) =>
-    api.admin.settlement.inflows.query({ state: 'UNMATCHED', limit: 20, cursor }),
+  // UNMATCHED money, and HELD money that no payout could take (below every open instruction).
+  const all = usePages(['admin.settlement.inflows', 'undecided'], (cursor) =>
+    api.admin.settlement.inflows.query({ limit: 20, cursor }),
   );
+  const list = { ...all, rows: all.rows.filter((i) => i.payout_id === null) };
   return (
     <Queue
       id="unmatched"
       title="Unmatched and late inflows"
-      what="Money that matched nothing: it came after its instruction lapsed, or to an account with no open instruction. Attribute it to a payout that still waits for money, or send it back and record the return."
+      what="Money that matched nothing: it came after its instruction lapsed, to an account with no open instruction, or fell below every open instruction on a shared address. Attribute it to a payout that still waits for money, or send it back and record the return."
       list={list}
       oldest={list.rows[0]?.arrived_at}
       head={
         <tr>
           <th>Inflow</th>
           <th>Amount</th>
+          <th>State</th>
           <th>Account's payout</th>
           <th>Arrived</th>
           <th>Waiting</th>
@@ -158,6 +163,7 @@ function UnmatchedInflows() {
           <td>
             <Money amount={inflow.amount} currency={inflow.currency} />
           </td>
+          <td>{inflow.state === 'HELD' ? 'below every instruction' : 'unmatched'}</td>
           <td>
             {inflow.account_payout_id ? (
               <Link to={`/console/payouts/${inflow.account_payout_id}`}>

@@ -1,7 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { useMemo } from 'react';
 import { api } from '../api.ts';
-import { Failure, Id, Money, Time } from '../ui.tsx';
+import { Failure, Id, Money, MoreButton, Time, usePages } from '../ui.tsx';
 import { Svg } from './svg.tsx';
 
 /**
@@ -120,6 +120,53 @@ function Diagram({ path }: { path: Detail['path'] }) {
   );
 }
 
+/** What operators did to this payout, from the audit trail (proposals, approvals, refunds...). */
+function AuditOf({ payoutId }: { payoutId: string }) {
+  const list = usePages(['admin.audit.list', { target_id: payoutId }], (cursor) =>
+    api.admin.audit.list.query({ target_id: payoutId, limit: 20, cursor }),
+  );
+  return (
+    <section data-testid="payout-audit">
+      <h2>What operators did</h2>
+      <Failure error={list.error} />
+      {list.rows.length === 0 && !list.isPending ? (
+        <p className="empty">No operator acted on this payout.</p>
+      ) : (
+        <table>
+          <thead>
+            <tr>
+              <th>When</th>
+              <th>Operator</th>
+              <th>Action</th>
+              <th>Outcome</th>
+              <th>Arguments</th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.rows.map((e) => (
+              <tr key={e.id}>
+                <td>
+                  <Time at={e.created_at} />
+                </td>
+                <td>
+                  <span className="operator">{e.operator_name}</span>{' '}
+                  <span className="muted">{e.operator_role}</span>
+                </td>
+                <td>
+                  <code>{e.action.replace(/^admin\./, '')}</code>
+                </td>
+                <td>{e.outcome}</td>
+                <td className="detail">{JSON.stringify(e.arguments)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <MoreButton {...list} />
+    </section>
+  );
+}
+
 export function PayoutPage({ payoutId }: { payoutId: string }) {
   const detail = useQuery({
     queryKey: ['admin.payouts.get', payoutId],
@@ -150,6 +197,7 @@ export function PayoutPage({ payoutId }: { payoutId: string }) {
         <h2>Timeline</h2>
         <Timeline rows={d.timeline} />
       </section>
+      <AuditOf payoutId={d.payout.id} />
       <section>
         <h2>Inflows</h2>
         {d.inflows.length === 0 ? (
