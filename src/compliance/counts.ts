@@ -17,7 +17,10 @@ export interface CountedTable {
   column: string;
 }
 
-/** Every machine whose objects are rows, by the machine's name (its file stem in `machines/`). */
+/**
+ * Every machine whose objects are rows, by the machine's name (its file stem in `machines/`). Only
+ * the machines registered for the pages (`src/docs/registry.ts`) are counted.
+ */
 export const COUNTED_TABLES: Readonly<Record<string, CountedTable>> = {
   payout: { table: 'payouts', column: 'status' },
   'payment-instruction': { table: 'payment_instructions', column: 'status' },
@@ -26,6 +29,7 @@ export const COUNTED_TABLES: Readonly<Record<string, CountedTable>> = {
   outflow: { table: 'outflows', column: 'status' },
   refund: { table: 'refunds', column: 'status' },
   'webhook-delivery': { table: 'webhook_deliveries', column: 'status' },
+  approval: { table: 'approvals', column: 'status' },
 };
 
 /** The top-level states of each machine that have inner states, read from the model. */
