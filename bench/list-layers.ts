@@ -12,6 +12,7 @@ import { pino } from 'pino';
 import { encodeCursor } from '#src/http/pagination.ts';
 import { middleware, publicProcedure, router } from '#src/http/trpc.ts';
 import { createLogger } from '#src/lib/log.ts';
+import { createMetrics } from '#src/observability/metrics.ts';
 import { type PayoutView, toPayoutResource } from '#src/payouts/resource.ts';
 import { appRouter } from '#src/router.ts';
 import { plainCursor } from './lib/plain-sql.ts';
@@ -119,6 +120,20 @@ const accessLog = createLogger({
   destination: pino.destination({ dest: '/dev/null', sync: true }),
 });
 
+const unredacted = accessLog.child({}, { redact: { paths: [] } });
+const metrics = createMetrics();
+/** The fields of the service's access line (src/http/middleware.ts). */
+const accessLine = () => ({
+  request_id: `req_${randomUUID().replaceAll('-', '')}`,
+  method: 'GET',
+  path: '/v1/payouts',
+  route: '/v1/payouts',
+  status: 200,
+  ms: 3.4,
+  tenant_id: '0b7c6f1e-2d7a-4a53-9a43-3f3c1b8e9d10',
+  error_code: undefined,
+});
+
 const lines: [string, string, number][] = [];
 for (const shape of ['CREATED', 'PENDING_PAYMENT'] as const) {
   const rows = Array.from({ length: 20 }, (_, i) => view(i, shape));
@@ -146,19 +161,14 @@ for (const shape of ['CREATED', 'PENDING_PAYMENT'] as const) {
     }),
   );
   await add('service: the access line at info (pino, redaction)', () =>
-    accessLog.info(
-      { request_id: `req_${randomUUID()}`, method: 'GET', path: '/v1/payouts', status: 200, ms: 3.4 },
-      'request',
-    ),
+    accessLog.info(accessLine(), 'request'),
   );
-  await add('(the access line without redaction)', () =>
-    accessLog
-      .child({}, { redact: { paths: [] } })
-      .info(
-        { request_id: `req_${randomUUID()}`, method: 'GET', path: '/v1/payouts', status: 200, ms: 3.4 },
-        'request',
-      ),
-  );
+  await add('service: the HTTP metrics (a counter and a histogram by route)', () => {
+    const labels = { route: '/v1/payouts', method: 'GET', status: '200' };
+    metrics.httpRequests.inc(labels);
+    metrics.httpDuration.observe(labels, 0.0034);
+  });
+  await add('(the access line without redaction)', () => unredacted.info(accessLine(), 'request'));
 }
 const width = Math.max(...lines.map(([, layer]) => layer.length));
 for (const [shape, layer, micros] of lines)
