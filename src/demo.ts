@@ -97,6 +97,7 @@ export function startupBanner(args: {
   lines.push(
     `  Admin token     ${adminToken}`,
     `  API reference   ${serviceUrl}/docs   (state diagrams: ${serviceUrl}/docs/machines)`,
+    `  Console         ${serviceUrl}/console   (operators: sign in with the admin token)`,
     '',
   );
   if (demo) {

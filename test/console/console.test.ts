@@ -176,10 +176,53 @@ describe('operations console in Chromium', function () {
     expect(await audited.textContent()).to.include('failPayout');
     await shot(pageA, 'audit');
 
+    // The machines with their live counts, and tenants and keys: a key issued is shown once.
+    await pageA.click('header.bar a[href="/console/machines"]');
+    await pageA.locator('section[data-machine="payout"] tr[data-state="FAILED"] td.count').waitFor();
+    expect(
+      Number(
+        (await pageA
+          .locator('section[data-machine="payout"] tr[data-state="FAILED"] td.count')
+          .textContent())!.replace(/,/g, ''),
+      ),
+    ).to.be.above(0);
+    await shot(pageA, 'machines');
+    await pageA.click('header.bar a[href="/console/tenants"]');
+    await pageA.locator('tr[data-tenant] button', { hasText: 'Issue API key' }).first().click();
+    const issued = pageA.locator('[data-testid="issued-key"] code.secret');
+    await issued.waitFor();
+    expect(await issued.textContent()).to.match(/^pk_|^sk_|\w{20,}/);
+    await shot(pageA, 'tenants');
+
     // A revoked token ends the session at the next call.
     await trpcCall('admin.operators.revoke', 'mutation', { operator_id: viewer.id }, harness().adminToken);
     await pageV.reload();
     await pageV.waitForSelector('input[name="token"]');
     expect(await pageV.locator('.notice').textContent()).to.include('no longer valid');
+  });
+});
+
+describe('the console served by the service', () => {
+  it('serves its page on every /console path and its assets from the process, under a CSP of its own origin', async () => {
+    for (const route of ['/console', '/console/payouts/anything', '/console/audit']) {
+      const res = await fetch(`${harness().url}${route}`);
+      expect(res.status, route).to.equal(200);
+      expect(await res.text()).to.include('<script src="/console/assets/console.js"></script>');
+      expect(res.headers.get('content-security-policy')).to.include("default-src 'none'");
+      expect(res.headers.get('content-security-policy')).to.include("connect-src 'self'");
+    }
+    const script = await fetch(`${harness().url}/console/assets/console.js`);
+    expect(script.status).to.equal(200);
+    expect(script.headers.get('content-type')).to.include('javascript');
+    // The committed bundle, not a build made on the fly: the same bytes as the file.
+    const { readFile } = await import('node:fs/promises');
+    expect(await script.text()).to.equal(
+      await readFile(path.join(REPO_ROOT, 'src/console/dist/console.js'), 'utf8'),
+    );
+    expect((await fetch(`${harness().url}/console/assets/console.css`)).status).to.equal(200);
+    expect((await fetch(`${harness().url}/console/assets/nothing.js`)).status).to.equal(404);
+    expect(
+      (await fetch(`${harness().url}/console/assets/console.js`, { method: 'POST' })).status,
+    ).to.not.equal(200);
   });
 });

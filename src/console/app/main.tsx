@@ -4,6 +4,7 @@ import { createRoot } from 'react-dom/client';
 import { api, clientWithToken, failureOf, queryClient } from './api.ts';
 import { AuditPage } from './pages/audit.tsx';
 import { ExceptionsPage } from './pages/exceptions.tsx';
+import { MachinesPage } from './pages/machines.tsx';
 import { PayoutPage } from './pages/payout.tsx';
 import { TenantsPage } from './pages/tenants.tsx';
 import { consoleStore, navigate, useConsole } from './store.ts';
@@ -14,6 +15,7 @@ const PAGES = [
   { path: '/console/exceptions', title: 'Exceptions' },
   { path: '/console/audit', title: 'Audit' },
   { path: '/console/tenants', title: 'Tenants and keys' },
+  { path: '/console/machines', title: 'Machines' },
 ] as const;
 
 function SignIn() {
@@ -81,6 +83,7 @@ function Page({ path }: { path: string }) {
   if (payout) return <PayoutPage payoutId={payout} />;
   if (path === '/console/tenants') return <TenantsPage />;
   if (path === '/console/audit') return <AuditPage />;
+  if (path === '/console/machines') return <MachinesPage />;
   return <ExceptionsPage />;
 }
 
@@ -98,7 +101,6 @@ function Shell() {
               {p.title}
             </Link>
           ))}
-          <a href="/docs/machines">State machines</a>
         </nav>
         <span className="who" data-testid="operator">
           {operator.name} <span className="role">{operator.role}</span>

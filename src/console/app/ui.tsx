@@ -85,13 +85,15 @@ export function NoteAction(props: {
   placeholder?: string;
   run: (note: string) => Promise<unknown>;
   testId?: string;
+  /** The note may be left empty (an approval's); otherwise it is required. */
+  optional?: boolean;
 }) {
   const [open, setOpen] = useState(false);
   const [note, setNote] = useState('');
   const action = useAction(props.actionKey, props.label, props.run);
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    if (note.trim() === '') return;
+    if (note.trim() === '' && !props.optional) return;
     action.mutate(note.trim());
   };
   if (action.pending?.state === 'done') return <Outcome pending={action.pending} done={props.done} />;
@@ -108,7 +110,7 @@ export function NoteAction(props: {
         placeholder={props.placeholder ?? 'Note (required): why'}
         value={note}
         onChange={(e) => setNote(e.target.value)}
-        required
+        required={!props.optional}
       />
       <button type="submit" className="action primary" disabled={action.isPending}>
         {props.label}

@@ -1,4 +1,5 @@
-import type { ReactNode } from 'react';
+import { useQuery } from '@tanstack/react-query';
+import { createContext, type ReactNode, useContext } from 'react';
 import { api } from '../api.ts';
 import {
   age,
@@ -19,26 +20,39 @@ import {
  * detail and offering what the operator's role allows.
  */
 
+type Summary = Awaited<ReturnType<typeof api.admin.exceptions.query>>;
+type QueueCode = Summary['queues'][number]['code'];
+
+/** `admin.exceptions`: every queue's count and the age of its oldest, read from the queues' own indexes. */
+const SummaryContext = createContext<Summary | undefined>(undefined);
+
+/** "3 d 4 h" from whole seconds. */
+function ageOf(seconds: number | null | undefined): string {
+  if (seconds === null || seconds === undefined) return '—';
+  return age(new Date(Date.now() - seconds * 1000).toISOString());
+}
+
 function Queue(props: {
   id: string;
-  title: string;
-  what: string;
+  code: QueueCode;
   list: ReturnType<typeof usePages<unknown>>;
-  oldest: string | null | undefined;
   head: ReactNode;
   children: ReactNode;
 }) {
   const { list } = props;
+  const summary = useContext(SummaryContext)?.queues.find((q) => q.code === props.code);
   return (
     <section className="queue" data-queue={props.id} aria-labelledby={`q-${props.id}`}>
       <h2 id={`q-${props.id}`}>
-        {props.title}{' '}
+        {summary?.title ?? props.code}{' '}
         <span className="count" data-testid={`count-${props.id}`}>
-          {list.isPending ? '…' : `${list.rows.length}${list.hasNextPage ? '+' : ''}`}
+          {summary ? summary.count.toLocaleString('en-US') : '…'}
         </span>
-        {list.rows.length > 0 ? <span className="age">oldest {age(props.oldest)}</span> : null}
+        {summary && summary.count > 0 ? (
+          <span className="age">oldest waiting {ageOf(summary.oldest_age_seconds)}</span>
+        ) : null}
       </h2>
-      <p className="what">{props.what}</p>
+      <p className="what">{summary?.description}</p>
       <Failure error={list.error} />
       {list.rows.length === 0 && !list.isPending ? (
         <p className="empty">Nothing waits here.</p>
@@ -64,10 +78,8 @@ function HeldInflows() {
   return (
     <Queue
       id="held"
-      title="Payouts held underpaid"
-      what="Money arrived short. The payout waits for a top-up from the merchant or for an operator to fail it (its refund follows)."
+      code="PAYOUTS_HELD_UNDERPAID"
       list={list}
-      oldest={list.rows[0]?.arrived_at}
       head={
         <tr>
           <th>Payout</th>
@@ -139,10 +151,8 @@ function UnmatchedInflows() {
   return (
     <Queue
       id="unmatched"
-      title="Unmatched and late inflows"
-      what="Money that matched nothing: it came after its instruction lapsed, to an account with no open instruction, or fell below every open instruction on a shared address. Attribute it to a payout that still waits for money, or send it back and record the return."
+      code="INFLOWS_UNMATCHED"
       list={list}
-      oldest={list.rows[0]?.arrived_at}
       head={
         <tr>
           <th>Inflow</th>
@@ -192,10 +202,8 @@ function FailedRefunds() {
   return (
     <Queue
       id="failed-refunds"
-      title="Failed refunds"
-      what="A refund the rail refused (a dead address, a closed account). Once the merchant corrects its refund destination, retry it."
+      code="REFUNDS_FAILED"
       list={list}
-      oldest={list.rows[0]?.created_at}
       head={
         <tr>
           <th>Payout</th>
@@ -246,10 +254,8 @@ function HeldMoney() {
   return (
     <Queue
       id="no-destination"
-      title="Money held: no refund destination"
-      what="A payout failed after its money arrived and its merchant had no refund destination for the currency. Once one is registered, raise the refund."
+      code="MONEY_HELD_NO_REFUND_DESTINATION"
       list={list}
-      oldest={list.rows[0]?.failed_at}
       head={
         <tr>
           <th>Payout</th>
@@ -291,16 +297,15 @@ function HeldMoney() {
 }
 
 function DeadDeliveries() {
+  const canRedeliver = useCan('operator');
   const list = usePages(['admin.webhooks.dead'], (cursor) =>
     api.admin.webhooks.dead.query({ limit: 20, cursor }),
   );
   return (
     <Queue
       id="dead-webhooks"
-      title="DEAD webhook deliveries"
-      what="A notification whose five attempts all failed. Check the merchant's endpoint with them (the last status and failure say what went wrong)."
+      code="WEBHOOK_DELIVERIES_DEAD"
       list={list}
-      oldest={list.rows.at(-1)?.dead_at}
       head={
         <tr>
           <th>Payout</th>
@@ -308,6 +313,7 @@ function DeadDeliveries() {
           <th>Endpoint</th>
           <th>Last failure</th>
           <th>Dead since</th>
+          <th>Actions</th>
         </tr>
       }
     >
@@ -326,6 +332,16 @@ function DeadDeliveries() {
           <td className="url">{d.target_url}</td>
           <td>{d.last_failure_reason ?? d.last_response_status ?? '—'}</td>
           <td>{age(d.dead_at)}</td>
+          <td className="actions">
+            {canRedeliver ? (
+              <ClickAction
+                actionKey={`redeliver:${d.delivery_id}`}
+                label="Redeliver"
+                done="Sent again"
+                run={() => api.admin.webhooks.redeliver.mutate({ delivery_id: d.delivery_id })}
+              />
+            ) : null}
+          </td>
         </tr>
       ))}
     </Queue>
@@ -333,15 +349,26 @@ function DeadDeliveries() {
 }
 
 export function ExceptionsPage() {
+  const summary = useQuery({
+    queryKey: ['admin.exceptions'],
+    queryFn: () => api.admin.exceptions.query(),
+    refetchInterval: 30_000,
+  });
   return (
-    <main className="page exceptions">
-      <h1>Exceptions</h1>
-      <p className="lead">The queues where money or a notification waits for a person, oldest first.</p>
-      <HeldInflows />
-      <UnmatchedInflows />
-      <FailedRefunds />
-      <HeldMoney />
-      <DeadDeliveries />
-    </main>
+    <SummaryContext.Provider value={summary.data}>
+      <main className="page exceptions">
+        <h1>Exceptions</h1>
+        <p className="lead">
+          The queues where money or a notification waits for a person: how many wait and for how long (counted{' '}
+          {summary.data ? <Time at={summary.data.counted_at} /> : '…'}, every 30 s), each listed oldest first.
+        </p>
+        <Failure error={summary.error} />
+        <HeldInflows />
+        <UnmatchedInflows />
+        <FailedRefunds />
+        <HeldMoney />
+        <DeadDeliveries />
+      </main>
+    </SummaryContext.Provider>
   );
 }

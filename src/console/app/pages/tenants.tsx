@@ -115,6 +115,7 @@ export function TenantsPage() {
                   <ClickAction
                     actionKey={`issue-key:${t.id}`}
                     label="Issue API key"
+                    done="Key issued: shown above, once"
                     run={async () => {
                       const key = await api.admin.key.issue.mutate({ tenant_id: t.id });
                       consoleStore.trigger.keyIssued({
