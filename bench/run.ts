@@ -1,5 +1,5 @@
 /**
- * `npm run bench` (full, about 25 minutes) and `npm run bench -- --quick` (smoke run of a few
+ * `npm run bench` (full, about half an hour) and `npm run bench -- --quick` (smoke run of a few
  * minutes, which CI runs): measures the service's hot paths against baselines taken in the same
  * run on the same machine, prints the table and writes `bench/results/<date>.json`. Everything runs against a database of its
  * own (`bench_<random>` on the local PostgreSQL), dropped at the end.
