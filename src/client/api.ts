@@ -384,6 +384,16 @@ export interface WebhookConfig {
   updated_at: string | null;
 }
 
+/** A test event on its way to the webhook URL. */
+export interface WebhookTest {
+  /** The event sent: find its attempts in GET /v1/webhooks/deliveries. */
+  event_id: string;
+  event_type: 'webhook.test';
+  created_at: string;
+  /** Where it goes: the configured webhook URL. */
+  webhook_url: string;
+}
+
 /** One page of WebhookDelivery items, newest first. */
 export interface WebhookDeliveryPage {
   data: WebhookDelivery[];
@@ -424,7 +434,7 @@ export interface PayoutEvent {
 }
 
 /** Lowercase and dotted; for refund.* events data is still the payout. */
-export type WebhookEventType = 'payout.created' | 'payout.pending_payment' | 'payout.underpaid' | 'payout.payment_received' | 'payout.processing' | 'payout.successful' | 'payout.failed' | 'payout.expired' | 'payout.refunded' | 'refund.created' | 'refund.processing' | 'refund.successful' | 'refund.failed';
+export type WebhookEventType = 'payout.created' | 'payout.pending_payment' | 'payout.underpaid' | 'payout.payment_received' | 'payout.processing' | 'payout.successful' | 'payout.failed' | 'payout.expired' | 'payout.refunded' | 'refund.created' | 'refund.processing' | 'refund.successful' | 'refund.failed' | 'webhook.test';
 
 /** The payout as GET /v1/payouts/{id} returns it at the time of the event, with object "payout". */
 export interface PayoutEventData {
@@ -465,6 +475,17 @@ export interface PayoutEventData {
   status_timeline: StatusLog[];
   created_at: string;
   updated_at: string;
+}
+
+/** A test event, sent on request by POST /v1/webhooks/config/test and signed like every event. */
+export interface WebhookTestEvent {
+  /** A new id for every test ping. */
+  event_id: string;
+  event_type: 'webhook.test';
+  created_at: string;
+  data: {
+    object: 'webhook_test';
+  };
 }
 
 /** A payout to a bank account: provider code and account name are required. */
@@ -600,6 +621,8 @@ export interface WebhookEvents {
   'refund.successful': PayoutEvent;
   /** The refund could not be delivered and needs attention (a corrected destination). */
   'refund.failed': PayoutEvent;
+  /** Sent only when asked for with POST /v1/webhooks/config/test, to the configured URL, signed like every event: check your endpoint and its signature check with it. data is {"object": "webhook_test"}; nothing happened to any payout. */
+  'webhook.test': WebhookTestEvent;
 }
 
 /** A webhook event: narrow it on `event_type`. */
@@ -668,7 +691,7 @@ export interface ListWebhookDeliveriesQuery {
   /** Only attempts with this outcome. */
   status?: 'SUCCESS' | 'FAILED' | 'DEAD';
   /** Only attempts to deliver events of this type. */
-  event_type?: 'payout.created' | 'payout.pending_payment' | 'payout.underpaid' | 'payout.payment_received' | 'payout.processing' | 'payout.successful' | 'payout.failed' | 'payout.expired' | 'payout.refunded' | 'refund.created' | 'refund.processing' | 'refund.successful' | 'refund.failed';
+  event_type?: 'payout.created' | 'payout.pending_payment' | 'payout.underpaid' | 'payout.payment_received' | 'payout.processing' | 'payout.successful' | 'payout.failed' | 'payout.expired' | 'payout.refunded' | 'refund.created' | 'refund.processing' | 'refund.successful' | 'refund.failed' | 'webhook.test';
   /** Only attempts to deliver events about this payout. */
   payout_id?: string;
 }
@@ -829,6 +852,13 @@ export interface Operations {
     response: WebhookConfigWithSecret;
     errors: 'VALIDATION_FAILED' | 'IDEMPOTENCY_KEY_REQUIRED' | 'IDEMPOTENCY_KEY_INVALID' | 'UNAUTHENTICATED' | 'INSUFFICIENT_SCOPES' | 'PAYLOAD_TOO_LARGE' | 'UNSUPPORTED_MEDIA_TYPE' | 'IDEMPOTENCY_KEY_REUSED' | 'RATE_LIMITED' | 'INTERNAL_ERROR';
   };
+  sendWebhookTest: {
+    path: never;
+    query: never;
+    body: never;
+    response: WebhookTest;
+    errors: 'VALIDATION_FAILED' | 'IDEMPOTENCY_KEY_REQUIRED' | 'IDEMPOTENCY_KEY_INVALID' | 'UNAUTHENTICATED' | 'INSUFFICIENT_SCOPES' | 'WEBHOOK_URL_NOT_SET' | 'PAYLOAD_TOO_LARGE' | 'UNSUPPORTED_MEDIA_TYPE' | 'IDEMPOTENCY_KEY_REUSED' | 'RATE_LIMITED' | 'INTERNAL_ERROR';
+  };
   listWebhookDeliveries: {
     path: never;
     query: ListWebhookDeliveriesQuery;
@@ -870,6 +900,7 @@ export const OPERATIONS = {
   setWebhookConfig: { method: 'PUT', path: '/v1/webhooks/config', status: 200, idempotent: true },
   getWebhookConfig: { method: 'GET', path: '/v1/webhooks/config', status: 200, idempotent: false },
   rotateWebhookSecret: { method: 'POST', path: '/v1/webhooks/config/rotate-secret', status: 200, idempotent: true },
+  sendWebhookTest: { method: 'POST', path: '/v1/webhooks/config/test', status: 201, idempotent: true },
   listWebhookDeliveries: { method: 'GET', path: '/v1/webhooks/deliveries', status: 200, idempotent: false },
 } as const satisfies Record<OperationId, OperationSpec>;
 
@@ -1007,6 +1038,11 @@ export abstract class PayoutApi {
   /** Rotate the signing secret: `POST /v1/webhooks/config/rotate-secret`. Fails with a PayoutApiError of ErrorsOf<'rotateWebhookSecret'>. */
   rotateWebhookSecret(options?: RequestOptions): Promise<WebhookConfigWithSecret> {
     return this.send('rotateWebhookSecret', { options });
+  }
+
+  /** Send a test event: `POST /v1/webhooks/config/test`. Fails with a PayoutApiError of ErrorsOf<'sendWebhookTest'>. */
+  sendWebhookTest(options?: RequestOptions): Promise<WebhookTest> {
+    return this.send('sendWebhookTest', { options });
   }
 
   /** Delivery attempts, newest first: `GET /v1/webhooks/deliveries`. Fails with a PayoutApiError of ErrorsOf<'listWebhookDeliveries'>. */

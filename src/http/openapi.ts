@@ -2,7 +2,14 @@ import { readFileSync } from 'node:fs';
 import type { AnyRouter } from '@trpc/server';
 import { z } from 'zod';
 import { createDocument, createSchema, type oas31 } from 'zod-openapi';
-import { payoutEventOut, WEBHOOK_EVENTS, WEBHOOK_HEADERS } from '#src/webhooks/events.ts';
+import {
+  payloadSchemaName,
+  payoutEventOut,
+  WEBHOOK_EVENTS,
+  WEBHOOK_HEADERS,
+  type WebhookEventType,
+  webhookTestEventOut,
+} from '#src/webhooks/events.ts';
 import { ERROR_CATALOGUE, type ErrorCode } from './errors.ts';
 import { RESPONSE_HEADERS, type ResponseHeader } from './headers.ts';
 import { type RestRoute, restRoutes } from './rest.ts';
@@ -73,6 +80,7 @@ export function openApiDocument(
     },
   });
   addOutputSchema(doc, payoutEventOut);
+  addOutputSchema(doc, webhookTestEventOut);
   expandVariants(doc.components?.schemas as Record<string, Schema>);
   addOperationExamples(doc, examples);
   return doc;
@@ -478,7 +486,10 @@ function webhooksSection(examples: DocumentExamples): Record<string, unknown> {
         requestBody: {
           required: true,
           content: {
-            'application/json': { schema: ref('schemas', 'PayoutEvent'), ...(example ? { example } : {}) },
+            'application/json': {
+              schema: ref('schemas', payloadSchemaName(type as WebhookEventType)),
+              ...(example ? { example } : {}),
+            },
           },
         },
         responses: {

@@ -72,3 +72,13 @@ export function toWebhookConfigWithSecretOut(
 ): WebhookConfigWithSecretOut {
   return { signing_secret: signingSecret, ...toWebhookConfigOut(row) };
 }
+
+/** What `POST /v1/webhooks/config/test` queued. */
+export const webhookTestOut = z
+  .object({
+    event_id: z.string().describe('The event sent: find its attempts in GET /v1/webhooks/deliveries.'),
+    event_type: z.literal('webhook.test'),
+    created_at: timestampOut,
+    webhook_url: z.string().describe('Where it goes: the configured webhook URL.'),
+  })
+  .meta({ id: 'WebhookTest', description: 'A test event on its way to the webhook URL.' });

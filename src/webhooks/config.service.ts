@@ -1,9 +1,12 @@
 import { type EntityManager, LockMode } from '@mikro-orm/postgresql';
 import type { Config } from '#src/config.ts';
 import type { Secrets } from '#src/deps.ts';
+import { OutboxEvent } from '#src/events/entities.ts';
 import { AppError } from '#src/http/errors.ts';
+import { newId } from '#src/lib/ids.ts';
 import { Tenant } from '#src/tenants/entities.ts';
 import { WebhookConfig } from './entities.ts';
+import { WEBHOOK_TEST_EVENT, webhookTestPayload } from './events.ts';
 import { generateSigningSecret, openSigningSecret, sealSigningSecret } from './secret.ts';
 import { checkWebhookUrl, type HostResolver, systemResolver, urlPolicyOf } from './url-policy.ts';
 
@@ -134,4 +137,31 @@ async function lockedConfig(
   const tenant = await em.findOneOrFail(Tenant, tenantId, { lockMode: LockMode.PESSIMISTIC_WRITE });
   const row = await em.findOne(WebhookConfig, { tenant }, { refresh: true });
   return { tenant, row };
+}
+
+/**
+ * Queues a test ping in the caller's transaction: a `webhook.test` event in the outbox, which the
+ * webhooks job delivers to the tenant's URL like any other event (signed, retried, recorded).
+ * Refused when the tenant has no webhook URL.
+ */
+export async function queueTestEvent(
+  em: EntityManager,
+  args: { tenantId: string; now: Date },
+): Promise<{ event: OutboxEvent; url: string }> {
+  const config = await findWebhookConfig(em, args.tenantId);
+  if (!config?.url) {
+    throw new AppError('WEBHOOK_URL_NOT_SET', {
+      details: [{ field: 'webhook_url', issue: 'is not set: PUT /v1/webhooks/config first' }],
+    });
+  }
+  const id = newId();
+  const event = em.create(OutboxEvent, {
+    id,
+    tenant: args.tenantId,
+    payoutId: null,
+    eventType: WEBHOOK_TEST_EVENT,
+    payload: webhookTestPayload(id, args.now),
+    createdAt: args.now,
+  });
+  return { event, url: config.url };
 }

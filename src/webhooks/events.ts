@@ -9,7 +9,7 @@ import { payoutOut, payoutStatusSchema } from '#src/payouts/resource.ts';
  * machines' own event unions, so an event a machine emits cannot be missing here (nor one listed
  * that no machine emits); the OpenAPI document's `webhooks` section is built from this list.
  */
-export const WEBHOOK_EVENTS = {
+const MACHINE_EVENTS = {
   'payout.created': 'The payout was created (status CREATED); its instruction is being generated.',
   'payout.pending_payment':
     'The payment instruction was generated: pay expected_amount to account_unique before expires_at.',
@@ -28,6 +28,23 @@ export const WEBHOOK_EVENTS = {
   'refund.successful': 'The money is back with the merchant.',
   'refund.failed': 'The refund could not be delivered and needs attention (a corrected destination).',
 } as const satisfies Record<PayoutWebhook | RefundWebhook, string>;
+
+/** The event a merchant asks for to check its endpoint: `POST /v1/webhooks/config/test`. */
+export const WEBHOOK_TEST_EVENT = 'webhook.test';
+
+/**
+ * Every event type merchants receive: the machines' and the test ping. The OpenAPI document's
+ * `webhooks` section is built from this list.
+ */
+export const WEBHOOK_EVENTS = {
+  ...MACHINE_EVENTS,
+  [WEBHOOK_TEST_EVENT]:
+    'Sent only when asked for with POST /v1/webhooks/config/test, to the configured URL, signed like every event: ' +
+    'check your endpoint and its signature check with it. data is {"object": "webhook_test"}; nothing happened to any payout.',
+} as const;
+
+/** The event types the machines emit (every type but the test ping). */
+export const MACHINE_WEBHOOK_EVENT_TYPES = Object.keys(MACHINE_EVENTS);
 
 export type WebhookEventType = keyof typeof WEBHOOK_EVENTS;
 
@@ -60,6 +77,35 @@ export const payoutEventOut = z
       'A webhook event about a payout. Deliveries may repeat (deduplicate on event_id) and arrive out of order ' +
       '(order on status and the payout’s status_timeline).',
   });
+
+/** The body of a test ping (see `webhookTestPayload`, which writes it). */
+export const webhookTestEventOut = z
+  .object({
+    event_id: z.string().describe('A new id for every test ping.'),
+    event_type: z.literal(WEBHOOK_TEST_EVENT),
+    created_at: timestampOut,
+    data: z.object({ object: z.literal('webhook_test') }),
+  })
+  .meta({
+    id: 'WebhookTestEvent',
+    description:
+      'A test event, sent on request by POST /v1/webhooks/config/test and signed like every event.',
+  });
+
+/** The name of each event type's payload schema in the OpenAPI document. */
+export function payloadSchemaName(type: WebhookEventType): 'PayoutEvent' | 'WebhookTestEvent' {
+  return type === WEBHOOK_TEST_EVENT ? 'WebhookTestEvent' : 'PayoutEvent';
+}
+
+/** The body of a test ping, as delivered: the contract's fields in the contract's order. */
+export function webhookTestPayload(eventId: string, createdAt: Date): string {
+  return JSON.stringify({
+    event_id: eventId,
+    event_type: WEBHOOK_TEST_EVENT,
+    created_at: createdAt.toISOString(),
+    data: { object: 'webhook_test' },
+  } satisfies z.output<typeof webhookTestEventOut>);
+}
 
 /** The headers of a delivery (see `deliveryHeaders`). */
 export const WEBHOOK_HEADERS = {

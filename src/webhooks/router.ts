@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { listName, pageOf, pageQuery, paginate } from '#src/http/pagination.ts';
 import { merchantProcedure } from '#src/http/procedures.ts';
+import { iso } from '#src/http/schemas.ts';
 import { router } from '#src/http/trpc.ts';
 import {
   toWebhookConfigOut,
@@ -8,10 +9,12 @@ import {
   webhookConfigIn,
   webhookConfigOut,
   webhookConfigWithSecretOut,
+  webhookTestOut,
 } from './config.schemas.ts';
 import {
   acceptWebhookUrl,
   findWebhookConfig,
+  queueTestEvent,
   rotateSigningSecret,
   saveWebhookUrl,
 } from './config.service.ts';
@@ -102,6 +105,45 @@ export const webhooksRouter = router({
         { tenant_id: tenantId, secret_version: out.secret_version },
         'webhook signing secret rotated',
       );
+      return out;
+    }),
+
+  sendTest: merchantProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/v1/webhooks/config/test',
+        operationId: 'sendWebhookTest',
+        tags: ['Webhooks'],
+        summary: 'Send a test event',
+        description:
+          'Sends a `webhook.test` event to the configured webhook URL, signed with the secret in force, to check the ' +
+          'endpoint and its signature check. It is delivered by the same job as every event, within moments, and ' +
+          'retried and recorded like any delivery: follow it in GET /v1/webhooks/deliveries?event_type=webhook.test. ' +
+          'Without a webhook URL: 409 WEBHOOK_URL_NOT_SET.',
+      },
+      scope: 'webhooks:manage',
+      idempotent: true,
+      successStatus: 201,
+      errors: ['WEBHOOK_URL_NOT_SET'],
+    })
+    .input(z.strictObject({}).optional())
+    .output(webhookTestOut)
+    .mutation(async ({ ctx }) => {
+      const tenantId = ctx.principal.tenant.id;
+      const now = ctx.deps.clock.now();
+      const out = await ctx.commit(async (em) => {
+        const { event, url } = await queueTestEvent(em, { tenantId, now });
+        return {
+          event_id: event.id,
+          event_type: 'webhook.test' as const,
+          created_at: iso(now),
+          webhook_url: url,
+        };
+      });
+      // Delivered now rather than at the next poll.
+      ctx.deps.jobs?.kick('webhooks');
+      ctx.log.info({ tenant_id: tenantId, event_id: out.event_id }, 'webhook test event queued');
       return out;
     }),
 

@@ -9,7 +9,11 @@ import { MACHINE_DOCS } from '#src/docs/registry.ts';
 import { ERROR_CATALOGUE } from '#src/http/errors.ts';
 import { CURRENCIES } from '#src/http/schemas.ts';
 import { isUuidV4 } from '#src/lib/ids.ts';
-import { WEBHOOK_EVENTS } from '#src/webhooks/events.ts';
+import {
+  MACHINE_WEBHOOK_EVENT_TYPES,
+  payloadSchemaName,
+  type WebhookEventType,
+} from '#src/webhooks/events.ts';
 import { bankPayout, mobilePayout } from '../payouts/fixtures.ts';
 import {
   explain,
@@ -195,16 +199,19 @@ describe('the OpenAPI document', () => {
     );
   });
 
-  it('describes every webhook event the machines emit, signed, with its payload', () => {
+  it('describes every webhook event the machines emit and the test ping, signed, with its payload', () => {
     const emitted = new Set(
       MACHINE_DOCS.flatMap(({ machine }) => describeMachine(machine).transitions.flatMap((t) => t.webhooks)),
     );
-    expect(Object.keys(doc.webhooks).sort()).to.deep.equal([...emitted].sort());
-    expect(Object.keys(WEBHOOK_EVENTS).sort()).to.deep.equal([...emitted].sort());
+    expect(Object.keys(doc.webhooks).sort()).to.deep.equal([...emitted, 'webhook.test'].sort());
+    expect([...MACHINE_WEBHOOK_EVENT_TYPES].sort()).to.deep.equal([...emitted].sort());
     for (const [type, { post }] of Object.entries(doc.webhooks)) {
       expect(post.requestBody!.content['application/json']!.schema, type).to.deep.equal({
-        $ref: '#/components/schemas/PayoutEvent',
+        $ref: `#/components/schemas/${type === 'webhook.test' ? 'WebhookTestEvent' : 'PayoutEvent'}`,
       });
+      expect(payloadSchemaName(type as WebhookEventType)).to.equal(
+        type === 'webhook.test' ? 'WebhookTestEvent' : 'PayoutEvent',
+      );
       const headers = post.parameters!.map((p) => resolve<{ name: string }>(doc, p).name);
       expect(headers, type).to.include.members([
         'X-Service-Signature',

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { committedExamples } from '#src/http/openapi.ts';
+import { payloadSchemaName, type WebhookEventType } from '#src/webhooks/events.ts';
 import {
   explain,
   type OpenApi,
@@ -102,7 +103,10 @@ describe('the OpenAPI document’s examples', () => {
       const media = post.requestBody!.content['application/json']!;
       expect(media.example, `${type}: no recorded payload (${RERECORD})`).to.be.an('object');
       expect((media.example as { event_type: string }).event_type).to.equal(type);
-      const errors = check.errors('/components/schemas/PayoutEvent', media.example);
+      const errors = check.errors(
+        `/components/schemas/${payloadSchemaName(type as WebhookEventType)}`,
+        media.example,
+      );
       expect(errors, `${type}: ${explain(errors)}`).to.deep.equal([]);
     }
   });
@@ -133,7 +137,10 @@ describe('the OpenAPI document’s examples', () => {
       }
     }
     for (const [type, payload] of Object.entries(recording.webhooks)) {
-      const errors = check.errors('/components/schemas/PayoutEvent', payload);
+      const errors = check.errors(
+        `/components/schemas/${payloadSchemaName(type as WebhookEventType)}`,
+        payload,
+      );
       expect(errors, `${type}: ${explain(errors)}`).to.deep.equal([]);
     }
   });

@@ -172,6 +172,12 @@ export async function recordExamples(doc: OpenApi): Promise<Recording> {
     name: 'rotated',
     summary: 'A new secret, in force at once (the old one stops verifying)',
   });
+  const ping = await r.ok('sendWebhookTest', acme, {
+    name: 'queued',
+    summary: 'A signed webhook.test event on its way to the configured URL',
+  });
+  const pingEvent = await deps().orm.em.fork().findOneOrFail(OutboxEvent, { id: ping.body.event_id });
+  r.recording.webhooks[pingEvent.eventType] = JSON.parse(pingEvent.payload);
 
   // Banks and name enquiry.
   await r.ok('listBanks', acme, {
@@ -437,6 +443,12 @@ async function recordErrors(r: Recorder, acme: Merchant, usedQuoteId: string): P
   });
   const pending = await merchant('Gamma Trading (KYB pending)', { approved: false });
   await r.error('TENANT_NOT_APPROVED', 'KYB not complete', 'createPayout', pending, { body: bankPayout() });
+  await r.error(
+    'WEBHOOK_URL_NOT_SET',
+    'A test event before any webhook URL was set',
+    'sendWebhookTest',
+    pending,
+  );
   await r.error('PAYOUT_NOT_FOUND', 'No such payout for this merchant', 'getPayout', acme, {
     path: { id: missing },
   });
