@@ -25,6 +25,7 @@ import {
   toText,
 } from './compliance.ts';
 import { complianceDot, OVERVIEW, overviewDot } from './diagrams.ts';
+import { internalApiMarkdown } from './internal-api.ts';
 import {
   describeMachine,
   dotToSvg,
@@ -280,6 +281,7 @@ export async function generateDocs(): Promise<Map<string, string>> {
   files.set('docs/openapi.json', `${JSON.stringify(openapi, null, 2)}\n`);
   files.set('src/client/api.ts', clientSource(openapi));
   files.set(CONSOLE_BUNDLE, await consoleBundle());
+  files.set('docs/internal-api.md', internalApiMarkdown(appRouter));
   const compliance = committedModel();
   const models = MACHINE_DOCS.map((doc) => ({ doc, model: describeMachine(doc.machine) }));
   files.set(`${MACHINES_DIR}/README.md`, indexMarkdown(compliance, models));
