@@ -11,6 +11,7 @@ const setupFlag = flagValue.optional();
 /** The background jobs, each a worker thread of its own (`src/jobs/registry.ts`). */
 export const JOB_NAMES = [
   'instructions',
+  'approvals',
   'dispatch',
   'refunds',
   'settlement',
@@ -109,6 +110,15 @@ export const configSchema = z.object({
   CONFIRMATIONS_BSC: int(15, 1),
   RATE_LIMIT_PER_SECOND: int(50, 1),
   RATE_LIMIT_BURST: int(100, 1),
+  /**
+   * Four eyes on money moves (inflow attribute and return, payout fail, refund retry and raise):
+   * an operator proposes, a second operator with the role approver or admin approves, and only
+   * then does the action run. `false` (a deployment with a single operator) runs the action at
+   * once and records it as a proposal approved by its proposer.
+   */
+  FOUR_EYES: flag(true),
+  /** How long a proposal waits for a decision before it expires. */
+  APPROVAL_TTL_HOURS: int(72, 1),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /**
    * Whether `npm start` creates the demo tenant (approved, every scope) and prints its key.

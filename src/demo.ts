@@ -2,9 +2,12 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Config } from './config.ts';
-import type { Sql } from './db/sql.ts';
+import { type Sql, statement } from './db/sql.ts';
 import type { Secrets } from './deps.ts';
+import { sha256Hex } from './lib/crypto.ts';
 import { newId } from './lib/ids.ts';
+import { ROOT_OPERATOR_ID } from './operators/entities.ts';
+import { createOperator } from './operators/service.ts';
 import { authenticateApiKey } from './tenants/auth.ts';
 import { issueApiKey } from './tenants/service.ts';
 
@@ -17,6 +20,8 @@ import { issueApiKey } from './tenants/service.ts';
 export interface DemoTenant {
   tenantId: string;
   apiKey: string;
+  /** The token of the demo's second operator, an approver: four eyes need two people. */
+  approverToken?: string;
 }
 
 const DEMO_FILE = 'demo-tenant.json';
@@ -45,6 +50,38 @@ export async function ensureDemoTenant(
     mode: 0o600,
   });
   return { tenantId, apiKey: plaintext };
+}
+
+const APPROVER_FILE = 'demo-approver.json';
+
+const activeOperatorByHash = statement(
+  'demo_approver_active',
+  'select id from operators where token_hash = $1 and revoked_at is null',
+);
+
+/**
+ * The demo's second operator, with the role approver, so that a money move proposed with the
+ * admin token can be approved (four eyes are on in the demo too). Its token is kept in DATA_DIR
+ * beside the demo key; an instance without it (another DATA_DIR) makes an approver of its own.
+ */
+export async function ensureDemoApprover(
+  em: EntityManager,
+  sql: Sql,
+  args: { dataDir: string },
+): Promise<string> {
+  const file = path.join(args.dataDir, APPROVER_FILE);
+  if (existsSync(file)) {
+    const saved = JSON.parse(readFileSync(file, 'utf8')) as { token: string };
+    const [active] = await sql.rows<{ id: string }>(activeOperatorByHash, [sha256Hex(saved.token)]);
+    if (active) return saved.token;
+  }
+  const { operator, token } = await createOperator(em, {
+    name: `demo approver ${newId().slice(-6)}`,
+    role: 'approver',
+    createdBy: ROOT_OPERATOR_ID,
+  });
+  writeFileSync(file, `${JSON.stringify({ operator_id: operator.id, token }, null, 2)}\n`, { mode: 0o600 });
+  return token;
 }
 
 /** The database's demo tenant, created by whichever instance gets there first. */
@@ -94,8 +131,15 @@ export function startupBanner(args: {
     '',
   ];
   if (demo) lines.push(`  Demo API key    ${demo.apiKey}`);
+  lines.push(`  Admin token     ${adminToken}`);
+  if (demo?.approverToken) {
+    lines.push(
+      `  Approver token  ${demo.approverToken}`,
+      '                  a second operator: money moves proposed with the admin token need its approval',
+      `                  OPERATOR_TOKEN=${demo.approverToken} npm run -s admin -- approval approve APPROVAL_ID`,
+    );
+  }
   lines.push(
-    `  Admin token     ${adminToken}`,
     `  API reference   ${serviceUrl}/docs   (state diagrams: ${serviceUrl}/docs/machines)`,
     `  Console         ${serviceUrl}/console   (operators: sign in with the admin token)`,
     '',

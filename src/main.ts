@@ -8,7 +8,7 @@ import path from 'node:path';
 import { loadConfig } from './config.ts';
 import { Corridors } from './corridors/corridors.ts';
 import { startEmbeddedPostgres } from './db/embedded.ts';
-import { ensureDemoTenant, startupBanner } from './demo.ts';
+import { ensureDemoApprover, ensureDemoTenant, startupBanner } from './demo.ts';
 import { startWorkers } from './jobs/workers.ts';
 import { systemClock } from './lib/clock.ts';
 import { createLogger } from './lib/log.ts';
@@ -110,10 +110,15 @@ try {
   closers.push(workers.stop);
   service.deps.jobs = workers;
   const demo = config.DEMO_TENANT
-    ? await ensureDemoTenant(service.deps.orm.em.fork(), service.deps.sql, {
-        dataDir: config.DATA_DIR,
-        now: systemClock.now(),
-      })
+    ? {
+        ...(await ensureDemoTenant(service.deps.orm.em.fork(), service.deps.sql, {
+          dataDir: config.DATA_DIR,
+          now: systemClock.now(),
+        })),
+        approverToken: await ensureDemoApprover(service.deps.orm.em.fork(), service.deps.sql, {
+          dataDir: config.DATA_DIR,
+        }),
+      }
     : null;
   process.stdout.write(startupBanner({ config, serviceUrl: service.url, providersUrl, secrets, demo }));
 } catch (err) {

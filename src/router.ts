@@ -1,3 +1,4 @@
+import { approvalsAdminRouter } from './approvals/admin.router.ts';
 import { auditAdminRouter } from './audit/admin.router.ts';
 import { banksRouter } from './banks/router.ts';
 import { complianceAdminRouter } from './compliance/admin.router.ts';
@@ -37,6 +38,7 @@ export const appRouter = router({
     ...webhooksAdminRouter._def.record,
     ...auditAdminRouter._def.record,
     ...complianceAdminRouter._def.record,
+    ...approvalsAdminRouter._def.record,
     settlement: settlementAdminRouter,
   }),
 });

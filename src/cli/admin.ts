@@ -8,6 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createTRPCClient, httpLink, TRPCClientError } from '@trpc/client';
+import { APPROVAL_STATUSES as APPROVAL_STATES } from '#src/approvals/entities.ts';
 import { configSchema } from '#src/config.ts';
 import { ROLES } from '#src/operators/roles.ts';
 import type { AppRouter } from '#src/router.ts';
@@ -176,31 +177,31 @@ const COMMANDS: Record<string, Command> = {
     call: (c, input) => c.admin.settlement.inflows.query(input),
   }),
   'inflow attribute': command({
-    synopsis: 'INFLOW_ID --payout PAYOUT_ID [--note TEXT]',
-    summary: 'late or short money to a payout waiting for it',
+    synopsis: 'INFLOW_ID --payout PAYOUT_ID --note TEXT',
+    summary: 'propose attributing late or short money to a payout waiting for it (four eyes)',
     options: { payout: { type: 'string' }, note: { type: 'string' } },
     positionals: ['INFLOW_ID'],
     input: (v, [id]) => ({
       inflow_id: id!,
       payout_id: required(v, 'payout', 'PAYOUT_ID'),
-      note: v.note as string | undefined,
+      note: required(v, 'note', 'TEXT'),
     }),
     call: (c, input) => c.admin.settlement.attribute.mutate(input),
   }),
   'inflow return': command({
     synopsis: 'INFLOW_ID --note TEXT',
-    summary: 'record money sent back to the merchant by hand',
+    summary: 'propose recording money sent back to the merchant by hand (four eyes)',
     options: { note: { type: 'string' } },
     positionals: ['INFLOW_ID'],
     input: (v, [id]) => ({ inflow_id: id!, note: required(v, 'note', 'TEXT') }),
     call: (c, input) => c.admin.settlement.returnInflow.mutate(input),
   }),
   'payout fail': command({
-    synopsis: 'PAYOUT_ID [--note TEXT]',
-    summary: 'reject a payout held for review (its refund follows)',
+    synopsis: 'PAYOUT_ID --note TEXT',
+    summary: 'propose failing a payout held for review; its refund follows (four eyes)',
     options: { note: { type: 'string' } },
     positionals: ['PAYOUT_ID'],
-    input: (v, [id]) => ({ payout_id: id!, note: v.note as string | undefined }),
+    input: (v, [id]) => ({ payout_id: id!, note: required(v, 'note', 'TEXT') }),
     call: (c, input) => c.admin.settlement.failPayout.mutate(input),
   }),
   'refund list-failed': command({
@@ -218,18 +219,50 @@ const COMMANDS: Record<string, Command> = {
     call: (c, input) => c.admin.refunds.held.query(input),
   }),
   'refund retry': command({
-    synopsis: 'REFUND_ID',
-    summary: 'send a FAILED refund again after its destination was corrected',
+    synopsis: 'REFUND_ID --note TEXT',
+    summary: 'propose sending a FAILED refund again after its destination was corrected (four eyes)',
+    options: { note: { type: 'string' } },
     positionals: ['REFUND_ID'],
-    input: (_v, [id]) => ({ refund_id: id! }),
+    input: (v, [id]) => ({ refund_id: id!, note: required(v, 'note', 'TEXT') }),
     call: (c, input) => c.admin.refunds.retry.mutate(input),
   }),
   'refund raise': command({
-    synopsis: 'PAYOUT_ID',
-    summary: 'refund held money once the tenant has a destination',
+    synopsis: 'PAYOUT_ID --note TEXT',
+    summary: 'propose refunding held money once the tenant has a destination (four eyes)',
+    options: { note: { type: 'string' } },
     positionals: ['PAYOUT_ID'],
-    input: (_v, [id]) => ({ payout_id: id! }),
+    input: (v, [id]) => ({ payout_id: id!, note: required(v, 'note', 'TEXT') }),
     call: (c, input) => c.admin.refunds.raise.mutate(input),
+  }),
+  'approval list': command({
+    synopsis: `[--state ${APPROVAL_STATES.join('|')}] [--limit N] [--cursor CURSOR]`,
+    summary: 'proposals of money moves, newest first (--state PENDING: the decisions waiting)',
+    options: { state: { type: 'string' }, ...PAGE_OPTIONS },
+    input: (v) => ({ state: choice(v, 'state', APPROVAL_STATES), ...page(v) }),
+    call: (c, input) => c.admin.approvals.list.query(input),
+  }),
+  'approval show': command({
+    synopsis: 'APPROVAL_ID',
+    summary: 'one proposal',
+    positionals: ['APPROVAL_ID'],
+    input: (_v, [id]) => ({ approval_id: id! }),
+    call: (c, input) => c.admin.approvals.get.query(input),
+  }),
+  'approval approve': command({
+    synopsis: 'APPROVAL_ID [--note TEXT]',
+    summary: "approve another operator's proposal: its money move runs now (approver)",
+    options: { note: { type: 'string' } },
+    positionals: ['APPROVAL_ID'],
+    input: (v, [id]) => ({ approval_id: id!, note: v.note as string | undefined }),
+    call: async (c, input) => ({ approval: await c.admin.approvals.approve.mutate(input) }),
+  }),
+  'approval reject': command({
+    synopsis: 'APPROVAL_ID --note TEXT',
+    summary: 'reject a proposal, saying why; nothing moves (approver)',
+    options: { note: { type: 'string' } },
+    positionals: ['APPROVAL_ID'],
+    input: (v, [id]) => ({ approval_id: id!, note: required(v, 'note', 'TEXT') }),
+    call: async (c, input) => ({ approval: await c.admin.approvals.reject.mutate(input) }),
   }),
   'audit list': command({
     synopsis:

@@ -1,3 +1,4 @@
+import { Approval } from '#src/approvals/entities.ts';
 import { AuditEntry } from '#src/audit/entities.ts';
 import { Outflow } from '#src/dispatch/entities.ts';
 import { OutboxEvent } from '#src/events/entities.ts';
@@ -36,4 +37,5 @@ export const entities = [
   Task,
   Operator,
   AuditEntry,
+  Approval,
 ];

@@ -1,4 +1,5 @@
 import type { AnyStateMachine } from 'xstate';
+import { approvalMachine, approvalTexts } from '#machines/approval.machine.ts';
 import { inflowMachine, inflowTexts } from '#machines/inflow.machine.ts';
 import { outflowMachine, outflowTexts } from '#machines/outflow.machine.ts';
 import { paymentInstructionMachine, paymentInstructionTexts } from '#machines/payment-instruction.machine.ts';
@@ -35,4 +36,5 @@ export const MACHINE_DOCS: readonly MachineDoc[] = [
   entry('outflow', outflowMachine, outflowTexts),
   entry('refund', refundMachine, refundTexts),
   entry('webhook-delivery', webhookDeliveryMachine, webhookDeliveryTexts),
+  entry('approval', approvalMachine, approvalTexts),
 ];

@@ -22,6 +22,10 @@ export const ERROR_CATALOGUE = {
   OPERATOR_ROLE_REQUIRED: { status: 403, message: 'This needs an operator with the role operator or above.' },
   APPROVER_ROLE_REQUIRED: { status: 403, message: 'This needs an operator with the role approver or above.' },
   ADMIN_ROLE_REQUIRED: { status: 403, message: 'This needs an operator with the role admin.' },
+  SELF_APPROVAL_FORBIDDEN: {
+    status: 403,
+    message: 'The proposer of a money move cannot approve it: a second operator must.',
+  },
   NOT_FOUND: { status: 404, message: 'The resource does not exist.' },
   ROUTE_NOT_FOUND: { status: 404, message: 'No such endpoint.' },
   PAYOUT_NOT_FOUND: { status: 404, message: 'The payout does not exist.' },
@@ -35,9 +39,18 @@ export const ERROR_CATALOGUE = {
   REFUND_NOT_FOUND: { status: 404, message: 'The refund does not exist.' },
   OPERATOR_NOT_FOUND: { status: 404, message: 'The operator does not exist.' },
   DELIVERY_NOT_FOUND: { status: 404, message: 'The webhook delivery does not exist.' },
+  APPROVAL_NOT_FOUND: { status: 404, message: 'The proposal does not exist.' },
   METHOD_NOT_ALLOWED: { status: 405, message: 'The endpoint does not accept this method.' },
   QUOTE_EXPIRED: { status: 409, message: 'The quote has expired; request a new one.' },
   QUOTE_NOT_ACCEPTABLE: { status: 409, message: 'The quote can no longer be accepted.' },
+  APPROVAL_NOT_PENDING: {
+    status: 409,
+    message: 'The proposal was already decided (approved, rejected, failed or expired).',
+  },
+  APPROVAL_ACTION_FAILED: {
+    status: 409,
+    message: 'The approved action is no longer possible; the proposal is FAILED and nothing moved.',
+  },
   OPERATOR_NAME_TAKEN: {
     status: 409,
     message: 'An operator that is not revoked already has this name (root is reserved).',

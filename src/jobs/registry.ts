@@ -1,3 +1,4 @@
+import { APPROVALS_INTERVAL_MS, runApprovalsOnce } from '#src/approvals/job.ts';
 import type { Config, JobName } from '#src/config.ts';
 import type { Deps } from '#src/deps.ts';
 import { runDispatchOnce } from '#src/dispatch/job.ts';
@@ -22,6 +23,8 @@ export const JOBS: readonly JobDefinition[] = [
     intervalMs: (config) => config.INSTRUCTION_SWEEP_INTERVAL_MS,
     runOnce: runInstructionsOnce,
   },
+  // Proposals past APPROVAL_TTL_HOURS become EXPIRED; nothing wakes it.
+  { name: 'approvals', intervalMs: () => APPROVALS_INTERVAL_MS, runOnce: runApprovalsOnce },
   { name: 'dispatch', intervalMs: (config) => config.WORKER_POLL_INTERVAL_MS, runOnce: runDispatchOnce },
   { name: 'refunds', intervalMs: (config) => config.WORKER_POLL_INTERVAL_MS, runOnce: runRefundsOnce },
   { name: 'settlement', intervalMs: (config) => config.WORKER_POLL_INTERVAL_MS, runOnce: runSettlementOnce },

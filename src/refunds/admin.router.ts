@@ -1,15 +1,12 @@
 import { z } from 'zod';
+import { proposeMove } from '#src/approvals/service.ts';
+import { proposalOut, toProposal } from '#src/approvals/view.ts';
 import { pageOf, pageQuery } from '#src/http/pagination.ts';
 import { adminProcedure } from '#src/http/procedures.ts';
 import { iso, moneyJson, moneyOut, timestampOut } from '#src/http/schemas.ts';
 import { router } from '#src/http/trpc.ts';
-import type { Refund } from './entities.ts';
-import { refundOut, toRefundResource } from './resource.ts';
-import { listFailedRefunds, listHeldPayouts, raiseRefund, retryRefund } from './service.ts';
-
-/** A refund as operators see it: the merchant's view plus the tenant and the failure context. */
-const adminRefundOut = refundOut.extend({ tenant_id: z.string() });
-const toAdminRefund = (r: Refund) => ({ ...toRefundResource(r), tenant_id: r.tenant.id });
+import { adminRefundOut, refundMoves, toAdminRefund } from './moves.ts';
+import { listFailedRefunds, listHeldPayouts } from './service.ts';
 
 const heldPayoutOut = z.object({
   payout_id: z.string(),
@@ -22,17 +19,25 @@ const heldPayoutOut = z.object({
   refund_destination_active: z.boolean(),
 });
 
+const note = z.string().trim().min(1).max(1000);
+
 const listInput = pageQuery.extend({ tenant_id: z.uuid().optional() }).strict().default({ limit: 20 });
 
 /** `admin.refunds.*`: the operators' refund tools, used by the admin CLI. */
 export const refundAdminRouter = router({
   refunds: router({
-    /** Retries a FAILED refund after the merchant corrected its destination (same refund, next attempt). */
+    /**
+     * Proposes retrying a FAILED refund after the merchant corrected its destination (same refund,
+     * next attempt); it runs once a second operator approves (at once with FOUR_EYES=false).
+     */
     retry: adminProcedure
       .meta({ role: 'operator' })
-      .input(z.strictObject({ refund_id: z.string().min(1).max(64) }))
-      .output(adminRefundOut)
-      .mutation(async ({ ctx, input }) => toAdminRefund(await retryRefund(ctx.deps, input.refund_id))),
+      .input(z.strictObject({ refund_id: z.string().min(1).max(64), note: note.optional() }))
+      .output(proposalOut)
+      .mutation(async ({ ctx, input }) => {
+        const { note: why, ...args } = input;
+        return toProposal(ctx.em, await proposeMove(ctx, refundMoves['refund.retry'], args, why));
+      }),
 
     /** FAILED refunds, oldest first. */
     failed: adminProcedure
@@ -71,30 +76,17 @@ export const refundAdminRouter = router({
         return { data, meta: page.meta };
       }),
 
-    /** Raises the refund of a held payout once its tenant has a destination (idempotent). */
+    /**
+     * Proposes raising the refund of a held payout once its tenant has a destination; the result
+     * (RAISED, ALREADY_RAISED, NO_DESTINATION, NOT_ELIGIBLE) is the approved proposal's.
+     */
     raise: adminProcedure
       .meta({ role: 'operator' })
-      .input(z.strictObject({ payout_id: z.uuid() }))
-      .output(
-        z.object({
-          outcome: z.enum(['RAISED', 'ALREADY_RAISED', 'NO_DESTINATION', 'NOT_ELIGIBLE']),
-          refund_id: z.string().nullable(),
-          reason: z.string().nullable(),
-        }),
-      )
+      .input(z.strictObject({ payout_id: z.uuid(), note: note.optional() }))
+      .output(proposalOut)
       .mutation(async ({ ctx, input }) => {
-        const outcome = await raiseRefund(ctx.deps, input.payout_id);
-        if (outcome.kind === 'RAISED') ctx.deps.jobs?.kick('refunds');
-        return {
-          outcome: outcome.kind,
-          refund_id:
-            outcome.kind === 'RAISED'
-              ? outcome.refund.id
-              : outcome.kind === 'ALREADY_RAISED'
-                ? outcome.refundId
-                : null,
-          reason: outcome.kind === 'NOT_ELIGIBLE' ? outcome.reason : null,
-        };
+        const { note: why, ...args } = input;
+        return toProposal(ctx.em, await proposeMove(ctx, refundMoves['refund.raise'], args, why));
       }),
   }),
 });

@@ -176,59 +176,67 @@ export type RaiseOutcome =
 export async function raiseRefund(deps: Deps, payoutId: string): Promise<RaiseOutcome> {
   const now = deps.clock.now();
   try {
-    return await deps.orm.em.fork().transactional(async (tx): Promise<RaiseOutcome> => {
-      const payout = await tx.findOne(Payout, payoutId, { lockMode: LockMode.PESSIMISTIC_WRITE });
-      if (!payout) return { kind: 'NOT_ELIGIBLE', reason: 'no such payout' };
-      if (payout.status !== 'FAILED') return { kind: 'NOT_ELIGIBLE', reason: `payout is ${payout.status}` };
-      const received = toDecimal(payout.receivedAmount);
-      if (!received.gt(0)) return { kind: 'NOT_ELIGIBLE', reason: 'no money was received' };
-      const existing = await tx.findOne(Refund, { payout: payoutId });
-      if (existing || payout.isRefunded) {
-        return { kind: 'ALREADY_RAISED', refundId: existing?.id ?? payout.refundReference ?? null };
-      }
-      const currency = payout.settlementCurrency;
-      const destination = await activeRefundDestination(tx, payout.tenant.id, currency);
-      if (!destination) return { kind: 'NO_DESTINATION' };
-
-      const snapshot = destinationSnapshot(destination);
-      const amounts = refundAmounts(deps.corridors, currency, snapshot.destinationNetwork, received);
-      // The inflow whose money goes back: the first one attributed to the payout.
-      const inflow = await tx.findOne(
-        Inflow,
-        { payout: payoutId },
-        { orderBy: { createdAt: 'asc', id: 'asc' } },
-      );
-      const initial = initialState(refundMachine, {});
-      const refund = tx.create(Refund, {
-        tenant: payout.tenant,
-        payout,
-        inflow: inflow ?? null,
-        status: initial.status as RefundStatus,
-        snapshot: initial.snapshot,
-        receivedAmount: received,
-        receivedCurrency: currency,
-        networkFeeAmount: amounts.fee,
-        refundAmount: amounts.refund,
-        ...snapshot,
-        processorReference: null,
-        failureReason: null,
-        attemptNumber: 1,
-        dispatchedAt: null,
-        settledAt: null,
-      });
-      payout.isRefunded = true;
-      payout.refundReference = refund.id;
-      // Flushed first so that a second raiser fails here, on the unique index, before any event is written.
-      await tx.flush();
-      await recordRefundEffects(tx, refund, initial.actions, now);
-      return { kind: 'RAISED', refund };
-    });
+    return await deps.orm.em.fork().transactional((tx) => raiseRefundIn(tx, deps, payoutId, now));
   } catch (err) {
     if (err instanceof UniqueConstraintViolationException) {
       return { kind: 'ALREADY_RAISED', refundId: null };
     }
     throw err;
   }
+}
+
+/**
+ * {@link raiseRefund} inside the caller's transaction (an operator's approved proposal): the
+ * payout's lock makes a concurrent raiser wait and then find the refund.
+ */
+export async function raiseRefundIn(
+  tx: EntityManager,
+  deps: Pick<Deps, 'corridors'>,
+  payoutId: string,
+  now: Date,
+): Promise<RaiseOutcome> {
+  if (!isUuid(payoutId)) return { kind: 'NOT_ELIGIBLE', reason: 'no such payout' };
+  const payout = await tx.findOne(Payout, payoutId, { lockMode: LockMode.PESSIMISTIC_WRITE });
+  if (!payout) return { kind: 'NOT_ELIGIBLE', reason: 'no such payout' };
+  if (payout.status !== 'FAILED') return { kind: 'NOT_ELIGIBLE', reason: `payout is ${payout.status}` };
+  const received = toDecimal(payout.receivedAmount);
+  if (!received.gt(0)) return { kind: 'NOT_ELIGIBLE', reason: 'no money was received' };
+  const existing = await tx.findOne(Refund, { payout: payoutId });
+  if (existing || payout.isRefunded) {
+    return { kind: 'ALREADY_RAISED', refundId: existing?.id ?? payout.refundReference ?? null };
+  }
+  const currency = payout.settlementCurrency;
+  const destination = await activeRefundDestination(tx, payout.tenant.id, currency);
+  if (!destination) return { kind: 'NO_DESTINATION' };
+
+  const snapshot = destinationSnapshot(destination);
+  const amounts = refundAmounts(deps.corridors, currency, snapshot.destinationNetwork, received);
+  // The inflow whose money goes back: the first one attributed to the payout.
+  const inflow = await tx.findOne(Inflow, { payout: payoutId }, { orderBy: { createdAt: 'asc', id: 'asc' } });
+  const initial = initialState(refundMachine, {});
+  const refund = tx.create(Refund, {
+    tenant: payout.tenant,
+    payout,
+    inflow: inflow ?? null,
+    status: initial.status as RefundStatus,
+    snapshot: initial.snapshot,
+    receivedAmount: received,
+    receivedCurrency: currency,
+    networkFeeAmount: amounts.fee,
+    refundAmount: amounts.refund,
+    ...snapshot,
+    processorReference: null,
+    failureReason: null,
+    attemptNumber: 1,
+    dispatchedAt: null,
+    settledAt: null,
+  });
+  payout.isRefunded = true;
+  payout.refundReference = refund.id;
+  // Flushed first so that a second raiser fails here, on the unique index, before any event is written.
+  await tx.flush();
+  await recordRefundEffects(tx, refund, initial.actions, now);
+  return { kind: 'RAISED', refund };
 }
 
 /** The RAISE_REFUND task of one payout. Without a destination the money stays held for operators. */
@@ -480,13 +488,12 @@ function refusal(issue: string): AppError {
 }
 
 /**
- * Operator retry of a FAILED refund whose tenant has since corrected its destination: the same
- * row moves back to PENDING with attempt number + 1, a snapshot of the tenant's active destination
- * and the fee of its rail, and is dispatched again. Refused while the destination is unchanged,
- * and while the rail reports the failed attempt's transfer as anything but failed (money must
- * never move twice).
+ * Operator retry of a FAILED refund whose tenant has since corrected its destination, first half:
+ * the rail is asked about the failed attempt, outside any transaction (money must never move
+ * twice: a retry is refused while the rail reports that transfer as anything but failed).
+ * Returns the attempt number it vouched for, which {@link retryRefundIn} insists on.
  */
-export async function retryRefund(deps: Deps, refundId: string): Promise<Refund> {
+export async function checkRefundRetry(deps: Deps, refundId: string): Promise<{ attemptNumber: number }> {
   if (!isUuid(refundId)) throw new AppError('REFUND_NOT_FOUND');
   const current = await deps.orm.em.fork().findOne(Refund, refundId);
   if (!current) throw new AppError('REFUND_NOT_FOUND');
@@ -503,47 +510,57 @@ export async function retryRefund(deps: Deps, refundId: string): Promise<Refund>
       `the rail reports attempt ${current.attemptNumber} as ${previous.status}; not sending again`,
     );
   }
+  return { attemptNumber: current.attemptNumber };
+}
 
-  const now = deps.clock.now();
-  const refund = await deps.orm.em.fork().transactional(async (tx) => {
-    const locked = await tx.findOneOrFail(Refund, refundId, { lockMode: LockMode.PESSIMISTIC_WRITE });
-    if (locked.status !== 'FAILED' || locked.attemptNumber !== current.attemptNumber) {
-      throw refusal(`changed meanwhile (now ${locked.status}, attempt ${locked.attemptNumber})`);
-    }
-    const destination = await activeRefundDestination(tx, locked.tenant.id, locked.receivedCurrency);
-    if (!destination) throw refusal(`the tenant has no active ${locked.receivedCurrency} refund destination`);
-    const corrected = !isSameAccount(destination, locked);
-    if (!corrected) {
-      throw refusal('the tenant’s active destination is the one that failed; it must be corrected first');
-    }
-    const t = await applyRefundEvent(tx, refundId, {
-      type: 'OPERATOR_RETRY',
-      destinationCorrected: corrected,
-      now,
-    });
-    if (!t.taken) throw refusal(`the refund machine refused the retry from ${t.from}`);
-    const row = t.row;
-    const snapshot = destinationSnapshot(destination);
-    const amounts = refundAmounts(
-      deps.corridors,
-      row.receivedCurrency,
-      snapshot.destinationNetwork,
-      toDecimal(row.receivedAmount),
-    );
-    Object.assign(row, snapshot, {
-      attemptNumber: row.attemptNumber + 1,
-      networkFeeAmount: amounts.fee,
-      refundAmount: amounts.refund,
-      processorReference: null,
-      failureReason: null,
-      dispatchedAt: null,
-      settledAt: null,
-    });
-    return row;
+/**
+ * Operator retry, second half, inside the caller's transaction: the same row moves back to
+ * PENDING with attempt number + 1, a snapshot of the tenant's active destination and the fee of
+ * its rail, and is dispatched again. Refused while the destination is unchanged, and when the
+ * refund moved on since {@link checkRefundRetry} asked the rail.
+ */
+export async function retryRefundIn(
+  tx: EntityManager,
+  deps: Pick<Deps, 'corridors'>,
+  args: { refundId: string; attemptNumber: number; now: Date },
+): Promise<Refund> {
+  const { refundId, now } = args;
+  if (!isUuid(refundId)) throw new AppError('REFUND_NOT_FOUND');
+  const locked = await tx.findOne(Refund, refundId, { lockMode: LockMode.PESSIMISTIC_WRITE });
+  if (!locked) throw new AppError('REFUND_NOT_FOUND');
+  if (locked.status !== 'FAILED' || locked.attemptNumber !== args.attemptNumber) {
+    throw refusal(`changed meanwhile (now ${locked.status}, attempt ${locked.attemptNumber})`);
+  }
+  const destination = await activeRefundDestination(tx, locked.tenant.id, locked.receivedCurrency);
+  if (!destination) throw refusal(`the tenant has no active ${locked.receivedCurrency} refund destination`);
+  const corrected = !isSameAccount(destination, locked);
+  if (!corrected) {
+    throw refusal('the tenant’s active destination is the one that failed; it must be corrected first');
+  }
+  const t = await applyRefundEvent(tx, refundId, {
+    type: 'OPERATOR_RETRY',
+    destinationCorrected: corrected,
+    now,
   });
-  deps.log.info({ refund: refund.id, attempt: refund.attemptNumber }, 'refund retried by an operator');
-  deps.jobs?.kick('refunds');
-  return refund;
+  if (!t.taken) throw refusal(`the refund machine refused the retry from ${t.from}`);
+  const row = t.row;
+  const snapshot = destinationSnapshot(destination);
+  const amounts = refundAmounts(
+    deps.corridors,
+    row.receivedCurrency,
+    snapshot.destinationNetwork,
+    toDecimal(row.receivedAmount),
+  );
+  Object.assign(row, snapshot, {
+    attemptNumber: row.attemptNumber + 1,
+    networkFeeAmount: amounts.fee,
+    refundAmount: amounts.refund,
+    processorReference: null,
+    failureReason: null,
+    dispatchedAt: null,
+    settledAt: null,
+  });
+  return row;
 }
 
 /** FAILED refunds, oldest first, of one tenant or all: the operators' queue. */

@@ -278,6 +278,8 @@ interface Attribution {
   payout: LockedPayout;
   rule: AttributionRule;
   triggeredBy: TriggeredBy;
+  /** Extra facts for the payout's timeline row (an operator's: `operator_id`, `approval_id`). */
+  metadata?: Record<string, unknown> | null;
 }
 
 /** A verdict that attributes the inflow to nobody. */
@@ -716,6 +718,7 @@ function addAttribution(
         overpayment_amount: totals.overpayment.toFixed(),
         currency: inflow.currency,
       },
+      metadata: a.metadata ?? null,
     },
     set: { receivedAmount: totals.total },
     ...(view ? { instruction: view } : {}),
@@ -803,6 +806,7 @@ export async function attributeLocked(
     payout: LockedPayout;
     rule: AttributionRule;
     triggeredBy: TriggeredBy;
+    metadata?: Record<string, unknown> | null;
     now: Date;
   },
 ): Promise<MatchOutcome> {

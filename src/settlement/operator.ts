@@ -79,7 +79,7 @@ async function lockUndecidedInflow(em: EntityManager, inflowId: string): Promise
  */
 export async function attributeInflow(
   em: EntityManager,
-  args: { inflowId: string; payoutId: string; now: Date },
+  args: { inflowId: string; payoutId: string; now: Date; metadata?: Record<string, unknown> },
 ): Promise<MatchOutcome> {
   const inflow = await lockUndecidedInflow(em, args.inflowId);
   if (!isUuid(args.payoutId)) throw new AppError('PAYOUT_NOT_FOUND');
@@ -112,6 +112,7 @@ export async function attributeInflow(
     payout,
     rule: 'OPERATOR',
     triggeredBy: 'ADMIN',
+    metadata: args.metadata ?? null,
     now: args.now,
   });
 }
@@ -119,10 +120,11 @@ export async function attributeInflow(
 /**
  * Fails a payout held for review (OPERATOR_FAIL): FAILED with SETTLEMENT_UNDERPAID, and the
  * machine makes the refund of what was received due. Anything but a held payout is refused.
+ * `metadata` goes on the timeline row (who decided: `operator_id`, `approval_id`).
  */
 export async function failHeldPayout(
   em: EntityManager,
-  args: { payoutId: string; now: Date },
+  args: { payoutId: string; now: Date; metadata?: Record<string, unknown> },
 ): Promise<Payout> {
   if (!isUuid(args.payoutId)) throw new AppError('PAYOUT_NOT_FOUND');
   const payout = await em.findOne(Payout, args.payoutId, { lockMode: LockMode.PESSIMISTIC_WRITE });
@@ -137,6 +139,7 @@ export async function failHeldPayout(
         expected_amount: payout.settlementAmount.toFixed(),
         currency: payout.settlementCurrency,
       },
+      metadata: args.metadata ?? null,
     },
   );
   if (!transition.taken) {

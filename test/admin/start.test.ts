@@ -9,6 +9,7 @@ import { ensureDemoTenant, startupBanner } from '#src/demo.ts';
 import { authenticateApiKey } from '#src/tenants/auth.ts';
 import { call } from '../client.ts';
 import { harness } from '../harness.ts';
+import { cliAs } from '../operators/fixtures.ts';
 
 const MAIN = new URL('../../src/main.ts', import.meta.url).pathname;
 
@@ -106,6 +107,7 @@ describe('npm start: production never behaves like the demo', function () {
       expect(started.banner).to.not.include(env.ADMIN_TOKEN);
       expect(started.banner).to.not.include(env.PROVIDER_CALLBACK_SECRET);
       expect(started.banner).to.not.include('Demo API key');
+      expect(started.banner).to.not.include('Approver token');
       expect(started.banner).to.not.match(/sk_[A-Za-z0-9_-]{20,}/);
       expect(started.banner).to.include('from ADMIN_TOKEN (not shown)');
       expect(await tenantCount()).to.equal(before);
@@ -128,6 +130,10 @@ describe('npm start: production never behaves like the demo', function () {
         expect(found?.principal.tenant.id).to.equal(demos[0]?.id);
         const res = await call('GET', '/v1/banks?country=NG&destination_type=BANK_ACCOUNT', { key });
         expect(res.status).to.equal(200);
+        // Four eyes work in the demo: a second operator, an approver, to approve with.
+        const approver = /Approver token\s+(op_\S+)/.exec(banner)?.[1];
+        expect(approver, banner).to.be.a('string');
+        expect(await cliAs({ token: approver! })('whoami')).to.include({ role: 'approver' });
       }
     } finally {
       await Promise.all([a.stop(), b.stop()]);

@@ -79,20 +79,58 @@ const CASES: Record<string, Case> = {
     const { job } = await deadDelivery();
     return { input: { delivery_id: job.id }, targets: [job.id, job.event.id] };
   },
+  // Money moves are proposals: their call writes the proposal (and its row) and moves nothing.
+  'admin.settlement.attribute': async () => {
+    const [inflow, payout] = [randomUUID(), randomUUID()];
+    return { input: { inflow_id: inflow, payout_id: payout, note: 'n' }, targets: [inflow, payout] };
+  },
+  'admin.settlement.returnInflow': async () => {
+    const inflow = randomUUID();
+    return { input: { inflow_id: inflow, note: 'n' }, targets: [inflow] };
+  },
+  'admin.settlement.failPayout': async () => {
+    const payout = randomUUID();
+    return { input: { payout_id: payout, note: 'n' }, targets: [payout] };
+  },
+  'admin.refunds.retry': async () => {
+    const refund = randomUUID();
+    return { input: { refund_id: refund, note: 'n' }, targets: [refund] };
+  },
+  'admin.refunds.raise': async () => {
+    const payout = randomUUID();
+    return { input: { payout_id: payout, note: 'n' }, targets: [payout] };
+  },
+  // Raising the refund of a payout that does not exist is approved and finds it NOT_ELIGIBLE.
+  'admin.approvals.approve': async () => {
+    const { approval } = await proposedByAnother();
+    return { input: { approval_id: approval.id }, targets: [approval.id, ...approval.target_ids] };
+  },
+  'admin.approvals.reject': async () => {
+    const { approval } = await proposedByAnother();
+    return { input: { approval_id: approval.id, note: 'no' }, targets: [approval.id] };
+  },
 };
 
-/** Money moves, whose calls become proposals with the approvals. */
-const PROPOSALS_PENDING = new Set([
-  'admin.refunds.raise',
-  'admin.refunds.retry',
-  'admin.settlement.attribute',
-  'admin.settlement.failPayout',
-  'admin.settlement.returnInflow',
-]);
+/** A proposal of an operator other than root (root approves or rejects it). */
+async function proposedByAnother(): Promise<{ approval: { id: string; target_ids: string[] } }> {
+  const proposer = cliAs(await newOperator('operator'));
+  return proposer('refund', 'raise', randomUUID(), '--note', 'audited');
+}
+
+/** The outcome each call above must record, when it is not OK. */
+const OUTCOMES: Record<string, string> = {
+  'admin.settlement.attribute': 'PENDING',
+  'admin.settlement.returnInflow': 'PENDING',
+  'admin.settlement.failPayout': 'PENDING',
+  'admin.refunds.retry': 'PENDING',
+  'admin.refunds.raise': 'PENDING',
+  'admin.approvals.approve': 'APPROVED',
+  'admin.approvals.reject': 'REJECTED',
+};
 
 describe('the audit trail (admin.audit.*)', () => {
   it('has a row, in the transaction of the change, for every admin mutation of the router', async () => {
-    const mutations = adminMutations().filter((p) => !PROPOSALS_PENDING.has(p));
+    const mutations = adminMutations();
     const missing = mutations.filter((path) => !CASES[path]);
     expect(missing, 'admin mutations without an audit case').to.deep.equal([]);
     for (const path of mutations) {
@@ -107,10 +145,11 @@ describe('the audit trail (admin.audit.*)', () => {
         action: path,
         operatorId: ROOT_OPERATOR_ID,
         operatorName: 'root',
-        outcome: 'OK',
+        outcome: OUTCOMES[path] ?? 'OK',
       });
       expect(row.targetIds, path).to.include.members(targets);
-      const resultId = (res.body.result.data as { id?: string }).id;
+      const data = res.body.result.data as { id?: string; approval?: { id: string } };
+      const resultId = data.id ?? data.approval?.id;
       if (resultId) expect(row.targetIds, path).to.include(resultId);
     }
   });

@@ -6,7 +6,7 @@ import { type Browser, type BrowserContext, chromium, type Page } from 'playwrig
 import { REPO_ROOT } from '#src/docs/generate.ts';
 import { runRefundsOnce } from '#src/refunds/job.ts';
 import { harness } from '../harness.ts';
-import { newOperator, type TestOperator, trpcCall } from '../operators/fixtures.ts';
+import { cliAs, newOperator, type TestOperator, trpcCall } from '../operators/fixtures.ts';
 import { payoutReadyMerchant } from '../payouts/fixtures.ts';
 import { deps, handledCredit, payBank, payoutWithInstruction } from '../settlement/fixtures.ts';
 
@@ -141,6 +141,13 @@ describe('operations console in Chromium', function () {
       return shown ? `${shown.className}: ${shown.textContent}` : null;
     }, payout.id);
     expect(await outcome.jsonValue()).to.not.match(/failed/);
+
+    // Four eyes: a second operator, an approver, approves the proposal; only then does the payout fail.
+    const approver = cliAs(await newOperator('approver'));
+    const pending = await approver('approval', 'list', '--state', 'PENDING', '--limit', '100');
+    const proposal = pending.data.find((p: { target_ids: string[] }) => p.target_ids.includes(payout.id));
+    expect(proposal, 'the console made a proposal').to.include({ action: 'payout.fail', proposer_id: a.id });
+    await approver('approval', 'approve', proposal.id);
 
     // The refund follows from the refunds job.
     await runRefundsOnce(deps());

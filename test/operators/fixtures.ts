@@ -62,3 +62,24 @@ export async function trpcCall(
         });
   return { status: res.status, body: await res.json() };
 }
+
+/**
+ * A money move as the CLI makes it, proposed by root (with a note unless the arguments carry
+ * one) and approved by a second operator, an approver: the move's result. A move its checks
+ * refuse is thrown as the move's own refusal (the proposal's failure code and the details).
+ */
+export async function approvedMove(...argv: string[]): Promise<any> {
+  const args = argv.includes('--note') ? argv : [...argv, '--note', 'approved in a test'];
+  const { approval } = await cliAs()(...args);
+  const approver = await operatorWith('approver');
+  try {
+    const decided = await cliAs(approver)('approval', 'approve', approval.id);
+    return decided.approval.result;
+  } catch (err) {
+    const e = err as { data?: { app_code?: string; details?: unknown } };
+    if (e.data?.app_code !== 'APPROVAL_ACTION_FAILED') throw err;
+    const failed = await cliAs()('approval', 'show', approval.id);
+    Object.assign(e.data, { app_code: failed.failure_code });
+    throw err;
+  }
+}

@@ -25,6 +25,7 @@ import {
   setUsdtDestination,
 } from '../dispatch/fixtures.ts';
 import { harness } from '../harness.ts';
+import { approvedMove } from '../operators/fixtures.ts';
 
 const TRON_OK = 'TLsV52sRDL79HXGGm9yzwKibb6BeruhUzy';
 const TRON_DEAD = 'TLsV52sRDL79HXGGm9yzwKibb6Beradead';
@@ -233,7 +234,7 @@ describe('refunds of failed payouts', () => {
     await expectRetryRefused(failed.id, /corrected/);
 
     await setUsdtDestination(merchant, TRON_FIXED);
-    const retried = (await admin('refund', 'retry', failed.id)) as Record<string, unknown>;
+    const retried = (await approvedMove('refund', 'retry', failed.id)).refund as Record<string, unknown>;
     expect(retried).to.include({
       id: failed.id,
       status: 'PENDING',
@@ -260,7 +261,7 @@ describe('refunds of failed payouts', () => {
     const failed = await refundOf(merchant, id);
     expect(failed).to.include({ status: 'FAILED', destination_masked: '******9999' });
     await setNgnDestination(merchant, '0123454321');
-    await admin('refund', 'retry', failed.id);
+    await approvedMove('refund', 'retry', failed.id);
     await runRefundsOnce(deps());
     expect(await refundOf(merchant, id)).to.include({
       id: failed.id,
@@ -348,7 +349,10 @@ describe('refunds of failed payouts', () => {
       refund_destination_active: false,
     });
     expect(mine?.received_amount).to.be.greaterThan(0);
-    expect(await admin('refund', 'raise', id)).to.include({ outcome: 'NO_DESTINATION', refund_id: null });
+    expect(await approvedMove('refund', 'raise', id)).to.include({
+      outcome: 'NO_DESTINATION',
+      refund_id: null,
+    });
 
     await setNgnDestination(merchant, '0123456789');
     const ready = (await admin('refund', 'held', '--tenant', merchant.tenantId)).data as Record<
@@ -356,9 +360,9 @@ describe('refunds of failed payouts', () => {
       unknown
     >[];
     expect(ready.find((h) => h.payout_id === id)).to.include({ refund_destination_active: true });
-    const raised = (await admin('refund', 'raise', id)) as { outcome: string; refund_id: string };
+    const raised = (await approvedMove('refund', 'raise', id)) as { outcome: string; refund_id: string };
     expect(raised.outcome).to.equal('RAISED');
-    expect(await admin('refund', 'raise', id)).to.deep.equal({
+    expect(await approvedMove('refund', 'raise', id)).to.deep.equal({
       outcome: 'ALREADY_RAISED',
       refund_id: raised.refund_id,
       reason: null,
@@ -436,7 +440,7 @@ describe('refunds of failed payouts', () => {
 async function expectRetryRefused(refundId: string, issue: RegExp): Promise<void> {
   let error: unknown;
   try {
-    await admin('refund', 'retry', refundId);
+    await approvedMove('refund', 'retry', refundId);
   } catch (err) {
     error = err;
   }

@@ -5,6 +5,7 @@ import { toDecimal } from '#src/lib/money.ts';
 import { Inflow } from '#src/settlement/entities.ts';
 import type { Merchant } from '../client.ts';
 import { harness } from '../harness.ts';
+import { approvedMove } from '../operators/fixtures.ts';
 import { payoutReadyMerchant } from '../payouts/fixtures.ts';
 import {
   admin,
@@ -24,7 +25,8 @@ import {
 
 /** The catalogue code of a failed admin command. */
 async function refusal(...argv: string[]): Promise<{ code: string; message: string; details: unknown }> {
-  const err = await admin(...argv).then(
+  const moves = ['inflow attribute', 'inflow return', 'payout fail'];
+  const err = await (moves.includes(argv.slice(0, 2).join(' ')) ? approvedMove : admin)(...argv).then(
     () => null,
     (e: { message: string; data?: { app_code?: string; details?: unknown } }) => e,
   );
@@ -56,7 +58,7 @@ describe('operator tools for settlement (admin.settlement.*)', () => {
     const held = (await inflowByRef(first))!;
     expect(held).to.include({ state: 'HELD', payout: null });
 
-    const attributed = await admin(
+    const attributed = await approvedMove(
       'inflow',
       'attribute',
       held.id,
@@ -92,7 +94,7 @@ describe('operator tools for settlement (admin.settlement.*)', () => {
     await settle();
     const rest = (await inflowByRef(second))!;
     expect(rest).to.include({ state: 'HELD', payout: null });
-    const done = await admin('inflow', 'attribute', rest.id, '--payout', payout.id);
+    const done = await approvedMove('inflow', 'attribute', rest.id, '--payout', payout.id);
     expect(done.inflow).to.include({ state: 'MATCHED', is_matched: true, overpayment_amount: '5' });
     expect(done.payout).to.include({
       status: 'PAYMENT_RECEIVED',
@@ -114,7 +116,7 @@ describe('operator tools for settlement (admin.settlement.*)', () => {
     const first = await sendUsdt('TRON', payout.instruction.account_unique, '30');
     await mine('TRON', confirmationsOf('TRON'));
     await settle();
-    await admin('inflow', 'attribute', (await inflowByRef(first))!.id, '--payout', payout.id);
+    await approvedMove('inflow', 'attribute', (await inflowByRef(first))!.id, '--payout', payout.id);
 
     const rest = await sendUsdt('TRON', payout.instruction.account_unique, expected.minus(30).toFixed());
     await mine('TRON', confirmationsOf('TRON'));
@@ -142,7 +144,7 @@ describe('operator tools for settlement (admin.settlement.*)', () => {
       (await admin('inflow', 'list', '--tenant', merchant.tenantId, '--state', 'HELD')).data,
     ).to.have.length(1);
 
-    const failed = await admin('payout', 'fail', payout.id, '--note', 'merchant will not top up');
+    const failed = await approvedMove('payout', 'fail', payout.id, '--note', 'merchant will not top up');
     expect(failed.payout).to.include({ id: payout.id, status: 'FAILED', received_amount: '500' });
     const p = await getPayout(merchant, payout.id);
     expect(p.status_timeline.at(-1)).to.deep.include({
@@ -173,7 +175,7 @@ describe('operator tools for settlement (admin.settlement.*)', () => {
     const listed = await admin('inflow', 'list', '--tenant', merchant.tenantId, '--state', 'UNMATCHED');
     expect(listed.data[0]).to.include({ id: late.id, account_payout_id: payout.id });
 
-    const done = await admin('inflow', 'attribute', late.id, '--payout', payout.id);
+    const done = await approvedMove('inflow', 'attribute', late.id, '--payout', payout.id);
     expect(done.payout).to.include({ status: 'PAYMENT_RECEIVED', received_amount: expected.toFixed() });
     expect((await getPayout(merchant, payout.id)).payment_instruction.payment_status).to.equal('EXPIRED');
   });
@@ -187,8 +189,18 @@ describe('operator tools for settlement (admin.settlement.*)', () => {
     const late = (await inflowByRef(tx))!;
     expect(late.state).to.equal('UNMATCHED');
 
-    expect((await refusal('inflow', 'return', late.id)).code).to.equal('USAGE');
-    const returned = await admin('inflow', 'return', late.id, '--note', 'sent back from the hot wallet');
+    const noNote = await admin('inflow', 'return', late.id).then(
+      () => null,
+      (e: Error) => e,
+    );
+    expect(noNote?.message).to.equal('--note TEXT is required');
+    const returned = await approvedMove(
+      'inflow',
+      'return',
+      late.id,
+      '--note',
+      'sent back from the hot wallet',
+    );
     expect(returned.inflow).to.include({ id: late.id, state: 'RETURNED', payout_id: null });
     expect((await admin('inflow', 'list', '--tenant', merchant.tenantId)).data).to.deep.equal([]);
     const open = await payoutWithInstruction(merchant);
@@ -265,7 +277,13 @@ describe('operator tools for settlement (admin.settlement.*)', () => {
     const below = await sendUsdt('TRON', usdt.instruction.account_unique, '1');
     await mine('TRON', confirmationsOf('TRON'));
     await settle();
-    const returned = await admin('inflow', 'return', (await inflowByRef(below))!.id, '--note', 'sent back');
+    const returned = await approvedMove(
+      'inflow',
+      'return',
+      (await inflowByRef(below))!.id,
+      '--note',
+      'sent back',
+    );
     const paid = await sendUsdt('TRON', usdt.instruction.account_unique, usdt.instruction.expected);
     await mine('TRON', confirmationsOf('TRON'));
     await settle();

@@ -1,0 +1,123 @@
+import { expect } from 'chai';
+import { initialTransition, type SnapshotFrom, transition } from 'xstate';
+import { type ApprovalEvent, approvalMachine } from './approval.machine.ts';
+
+type Snapshot = SnapshotFrom<typeof approvalMachine>;
+
+const NOW = new Date('2026-01-01T12:00:00.000Z');
+const EXPIRES = new Date(NOW.getTime() + 72 * 3_600_000);
+const ADA = 'ada';
+const BEN = 'ben';
+
+/** What the database would hand back: the persisted snapshot as JSON, restored by the machine. */
+function roundTrip(snapshot: Snapshot): Snapshot {
+  return approvalMachine.resolveState(
+    JSON.parse(JSON.stringify(approvalMachine.getPersistedSnapshot(snapshot))),
+  );
+}
+
+function proposed(by = ADA): Snapshot {
+  const [snapshot, actions] = initialTransition(approvalMachine, {
+    proposerId: by,
+    expiresAt: EXPIRES.toISOString(),
+  });
+  expect(
+    actions.filter((a) => !a.type.startsWith('xstate.')),
+    'no actions',
+  ).to.deep.equal([]);
+  return roundTrip(snapshot);
+}
+
+/** Applies an event; `taken` is false when XState hands back the very same snapshot. */
+function apply(snapshot: Snapshot, event: ApprovalEvent): { next: Snapshot; taken: boolean } {
+  const [next, actions] = transition(approvalMachine, snapshot, event);
+  expect(actions.map((a) => a.type).filter((t) => !t.startsWith('xstate.'))).to.deep.equal([]);
+  return { next: roundTrip(next), taken: next !== snapshot };
+}
+
+const approve = (approverId: string, fourEyes = true): ApprovalEvent => ({
+  type: 'APPROVE',
+  approverId,
+  fourEyes,
+  note: null,
+  now: NOW,
+});
+
+describe('approval machine', () => {
+  it('starts PENDING with the proposer and its expiry, decided by nobody', () => {
+    const s = proposed();
+    expect(s.value).to.equal('PENDING');
+    expect(s.context).to.deep.equal({
+      proposerId: ADA,
+      expiresAt: EXPIRES.toISOString(),
+      deciderId: null,
+      decisionNote: null,
+      failure: null,
+    });
+  });
+
+  it('is approved by a second operator, and never by its proposer while four eyes are on', () => {
+    expect(apply(proposed(), approve(ADA)).taken, 'self-approval').to.equal(false);
+    const { next, taken } = apply(proposed(), { ...approve(BEN), note: 'checked' } as ApprovalEvent);
+    expect(taken).to.equal(true);
+    expect(next.value).to.equal('APPROVED');
+    expect(next.status).to.equal('done');
+    expect(next.context).to.include({ deciderId: BEN, decisionNote: 'checked' });
+  });
+
+  it('lets the proposer approve its own only with four eyes off', () => {
+    const { next, taken } = apply(proposed(), approve(ADA, false));
+    expect(taken).to.equal(true);
+    expect(next.value).to.equal('APPROVED');
+    expect(next.context.deciderId).to.equal(ADA);
+  });
+
+  it('ends FAILED with the code and reason when the approved action is refused', () => {
+    const { next } = apply(proposed(), {
+      type: 'ACTION_FAILED',
+      approverId: BEN,
+      code: 'VALIDATION_FAILED',
+      reason: 'payout_id is FAILED, not held for review',
+      now: NOW,
+    });
+    expect(next.value).to.equal('FAILED');
+    expect(next.context).to.deep.include({
+      deciderId: BEN,
+      failure: { code: 'VALIDATION_FAILED', reason: 'payout_id is FAILED, not held for review' },
+    });
+  });
+
+  it('ends REJECTED with the rejecter and the note', () => {
+    const { next } = apply(proposed(), { type: 'REJECT', operatorId: BEN, note: 'not yet', now: NOW });
+    expect(next.value).to.equal('REJECTED');
+    expect(next.context).to.include({ deciderId: BEN, decisionNote: 'not yet' });
+  });
+
+  it('expires only once its time has come', () => {
+    const early = new Date(EXPIRES.getTime() - 1);
+    expect(apply(proposed(), { type: 'EXPIRE', now: early }).taken).to.equal(false);
+    const { next, taken } = apply(proposed(), { type: 'EXPIRE', now: EXPIRES });
+    expect(taken).to.equal(true);
+    expect(next.value).to.equal('EXPIRED');
+  });
+
+  it('ignores every decision once decided: a proposal is decided once', () => {
+    const decided = [
+      apply(proposed(), approve(BEN)).next,
+      apply(proposed(), { type: 'REJECT', operatorId: BEN, note: 'no', now: NOW }).next,
+      apply(proposed(), { type: 'EXPIRE', now: EXPIRES }).next,
+      apply(proposed(), { type: 'ACTION_FAILED', approverId: BEN, code: 'X', reason: 'y', now: NOW }).next,
+    ];
+    const events: ApprovalEvent[] = [
+      approve('cy'),
+      { type: 'REJECT', operatorId: 'cy', note: 'late', now: NOW },
+      { type: 'EXPIRE', now: new Date(EXPIRES.getTime() + 1) },
+      { type: 'ACTION_FAILED', approverId: 'cy', code: 'X', reason: 'y', now: NOW },
+    ];
+    for (const snapshot of decided) {
+      for (const event of events) {
+        expect(apply(snapshot, event).taken, `${snapshot.value} ${event.type}`).to.equal(false);
+      }
+    }
+  });
+});

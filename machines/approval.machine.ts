@@ -1,0 +1,173 @@
+import { assign, setup } from 'xstate';
+import type { MachineTexts, StateMeta, TransitionMeta } from './texts.ts';
+
+/**
+ * A proposal of an operator to move money (four eyes, maker-checker): attribute an inflow, record
+ * one as returned, fail a held payout, retry or raise a refund. The action runs only once a second
+ * operator approves it, in the transaction that records the approval; the machine decides whether
+ * a decision is allowed, the caller runs the action.
+ *
+ *   (proposed) --> PENDING
+ *   PENDING --APPROVE [bySecondPerson]--> APPROVED (final; the action ran)
+ *   PENDING --ACTION_FAILED--> FAILED (final; approved, but the action's checks refused it)
+ *   PENDING --REJECT--> REJECTED (final)
+ *   PENDING --EXPIRE [pastItsTime]--> EXPIRED (final)
+ *
+ * With four eyes off (FOUR_EYES=false) the proposer's own APPROVE is allowed: the action runs at
+ * once and the proposal records it. Anything else is ignored (a second approval, a decision on a
+ * decided proposal, an early EXPIRE): the snapshot comes back as the very same object and the
+ * caller treats that as a refusal. The machine asks for no actions.
+ *
+ * Every state and transition carries its plain-language text (`description`, `meta`: see
+ * `./texts.ts`); `approvalTexts` at the end holds the rest.
+ */
+
+export type ApprovalStatus = 'PENDING' | 'APPROVED' | 'REJECTED' | 'EXPIRED' | 'FAILED';
+
+export interface ApprovalContext {
+  proposerId: string;
+  /** ISO time after which nobody can approve it any more. */
+  expiresAt: string;
+  /** Who approved, rejected, or approved in vain; null while PENDING and once EXPIRED. */
+  deciderId: string | null;
+  /** The decider's note (required to reject). */
+  decisionNote: string | null;
+  /** Why the approved action was refused: a catalogue code and the reason in words. */
+  failure: { code: string; reason: string } | null;
+}
+
+export interface ApprovalInput {
+  proposerId: string;
+  expiresAt: string;
+}
+
+export type ApprovalEvent =
+  | { type: 'APPROVE'; approverId: string; fourEyes: boolean; note: string | null; now: Date }
+  | { type: 'ACTION_FAILED'; approverId: string; code: string; reason: string; now: Date }
+  | { type: 'REJECT'; operatorId: string; note: string; now: Date }
+  | { type: 'EXPIRE'; now: Date };
+
+export const approvalMachine = setup({
+  types: {
+    context: {} as ApprovalContext,
+    events: {} as ApprovalEvent,
+    input: {} as ApprovalInput,
+    meta: {} as StateMeta,
+    transitionMeta: {} as TransitionMeta,
+  },
+  guards: {
+    // Four eyes: the approver is not the proposer. Off, the proposer approves its own.
+    bySecondPerson: ({ context, event }) =>
+      event.type === 'APPROVE' && (!event.fourEyes || event.approverId !== context.proposerId),
+    pastItsTime: ({ context, event }) =>
+      event.type === 'EXPIRE' && event.now.getTime() >= Date.parse(context.expiresAt),
+  },
+  actions: {
+    recordApproval: assign({
+      deciderId: ({ event }) => (event.type === 'APPROVE' ? event.approverId : null),
+      decisionNote: ({ event }) => (event.type === 'APPROVE' ? event.note : null),
+    }),
+    recordFailure: assign({
+      deciderId: ({ event }) => (event.type === 'ACTION_FAILED' ? event.approverId : null),
+      failure: ({ event }) =>
+        event.type === 'ACTION_FAILED' ? { code: event.code, reason: event.reason } : null,
+    }),
+    recordRejection: assign({
+      deciderId: ({ event }) => (event.type === 'REJECT' ? event.operatorId : null),
+      decisionNote: ({ event }) => (event.type === 'REJECT' ? event.note : null),
+    }),
+  },
+}).createMachine({
+  id: 'approval',
+  description: 'An operator’s proposal to move money, which runs only once a second operator approves it.',
+  initial: 'PENDING',
+  context: ({ input }) => ({
+    proposerId: input.proposerId,
+    expiresAt: input.expiresAt,
+    deciderId: null,
+    decisionNote: null,
+    failure: null,
+  }),
+  states: {
+    PENDING: {
+      description:
+        'The proposal waits for a second operator (approver or admin) to approve or reject it, for at most {APPROVAL_TTL_HOURS} hours. Nothing has moved yet.',
+      on: {
+        APPROVE: {
+          guard: 'bySecondPerson',
+          target: 'APPROVED',
+          actions: 'recordApproval',
+          description:
+            'A second operator approves the proposal, and the action runs in the same step, with every check it has when done directly.',
+          meta: {
+            by: ['OPERATOR'],
+            causes: [
+              { machine: 'inflow', event: 'OPERATOR_ATTRIBUTE', note: 'an inflow attributed to a payout' },
+              { machine: 'inflow', event: 'OPERATOR_RETURN', note: 'an inflow recorded as returned' },
+              { machine: 'payout', event: 'OPERATOR_FAIL', note: 'a held payout failed' },
+              { machine: 'refund', event: 'OPERATOR_RETRY', note: 'a failed refund retried' },
+              { machine: 'refund', creates: true, note: "a held payout's refund raised" },
+            ],
+          },
+        },
+        ACTION_FAILED: {
+          target: 'FAILED',
+          actions: 'recordFailure',
+          description:
+            'A second operator approves, but the action is no longer possible (the money was matched meanwhile, the refund succeeded): nothing moves, and the proposal keeps the reason.',
+          meta: { by: ['OPERATOR'] },
+        },
+        REJECT: {
+          target: 'REJECTED',
+          actions: 'recordRejection',
+          description: 'An approver or admin rejects the proposal, with a note saying why. Nothing moves.',
+          meta: { by: ['OPERATOR'] },
+        },
+        EXPIRE: {
+          guard: 'pastItsTime',
+          target: 'EXPIRED',
+          description:
+            'Nobody decided within {APPROVAL_TTL_HOURS} hours: the proposal lapses and nothing moves. Propose again if it is still wanted.',
+          meta: { by: ['SYSTEM'] },
+        },
+      },
+    },
+    APPROVED: {
+      type: 'final',
+      description: 'Approved by a second operator; the action ran when it was approved.',
+    },
+    FAILED: {
+      type: 'final',
+      description:
+        'Approved, but the action was refused because the situation had changed; nothing moved. The reason is kept.',
+    },
+    REJECTED: {
+      type: 'final',
+      description: 'Rejected by an approver or admin, with a note; nothing moved.',
+    },
+    EXPIRED: {
+      type: 'final',
+      description: 'Nobody decided in time; nothing moved.',
+    },
+  },
+});
+
+/** How a proposal begins, and its guards in plain words. */
+export const approvalTexts = {
+  holdsMoney: false,
+  created: {
+    description:
+      'An operator asks to move money (attribute or return an inflow, fail a held payout, retry or raise a refund) and says why in a note. With four eyes off (FOUR_EYES=false), the action runs at once and the proposal is recorded as approved by its proposer.',
+    by: ['OPERATOR'],
+  },
+  guards: {
+    bySecondPerson: {
+      holds: 'the approver is not the operator who proposed it (or four eyes are off)',
+      fails: 'the approver is the operator who proposed it',
+    },
+    pastItsTime: {
+      holds: 'the proposal is older than {APPROVAL_TTL_HOURS} hours',
+      fails: 'the proposal is still within its {APPROVAL_TTL_HOURS} hours',
+    },
+  },
+} as const satisfies MachineTexts<typeof approvalMachine>;

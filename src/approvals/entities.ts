@@ -1,0 +1,62 @@
+import { defineEntity, type InferEntity, p } from '@mikro-orm/postgresql';
+import type { ApprovalStatus } from '#machines/approval.machine.ts';
+import { idColumn, timestamps } from '#src/db/columns.ts';
+
+export const APPROVAL_STATUSES = [
+  'PENDING',
+  'APPROVED',
+  'REJECTED',
+  'EXPIRED',
+  'FAILED',
+] as const satisfies readonly ApprovalStatus[];
+
+/** The money moves that need a second operator, named as the CLI names them. */
+export const MONEY_MOVES = [
+  'inflow.attribute',
+  'inflow.return',
+  'payout.fail',
+  'refund.retry',
+  'refund.raise',
+] as const;
+export type MoneyMove = (typeof MONEY_MOVES)[number];
+
+/**
+ * A proposal to move money (four eyes): what to do, why, who proposed it, and how it ended. Its
+ * status is owned by `machines/approval.machine.ts` through the engine, like every other status.
+ */
+export const Approval = defineEntity({
+  name: 'Approval',
+  tableName: 'approvals',
+  indexes: [
+    { name: 'approvals_status_created_idx', properties: ['status', 'createdAt', 'id'] },
+    {
+      name: 'approvals_pending_expiry_idx',
+      expression:
+        'create index "approvals_pending_expiry_idx" on "approvals" ("expires_at") where "status" = \'PENDING\'',
+    },
+  ],
+  properties: {
+    id: idColumn(),
+    status: p.enum(APPROVAL_STATUSES),
+    snapshot: p.json<Record<string, unknown>>(),
+    action: p.enum(MONEY_MOVES),
+    /** The action's arguments, as the admin procedure took them (without the note). */
+    args: p.json<Record<string, unknown>>(),
+    /** Ids of the objects the action concerns (inflow, payout, refund). */
+    targetIds: p.array().$type<string[]>(),
+    /** Why the proposer wants it. */
+    note: p.text(),
+    proposerId: p.uuid(),
+    /** Who approved or rejected it (or approved in vain: FAILED). */
+    deciderId: p.uuid().nullable(),
+    decisionNote: p.text().nullable(),
+    failureCode: p.string().length(64).nullable(),
+    failureReason: p.text().nullable(),
+    /** What the action returned when it ran. */
+    result: p.json<Record<string, unknown>>().nullable(),
+    expiresAt: p.datetime(),
+    decidedAt: p.datetime().nullable(),
+    ...timestamps(),
+  },
+});
+export type Approval = InferEntity<typeof Approval>;

@@ -1,0 +1,15 @@
+import type { Deps } from '#src/deps.ts';
+import { expireDueApprovals } from './service.ts';
+
+/** How often the `approvals` job looks for proposals past their time, when nothing wakes it. */
+export const APPROVALS_INTERVAL_MS = 60_000;
+
+/** The `approvals` job: expires PENDING proposals older than APPROVAL_TTL_HOURS, a batch at a time. */
+export async function runApprovalsOnce(deps: Deps): Promise<{ expired: number }> {
+  let expired = 0;
+  for (;;) {
+    const batch = await expireDueApprovals(deps);
+    expired += batch;
+    if (batch < 100) return { expired };
+  }
+}

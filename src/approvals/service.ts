@@ -1,0 +1,329 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { type ApprovalEvent, type ApprovalStatus, approvalMachine } from '#machines/approval.machine.ts';
+import type { AuditNote } from '#src/audit/service.ts';
+import type { Deps } from '#src/deps.ts';
+import { applyEvent, initialState, type Transition } from '#src/engine/engine.ts';
+import { AppError, type ErrorCode, invalidField } from '#src/http/errors.ts';
+import { type PageMeta, type PageRequest, paginate } from '#src/http/pagination.ts';
+import type { Commit } from '#src/http/procedures.ts';
+import { isUuid } from '#src/lib/ids.ts';
+import type { OperatorIdentity } from '#src/operators/auth.ts';
+import { Operator } from '#src/operators/entities.ts';
+import { Approval, type MoneyMove } from './entities.ts';
+import type { MoneyMoveDef, MoveActor } from './moves.ts';
+
+/**
+ * Four eyes on money moves (issue 18): a move becomes a proposal (an `approvals` row, PENDING,
+ * with a note); a second operator's approval runs the move in the transaction that records the
+ * approval, with the move's own checks. A refused move leaves the proposal FAILED with the reason,
+ * in a transaction of its own after the first rolled back, so nothing of the move stays. The row
+ * lock the engine takes makes a second, concurrent approval wait and then find the proposal
+ * decided: the move runs once. With FOUR_EYES=false the proposer's own approval runs it at once.
+ */
+
+/** What the approvals need of an `admin.*` call: who calls, its audit row, its transaction. */
+export interface AdminCall {
+  deps: Deps;
+  operator: OperatorIdentity;
+  audit: AuditNote;
+  commit: Commit;
+}
+
+/** Refusals of the approval itself, as opposed to refusals of the move it would run. */
+const APPROVAL_REFUSALS: ReadonlySet<ErrorCode> = new Set([
+  'APPROVAL_NOT_FOUND',
+  'APPROVAL_NOT_PENDING',
+  'SELF_APPROVAL_FORBIDDEN',
+  // An outside system that cannot answer now says nothing about the world: approve again later.
+  'UPSTREAM_UNAVAILABLE',
+]);
+
+const HOUR_MS = 3_600_000;
+
+function applyApprovalEvent(
+  em: EntityManager,
+  id: string,
+  event: ApprovalEvent,
+): Promise<Transition<Approval, ApprovalEvent>> {
+  return applyEvent(em, { machine: approvalMachine, entity: Approval, id, event }) as Promise<
+    Transition<Approval, ApprovalEvent>
+  >;
+}
+
+function notPending(approval: Pick<Approval, 'id' | 'status' | 'expiresAt'>): AppError {
+  const state =
+    approval.status === 'EXPIRED' ? `expired at ${approval.expiresAt.toISOString()}` : approval.status;
+  return new AppError('APPROVAL_NOT_PENDING', {
+    message: `Proposal ${approval.id} is ${state}; only a PENDING proposal can be decided.`,
+    details: [{ field: 'approval_id', issue: `is ${approval.status}` }],
+  });
+}
+
+function selfApproval(): AppError {
+  return new AppError('SELF_APPROVAL_FORBIDDEN', {
+    details: [
+      { field: 'approval_id', issue: 'was proposed by this operator; another approver must approve it' },
+    ],
+  });
+}
+
+/** Reads a proposal outside any transaction (a fork of its own, so the later lock reads it afresh). */
+async function findApproval(deps: Deps, approvalId: string): Promise<Approval> {
+  const approval = isUuid(approvalId) ? await deps.orm.em.fork().findOne(Approval, approvalId) : null;
+  if (!approval) throw new AppError('APPROVAL_NOT_FOUND');
+  return approval;
+}
+
+function requireNote(note: string | undefined | null): string {
+  const trimmed = note?.trim();
+  if (!trimmed) throw invalidField('note', 'is required: say why, for the approver and the audit trail');
+  return trimmed;
+}
+
+/** APPROVE, then the move, inside the caller's transaction; the row carries the result. */
+async function runApproved(
+  em: EntityManager,
+  deps: Deps,
+  args: {
+    approvalId: string;
+    def: MoneyMoveDef;
+    approverId: string;
+    fourEyes: boolean;
+    note: string | null;
+    prepared: unknown;
+    now: Date;
+  },
+): Promise<Approval> {
+  const { now } = args;
+  const t = await applyApprovalEvent(em, args.approvalId, {
+    type: 'APPROVE',
+    approverId: args.approverId,
+    fourEyes: args.fourEyes,
+    note: args.note,
+    now,
+  });
+  if (!t.taken) throw t.row.status === 'PENDING' ? selfApproval() : notPending(t.row);
+  const row = t.row;
+  const actor: MoveActor = { approverId: args.approverId, proposerId: row.proposerId, approvalId: row.id };
+  row.result = await args.def.run(em, deps, { args: row.args, actor, now, prepared: args.prepared });
+  row.deciderId = args.approverId;
+  row.decisionNote = args.note;
+  row.decidedAt = now;
+  return row;
+}
+
+/**
+ * An operator's money move: a PENDING proposal with four eyes on; with them off, the move runs at
+ * once and is recorded as a proposal approved by its proposer (refused moves leave no proposal).
+ */
+export async function proposeMove(
+  call: AdminCall,
+  def: MoneyMoveDef,
+  rawArgs: Record<string, unknown>,
+  note: string | undefined,
+): Promise<Approval> {
+  const { deps, operator, audit } = call;
+  const reason = requireNote(note);
+  const args = def.args.parse(rawArgs);
+  const fourEyes = deps.config.FOUR_EYES;
+  const prepared = !fourEyes && def.prepare ? await def.prepare(deps, args) : undefined;
+  const now = deps.clock.now();
+  const expiresAt = new Date(now.getTime() + deps.config.APPROVAL_TTL_HOURS * HOUR_MS);
+  return call.commit(async (em) => {
+    const initial = initialState(approvalMachine, {
+      proposerId: operator.id,
+      expiresAt: expiresAt.toISOString(),
+    });
+    const approval = em.create(Approval, {
+      status: initial.status as ApprovalStatus,
+      snapshot: initial.snapshot,
+      action: def.action,
+      args,
+      targetIds: def.targets(args),
+      note: reason,
+      proposerId: operator.id,
+      deciderId: null,
+      decisionNote: null,
+      failureCode: null,
+      failureReason: null,
+      result: null,
+      expiresAt,
+      decidedAt: null,
+    });
+    await em.flush();
+    audit.target(approval.id, ...approval.targetIds);
+    if (fourEyes) {
+      audit.outcome = 'PENDING';
+      return approval;
+    }
+    audit.outcome = 'APPROVED';
+    return runApproved(em, deps, {
+      approvalId: approval.id,
+      def,
+      approverId: operator.id,
+      fourEyes: false,
+      note: null,
+      prepared,
+      now,
+    });
+  });
+}
+
+/** Why a move was refused, in words, from its AppError. */
+function reasonOf(err: AppError): string {
+  const details = err.details.map((d) => `${d.field} ${d.issue}`).join('; ');
+  return (details ? `${err.code}: ${details}` : `${err.code}: ${err.message}`).slice(0, 1000);
+}
+
+/**
+ * Approves a proposal and runs its move in the same transaction. Refused: an unknown or decided
+ * proposal, its own proposer (with four eyes on), a lapsed one (which is recorded EXPIRED). A
+ * move refused by its checks leaves the proposal FAILED with the reason and answers
+ * APPROVAL_ACTION_FAILED.
+ */
+export async function approveMove(
+  call: AdminCall,
+  moves: Readonly<Record<MoneyMove, MoneyMoveDef>>,
+  approvalId: string,
+  note: string | undefined,
+): Promise<Approval> {
+  const { deps, operator, audit } = call;
+  const found = await findApproval(deps, approvalId);
+  if (found.status !== 'PENDING') throw notPending(found);
+  const fourEyes = deps.config.FOUR_EYES;
+  if (fourEyes && found.proposerId === operator.id) throw selfApproval();
+  audit.target(found.id, ...found.targetIds);
+  const now = deps.clock.now();
+  if (now >= found.expiresAt) {
+    audit.outcome = 'EXPIRED';
+    const expired = await call.commit(async (em) => {
+      const t = await applyApprovalEvent(em, found.id, { type: 'EXPIRE', now });
+      if (t.taken) t.row.decidedAt = now;
+      return t.row;
+    });
+    throw notPending(expired);
+  }
+  const def = moves[found.action];
+  try {
+    const prepared = def.prepare ? await def.prepare(deps, found.args) : undefined;
+    audit.outcome = 'APPROVED';
+    return await call.commit((em) =>
+      runApproved(em, deps, {
+        approvalId: found.id,
+        def,
+        approverId: operator.id,
+        fourEyes,
+        note: note?.trim() || null,
+        prepared,
+        now,
+      }),
+    );
+  } catch (err) {
+    if (!(err instanceof AppError) || APPROVAL_REFUSALS.has(err.code)) throw err;
+    const reason = reasonOf(err);
+    audit.outcome = 'FAILED';
+    const failed = await call.commit(async (em) => {
+      const t = await applyApprovalEvent(em, found.id, {
+        type: 'ACTION_FAILED',
+        approverId: operator.id,
+        code: err.code,
+        reason,
+        now,
+      });
+      if (!t.taken) return null;
+      Object.assign(t.row, {
+        deciderId: operator.id,
+        decisionNote: note?.trim() || null,
+        failureCode: err.code,
+        failureReason: reason,
+        decidedAt: now,
+      });
+      return t.row;
+    });
+    // Decided by someone else meanwhile: their decision stands, and this one's refusal is the answer.
+    if (!failed) throw err;
+    throw new AppError('APPROVAL_ACTION_FAILED', {
+      message: `The ${found.action} of proposal ${found.id} is no longer possible, so the proposal is FAILED and nothing moved: ${err.message}`,
+      details: err.details,
+    });
+  }
+}
+
+/** Rejects a PENDING proposal, with the note saying why. */
+export async function rejectMove(call: AdminCall, approvalId: string, note: string): Promise<Approval> {
+  const { deps, operator, audit } = call;
+  const reason = requireNote(note);
+  const found = await findApproval(deps, approvalId);
+  if (found.status !== 'PENDING') throw notPending(found);
+  audit.target(found.id, ...found.targetIds);
+  audit.outcome = 'REJECTED';
+  const now = deps.clock.now();
+  return call.commit(async (em) => {
+    const t = await applyApprovalEvent(em, found.id, {
+      type: 'REJECT',
+      operatorId: operator.id,
+      note: reason,
+      now,
+    });
+    if (!t.taken) throw notPending(t.row);
+    Object.assign(t.row, { deciderId: operator.id, decisionNote: reason, decidedAt: now });
+    return t.row;
+  });
+}
+
+/**
+ * Expires PENDING proposals past their time, up to `limit`, in one transaction that claims them
+ * `FOR UPDATE SKIP LOCKED` (instances running the job side by side expire different rows, and a
+ * proposal being approved right now is left to its approver). Returns how many expired.
+ */
+export async function expireDueApprovals(deps: Deps, limit = 100): Promise<number> {
+  const now = deps.clock.now();
+  return deps.orm.em.fork().transactional(async (em) => {
+    const due = await em.execute<{ id: string }[]>(
+      `select id from approvals where status = 'PENDING' and expires_at <= ?
+        order by expires_at limit ? for update skip locked`,
+      [now, limit],
+    );
+    let expired = 0;
+    for (const { id } of due) {
+      const t = await applyApprovalEvent(em, id, { type: 'EXPIRE', now });
+      if (!t.taken) continue;
+      t.row.decidedAt = now;
+      expired++;
+    }
+    return expired;
+  });
+}
+
+export interface ApprovalFilter {
+  state?: ApprovalStatus;
+  action?: MoneyMove;
+  targetId?: string;
+}
+
+/** Proposals, newest first, a page at a time. */
+export async function listApprovals(
+  em: EntityManager,
+  filter: ApprovalFilter,
+  page: PageRequest & { list: string },
+): Promise<{ items: Approval[]; meta: PageMeta }> {
+  return paginate(em, Approval, {
+    where: {
+      ...(filter.state ? { status: filter.state } : {}),
+      ...(filter.action ? { action: filter.action } : {}),
+      ...(filter.targetId ? { targetIds: { $contains: [filter.targetId] } } : {}),
+    },
+    ...page,
+  });
+}
+
+/** Names of the operators behind `ids`, revoked ones included. */
+export async function operatorNames(
+  em: EntityManager,
+  ids: Iterable<string | null>,
+): Promise<Map<string, string>> {
+  const wanted = [...new Set([...ids].filter((id): id is string => id !== null))];
+  if (wanted.length === 0) return new Map();
+  const rows = await em.find(Operator, { id: { $in: wanted } }, { fields: ['id', 'name'] });
+  return new Map(rows.map((o) => [o.id, o.name]));
+}

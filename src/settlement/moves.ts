@@ -1,0 +1,43 @@
+import { z } from 'zod';
+import { actorMetadata, moneyMove } from '#src/approvals/moves.ts';
+import { toAdminInflow, toPayoutSummary } from './admin.schemas.ts';
+import { Inflow } from './entities.ts';
+import { attributeInflow, failHeldPayout, returnInflow } from './operator.ts';
+
+/** The settlement decisions that move money, each run once a second operator approves it. */
+export const settlementMoves = {
+  'inflow.attribute': moneyMove({
+    action: 'inflow.attribute',
+    args: z.strictObject({ inflow_id: z.string().min(1).max(64), payout_id: z.string().min(1).max(64) }),
+    targets: (a) => [a.inflow_id, a.payout_id],
+    run: async (em, _deps, { args, actor, now }) => {
+      await attributeInflow(em, {
+        inflowId: args.inflow_id,
+        payoutId: args.payout_id,
+        now,
+        metadata: actorMetadata(actor),
+      });
+      // Attribution writes with plain statements: read the row as it now is, not the entity as loaded.
+      const inflow = await em.findOneOrFail(Inflow, args.inflow_id, { populate: ['payout'], refresh: true });
+      return { inflow: toAdminInflow(inflow), payout: toPayoutSummary(inflow.payout!) };
+    },
+  }),
+  'inflow.return': moneyMove({
+    action: 'inflow.return',
+    args: z.strictObject({ inflow_id: z.string().min(1).max(64) }),
+    targets: (a) => [a.inflow_id],
+    run: async (em, _deps, { args, now }) => ({
+      inflow: toAdminInflow(await returnInflow(em, { inflowId: args.inflow_id, now })),
+    }),
+  }),
+  'payout.fail': moneyMove({
+    action: 'payout.fail',
+    args: z.strictObject({ payout_id: z.string().min(1).max(64) }),
+    targets: (a) => [a.payout_id],
+    run: async (em, _deps, { args, actor, now }) => ({
+      payout: toPayoutSummary(
+        await failHeldPayout(em, { payoutId: args.payout_id, now, metadata: actorMetadata(actor) }),
+      ),
+    }),
+  }),
+};

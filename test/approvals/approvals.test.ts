@@ -1,0 +1,268 @@
+import { expect } from 'chai';
+import { runApprovalsOnce } from '#src/approvals/job.ts';
+import { AuditEntry } from '#src/audit/entities.ts';
+import { StatusLog } from '#src/payouts/entities.ts';
+import type { Merchant } from '../client.ts';
+import { harness } from '../harness.ts';
+import { cliAs, newOperator, type TestOperator, trpcCall } from '../operators/fixtures.ts';
+import { payoutReadyMerchant } from '../payouts/fixtures.ts';
+import {
+  creditBody,
+  deps,
+  getPayout,
+  inflowByRef,
+  payoutWithInstruction,
+  postBankCallback,
+} from '../settlement/fixtures.ts';
+
+/** The catalogue code (or USAGE) and details of a refused CLI command. */
+async function refusal(promise: Promise<unknown>): Promise<{ code: string; message: string; details: any }> {
+  const err = (await promise.then(
+    () => null,
+    (e: unknown) => e,
+  )) as { message: string; data?: { app_code?: string; details?: unknown } } | null;
+  expect(err, 'should have been refused').to.not.equal(null);
+  return { code: err!.data?.app_code ?? 'USAGE', message: err!.message, details: err!.data?.details };
+}
+
+/** A NGN payout held for review: 100 NGN of more arrived, so `payout fail` is possible. */
+async function heldPayout(merchant: Merchant): Promise<string> {
+  const payout = await payoutWithInstruction(merchant, { settlement_currency: 'NGN' });
+  const body = creditBody({ account_number: payout.instruction.account_unique, amount: '100.00' });
+  const res = await postBankCallback(body);
+  expect(res.status, res.text).to.equal(204);
+  expect(await inflowByRef(String(body.session_id))).to.include({ state: 'HELD' });
+  return payout.id;
+}
+
+/** The payout's timeline rows that name the approval. */
+async function rowsOfApproval(payoutId: string, approvalId: string): Promise<StatusLog[]> {
+  const rows = await deps().orm.em.fork().find(StatusLog, { payout: payoutId });
+  return rows.filter((r) => r.metadata?.approval_id === approvalId);
+}
+
+async function auditOf(approvalId: string): Promise<AuditEntry[]> {
+  return deps()
+    .orm.em.fork()
+    .find(
+      AuditEntry,
+      { targetIds: { $contains: [approvalId] } },
+      { orderBy: { createdAt: 'asc', id: 'asc' } },
+    );
+}
+
+describe('four eyes on money moves (admin.approvals.*)', () => {
+  let merchant: Merchant;
+  let proposer: TestOperator;
+  let approver: TestOperator;
+  let secondApprover: TestOperator;
+  before(async () => {
+    merchant = await payoutReadyMerchant();
+    proposer = await newOperator('operator');
+    approver = await newOperator('approver');
+    secondApprover = await newOperator('admin');
+  });
+
+  it('turns a money move into a PENDING proposal that moves nothing until a second operator approves it', async () => {
+    const payoutId = await heldPayout(merchant);
+    const as = cliAs(proposer);
+    const proposed = await as('payout', 'fail', payoutId, '--note', 'merchant will not top up');
+    expect(Object.keys(proposed)).to.deep.equal(['approval']);
+    expect(proposed.approval).to.include({
+      action: 'payout.fail',
+      state: 'PENDING',
+      note: 'merchant will not top up',
+      proposer_id: proposer.id,
+      proposer_name: proposer.name,
+      decided_by_id: null,
+      result: null,
+    });
+    expect(proposed.approval.args).to.deep.equal({ payout_id: payoutId });
+    expect(proposed.approval.target_ids).to.deep.equal([payoutId]);
+    expect((await getPayout(merchant, payoutId)).status, 'nothing moved').to.equal('PENDING_PAYMENT');
+
+    const pending = await as('approval', 'list', '--state', 'PENDING', '--limit', '100');
+    expect(pending.data.map((a: { id: string }) => a.id)).to.include(proposed.approval.id);
+
+    // The proposer cannot approve its own proposal, whatever its role; an operator cannot approve at all.
+    const own = await refusal(cliAs(proposer)('approval', 'approve', proposed.approval.id));
+    expect(own.code).to.equal('APPROVER_ROLE_REQUIRED');
+    const rootProposal = await cliAs()('payout', 'fail', payoutId, '--note', 'root proposes too');
+    const self = await trpcCall(
+      'admin.approvals.approve',
+      'mutation',
+      { approval_id: rootProposal.approval.id },
+      harness().adminToken,
+    );
+    expect(self.status).to.equal(403);
+    expect(self.body.error.data.app_code).to.equal('SELF_APPROVAL_FORBIDDEN');
+    expect((await cliAs()('approval', 'show', rootProposal.approval.id)).state).to.equal('PENDING');
+
+    const { approval } = await cliAs(approver)(
+      'approval',
+      'approve',
+      proposed.approval.id,
+      '--note',
+      'checked',
+    );
+    expect(approval).to.include({
+      state: 'APPROVED',
+      decided_by_id: approver.id,
+      decided_by_name: approver.name,
+      decision_note: 'checked',
+      failure_code: null,
+    });
+    expect(approval.decided_at).to.be.a('string');
+    expect(approval.result.payout).to.include({ id: payoutId, status: 'FAILED' });
+
+    // The payout's own history says who decided, and through which proposal.
+    const timeline = (await getPayout(merchant, payoutId)).status_timeline;
+    expect(timeline.at(-1)).to.deep.include({ to_status: 'FAILED', triggered_by: 'ADMIN' });
+    expect(timeline.at(-1).metadata).to.deep.equal({
+      operator_id: approver.id,
+      proposer_id: proposer.id,
+      approval_id: approval.id,
+    });
+
+    // The trail: the proposal and the approval, each with the proposal and the payout as targets.
+    const trail = await auditOf(approval.id);
+    expect(trail.map((r) => [r.action, r.outcome, r.operatorId])).to.deep.equal([
+      ['admin.settlement.failPayout', 'PENDING', proposer.id],
+      ['admin.approvals.approve', 'APPROVED', approver.id],
+    ]);
+    for (const row of trail) expect(row.targetIds).to.include.members([approval.id, payoutId]);
+  });
+
+  it('fails a stale proposal cleanly: the world changed, nothing moves, the reason stays', async () => {
+    const payoutId = await heldPayout(merchant);
+    const as = cliAs(proposer);
+    const first = await as('payout', 'fail', payoutId, '--note', 'first');
+    const second = await as('payout', 'fail', payoutId, '--note', 'second, not knowing of the first');
+    await cliAs(approver)('approval', 'approve', first.approval.id);
+    const rowsBefore = await deps().orm.em.fork().count(StatusLog, { payout: payoutId });
+
+    const stale = await refusal(cliAs(approver)('approval', 'approve', second.approval.id));
+    expect(stale.code).to.equal('APPROVAL_ACTION_FAILED');
+    expect(stale.details).to.deep.equal([{ field: 'payout_id', issue: 'is FAILED, not held for review' }]);
+    const failed = await as('approval', 'show', second.approval.id);
+    expect(failed).to.include({
+      state: 'FAILED',
+      failure_code: 'VALIDATION_FAILED',
+      failure_reason: 'VALIDATION_FAILED: payout_id is FAILED, not held for review',
+      decided_by_id: approver.id,
+      result: null,
+    });
+    expect(await deps().orm.em.fork().count(StatusLog, { payout: payoutId })).to.equal(rowsBefore);
+    expect((await auditOf(second.approval.id)).map((r) => r.outcome)).to.deep.equal(['PENDING', 'FAILED']);
+    // Decided is decided.
+    expect((await refusal(cliAs(secondApprover)('approval', 'approve', second.approval.id))).code).to.equal(
+      'APPROVAL_NOT_PENDING',
+    );
+  });
+
+  it('runs the move once when two approvers approve at the same moment', async () => {
+    for (let round = 0; round < 3; round++) {
+      const payoutId = await heldPayout(merchant);
+      const { approval } = await cliAs(proposer)('payout', 'fail', payoutId, '--note', 'race');
+      const outcomes = await Promise.allSettled([
+        cliAs(approver)('approval', 'approve', approval.id),
+        cliAs(secondApprover)('approval', 'approve', approval.id),
+      ]);
+      const won = outcomes.filter((o) => o.status === 'fulfilled');
+      const lost = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected');
+      expect(won).to.have.length(1);
+      expect(lost).to.have.length(1);
+      expect(lost[0]!.reason.data.app_code).to.equal('APPROVAL_NOT_PENDING');
+      expect(await rowsOfApproval(payoutId, approval.id)).to.have.length(1);
+      expect((await auditOf(approval.id)).map((r) => r.outcome)).to.deep.equal(['PENDING', 'APPROVED']);
+    }
+  });
+
+  it('rejects a proposal with a note, after which nothing can approve it', async () => {
+    const payoutId = await heldPayout(merchant);
+    const { approval } = await cliAs(proposer)('payout', 'fail', payoutId, '--note', 'too early?');
+    expect((await refusal(cliAs(approver)('approval', 'reject', approval.id))).code).to.equal('USAGE');
+    const noNote = await trpcCall(
+      'admin.approvals.reject',
+      'mutation',
+      { approval_id: approval.id, note: '  ' },
+      approver.token,
+    );
+    expect(noNote.body.error.data.app_code).to.equal('VALIDATION_FAILED');
+
+    const rejected = await cliAs(approver)('approval', 'reject', approval.id, '--note', 'give them a day');
+    expect(rejected.approval).to.include({
+      state: 'REJECTED',
+      decided_by_id: approver.id,
+      decision_note: 'give them a day',
+    });
+    expect((await refusal(cliAs(secondApprover)('approval', 'approve', approval.id))).code).to.equal(
+      'APPROVAL_NOT_PENDING',
+    );
+    expect((await getPayout(merchant, payoutId)).status).to.equal('PENDING_PAYMENT');
+    expect((await auditOf(approval.id)).map((r) => r.outcome)).to.deep.equal(['PENDING', 'REJECTED']);
+  });
+
+  it('expires proposals nobody decided within APPROVAL_TTL_HOURS, through the approvals job', async () => {
+    const payoutId = await heldPayout(merchant);
+    const early = await cliAs(proposer)('payout', 'fail', payoutId, '--note', 'will lapse');
+    const ttlMs = deps().config.APPROVAL_TTL_HOURS * 3_600_000;
+    harness().clock.advance(ttlMs - 1000);
+    await runApprovalsOnce(deps());
+    expect((await cliAs()('approval', 'show', early.approval.id)).state, 'not yet').to.equal('PENDING');
+
+    harness().clock.advance(1000);
+    expect((await runApprovalsOnce(deps())).expired).to.be.greaterThan(0);
+    const expired = await cliAs()('approval', 'show', early.approval.id);
+    expect(expired).to.include({ state: 'EXPIRED', decided_by_id: null });
+    expect((await refusal(cliAs(approver)('approval', 'approve', early.approval.id))).code).to.equal(
+      'APPROVAL_NOT_PENDING',
+    );
+
+    // Lapsed, but the job has not come by yet: the approval is refused and records it EXPIRED.
+    const late = await cliAs(proposer)('payout', 'fail', payoutId, '--note', 'lapses too');
+    harness().clock.advance(ttlMs);
+    const refused = await refusal(cliAs(approver)('approval', 'approve', late.approval.id));
+    expect(refused.code).to.equal('APPROVAL_NOT_PENDING');
+    expect(refused.message).to.match(/expired/);
+    expect((await cliAs()('approval', 'show', late.approval.id)).state).to.equal('EXPIRED');
+    expect((await getPayout(merchant, payoutId)).status).to.equal('PENDING_PAYMENT');
+  });
+
+  it('requires a note on every proposal', async () => {
+    const res = await trpcCall(
+      'admin.settlement.failPayout',
+      'mutation',
+      { payout_id: crypto.randomUUID() },
+      proposer.token,
+    );
+    expect(res.status).to.equal(400);
+    expect(res.body.error.data.details).to.deep.equal([
+      { field: 'note', issue: 'is required: say why, for the approver and the audit trail' },
+    ]);
+  });
+
+  it('with FOUR_EYES=false, runs the move at once and records it as approved by its proposer', async () => {
+    const config = deps().config;
+    const payoutId = await heldPayout(merchant);
+    config.FOUR_EYES = false;
+    try {
+      const { approval } = await cliAs(proposer)('payout', 'fail', payoutId, '--note', 'alone on shift');
+      expect(approval).to.include({
+        state: 'APPROVED',
+        proposer_id: proposer.id,
+        decided_by_id: proposer.id,
+      });
+      expect(approval.result.payout).to.include({ id: payoutId, status: 'FAILED' });
+      expect((await rowsOfApproval(payoutId, approval.id))[0]?.metadata).to.deep.include({
+        operator_id: proposer.id,
+      });
+      expect((await auditOf(approval.id)).map((r) => r.outcome)).to.deep.equal(['APPROVED']);
+      // A refused move leaves no proposal behind.
+      const refused = await refusal(cliAs(proposer)('payout', 'fail', payoutId, '--note', 'again'));
+      expect(refused.code).to.equal('VALIDATION_FAILED');
+    } finally {
+      config.FOUR_EYES = true;
+    }
+  });
+});
