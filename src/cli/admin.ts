@@ -353,6 +353,42 @@ export function usage(noun?: string): string {
 
 const HELP_FLAGS = new Set(['--help', '-h']);
 
+/** The commands of a noun (`tenant` has create, approve and list), by their second word. */
+function commandsOf(noun: string): string[] {
+  return Object.keys(COMMANDS)
+    .filter((w) => w.split(' ')[0] === noun && w !== noun)
+    .map((w) => w.split(' ')[1]!);
+}
+
+/**
+ * The help a command line asks for, or null when it names a command to run: `help`, `--help`
+ * or nothing (every command); `help NOUN`, `NOUN --help` (that noun's commands); `help NOUN
+ * VERB` (that command). A noun alone is a short error listing its commands.
+ */
+function helpAsked(argv: string[]): HelpText | null {
+  const [first, second, third] = argv;
+  const asked = first === undefined || first === 'help' || HELP_FLAGS.has(first);
+  const noun = asked ? second : first;
+  const isNoun = noun !== undefined && commandsOf(noun).length > 0;
+  if (asked) {
+    if (noun === undefined) return new HelpText(usage());
+    if (COMMANDS[noun]) return new HelpText(`usage: ${usageOf(noun)}\n  ${COMMANDS[noun]!.summary}`);
+    if (!isNoun) throw new UsageError(`unknown command ${noun}; try: ${CALL} help`);
+    const words = `${noun} ${third}`;
+    if (third !== undefined && COMMANDS[words])
+      return new HelpText(`usage: ${usageOf(words)}\n  ${COMMANDS[words]!.summary}`);
+    if (third !== undefined) throw new UsageError(`unknown command ${words}; try: ${CALL} help ${noun}`);
+    return new HelpText(usage(noun));
+  }
+  if (!isNoun || COMMANDS[first!]) return null;
+  if (second !== undefined && HELP_FLAGS.has(second)) return new HelpText(usage(first));
+  if (second === undefined)
+    throw new UsageError(
+      `${first} needs a command: ${commandsOf(first!).join(', ')}; try: ${CALL} help ${first}`,
+    );
+  return null;
+}
+
 export interface CliEnv {
   serviceUrl: string;
   token: string;
@@ -363,12 +399,8 @@ export interface CliEnv {
  * be a function: it is then read only once the command line is known to be good.
  */
 export async function run(argv: string[], env: CliEnv | (() => CliEnv)): Promise<unknown> {
-  if (argv.length === 0 || argv[0] === 'help' || HELP_FLAGS.has(argv[0]!)) {
-    const noun = argv[1];
-    if (noun && !Object.keys(COMMANDS).some((w) => w.split(' ')[0] === noun))
-      throw new UsageError(`unknown command ${noun}`);
-    return new HelpText(usage(noun));
-  }
+  const help = helpAsked(argv);
+  if (help) return help;
   const words = COMMANDS[argv[0]!] ? argv[0]! : argv.slice(0, 2).join(' ');
   const command = COMMANDS[words];
   if (!command) {

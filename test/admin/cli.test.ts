@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
-import { cliEnv, HelpText, reportOf, run } from '#src/cli/admin.ts';
+import { cliEnv, HelpText, reportOf, run, usage } from '#src/cli/admin.ts';
 import { call, errorOf } from '../client.ts';
 import { harness } from '../harness.ts';
 
@@ -153,6 +153,43 @@ describe('admin CLI over tRPC', () => {
       expect(one.stdout).to.include('key issue --tenant TENANT_ID [--scopes s1,s2]');
     });
 
+    it('prints the help of one noun or one command however it is asked for', async () => {
+      for (const args of [
+        ['tenant', '--help'],
+        ['tenant', '-h'],
+        ['help', 'tenant'],
+        ['--help', 'tenant'],
+      ]) {
+        const { exit, stdout } = await outcome(args);
+        expect(exit, args.join(' ')).to.equal(0);
+        expect(stdout, args.join(' ')).to.include('tenant approve').and.not.include('operator create');
+      }
+      for (const args of [
+        ['help', 'webhooks', 'redeliver'],
+        ['webhooks', 'redeliver', '--help'],
+      ]) {
+        const { exit, stdout } = await outcome(args);
+        expect(exit, args.join(' ')).to.equal(0);
+        expect(stdout.split('\n')[0]).to.equal(
+          'usage: npm run -s admin -- webhooks redeliver DELIVERY_ID | --tenant TENANT_ID --since ISO_TIME [--until ISO_TIME]',
+        );
+      }
+      const cases: [string[], string][] = [
+        [['tenant'], 'tenant needs a command: create, approve, list; try: npm run -s admin -- help tenant'],
+        [
+          ['help', 'tenant', 'explode'],
+          'unknown command tenant explode; try: npm run -s admin -- help tenant',
+        ],
+        [['help', 'explode'], 'unknown command explode; try: npm run -s admin -- help'],
+        [['explode'], 'unknown command explode; try: npm run -s admin -- help'],
+      ];
+      for (const [args, message] of cases) {
+        const { exit, error } = await outcome(args, { DATA_DIR: '/nonexistent' });
+        expect(exit, args.join(' ')).to.equal(2);
+        expect(error, args.join(' ')).to.deep.equal({ code: 'USAGE', message });
+      }
+    });
+
     it('answers a bad argument with a short error and the usage of that command only', async () => {
       const cases: [string[], RegExp][] = [
         [['tenant', 'approve'], /^TENANT_ID is required$/],
@@ -193,6 +230,21 @@ describe('admin CLI over tRPC', () => {
       );
     });
 
+    it('lists the valid scopes when the service refuses one too (a tool other than this CLI)', async () => {
+      const tenant = (await run(['tenant', 'create', '--name', 'Scoped'], env())) as { id: string };
+      const res = await fetch(`${harness().url}/trpc/admin.key.issue`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${harness().adminToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ tenant_id: tenant.id, scopes: ['payouts:fly'] }),
+      });
+      expect(res.status).to.equal(400);
+      const body = (await res.json()) as {
+        error: { data: { app_code: string; details: { issue: string }[] } };
+      };
+      expect(body.error.data.app_code).to.equal('VALIDATION_FAILED');
+      expect(body.error.data.details[0]!.issue).to.include('payouts:write').and.include('webhooks:read');
+    });
+
     it('finds the service on PORT and the admin token in DATA_DIR, as npm start leaves them', async () => {
       const dataDir = mkdtempSync(path.join(tmpdir(), 'admin-cli-'));
       writeFileSync(path.join(dataDir, 'admin-token'), `${harness().adminToken}\n`);
@@ -222,14 +274,20 @@ describe('admin CLI over tRPC', () => {
     });
 
     it('prints every list as { data, meta }', async () => {
-      const lists = [
-        ['tenant', 'list'],
-        ['operator', 'list'],
-        ['inflow', 'list'],
-        ['refund', 'list-failed'],
-        ['refund', 'held'],
-        ['webhooks', 'dead'],
-      ];
+      // Every command that pages (takes --cursor), as the usage lists them.
+      const lists = usage()
+        .split('\n')
+        .filter((line) => line.includes('[--cursor CURSOR]'))
+        .map((line) => line.trim().split(' ').slice(0, 2));
+      expect(lists.map((l) => l.join(' '))).to.include.members([
+        'tenant list',
+        'operator list',
+        'inflow list',
+        'refund list-failed',
+        'refund held',
+        'audit list',
+        'webhooks dead',
+      ]);
       for (const args of lists) {
         const { exit, stdout, error } = await outcome([...args, '--limit', '1'], asRoot());
         expect(exit, `${args.join(' ')}: ${JSON.stringify(error)}`).to.equal(0);
