@@ -26,8 +26,10 @@ const operatorRef = z.object({ id: z.string(), name: z.string() });
 
 /** One timeline row as operators see it: the merchant's row plus who decided, when a person did. */
 const adminTimelineRowOut = statusLogOut.extend({
-  /** The operator whose action wrote the row (`metadata.operator_id`), with the name they have. */
+  /** The operator whose action wrote the row (`metadata.operator_id`; with four eyes, the approver). */
   operator: operatorRef.nullable(),
+  /** With four eyes, the operator who proposed the action (`metadata.proposer_id`). */
+  proposer: operatorRef.nullable(),
   /** The approval under which the action ran (`metadata.approval_id`), when four eyes applied. */
   approval_id: z.string().nullable(),
   /** The transition of the payout machine this row records (its number on the diagram). */
@@ -162,7 +164,7 @@ export const payoutAdminRouter = router({
         const operatorIds = [
           ...new Set(
             view.timeline
-              .map((r) => text(r.metadata?.['operator_id']))
+              .flatMap((r) => [text(r.metadata?.['operator_id']), text(r.metadata?.['proposer_id'])])
               .filter((id) => id !== null && isUuid(id)),
           ),
         ];
@@ -176,9 +178,11 @@ export const payoutAdminRouter = router({
           tenant: { id: tenant.id, name: tenant.name },
           timeline: resource.status_timeline.map((row, i) => {
             const operatorId = text(row.metadata?.['operator_id']);
+            const proposerId = text(row.metadata?.['proposer_id']);
             return {
               ...row,
               operator: operatorId ? { id: operatorId, name: names.get(operatorId) ?? operatorId } : null,
+              proposer: proposerId ? { id: proposerId, name: names.get(proposerId) ?? proposerId } : null,
               approval_id: text(row.metadata?.['approval_id']),
               transition: transitions[i] ?? null,
             };

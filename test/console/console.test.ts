@@ -6,7 +6,7 @@ import { type Browser, type BrowserContext, chromium, type Page } from 'playwrig
 import { REPO_ROOT } from '#src/docs/generate.ts';
 import { runRefundsOnce } from '#src/refunds/job.ts';
 import { harness } from '../harness.ts';
-import { cliAs, newOperator, type TestOperator, trpcCall } from '../operators/fixtures.ts';
+import { newOperator, type TestOperator, trpcCall } from '../operators/fixtures.ts';
 import { payoutReadyMerchant } from '../payouts/fixtures.ts';
 import { deps, handledCredit, payBank, payoutWithInstruction } from '../settlement/fixtures.ts';
 
@@ -103,22 +103,22 @@ describe('operations console in Chromium', function () {
     return { id: payout.id };
   }
 
-  it('takes a held payout from Exceptions to FAILED with its refund, naming who acted; a viewer only reads', async () => {
-    const a = await newOperator('operator', `Ada Proposer ${Date.now() % 100000}`);
-    const viewer = await newOperator('viewer', `Vic Viewer ${Date.now() % 100000}`);
+  it('takes a held payout from Exceptions to FAILED with four eyes and its refund, naming both operators; a viewer only reads', async () => {
+    const stamp = Date.now() % 100000;
+    const a = await newOperator('approver', `Ada Proposer ${stamp}`);
+    const b = await newOperator('approver', `Bola Approver ${stamp}`);
+    const viewer = await newOperator('viewer', `Vic Viewer ${stamp}`);
     const payout = await heldPayout();
 
     const pageA = await browserOf('A');
     await signIn(pageA, a);
     const row = pageA.locator(`[data-queue="held"] tr[data-payout="${payout.id}"]`);
     await row.waitFor();
-    await shot(pageA, 'exceptions');
 
     // A viewer sees the same queue without a single action button, and the server refuses the action.
     const pageV = await browserOf('viewer');
     await signIn(pageV, viewer);
-    const viewerRow = pageV.locator(`[data-queue="held"] tr[data-payout="${payout.id}"]`);
-    await viewerRow.waitFor();
+    await pageV.locator(`[data-queue="held"] tr[data-payout="${payout.id}"]`).waitFor();
     expect(await pageV.locator('main button.action').count(), 'action buttons for a viewer').to.equal(0);
     const refused = await trpcCall(
       'admin.settlement.failPayout',
@@ -129,38 +129,48 @@ describe('operations console in Chromium', function () {
     expect(refused.status).to.equal(403);
     expect(refused.body.error.data.app_code).to.equal('OPERATOR_ROLE_REQUIRED');
 
-    // A proposes to fail it, with a note.
+    // A proposes to fail it, with a note: a proposal, nothing moves yet.
     await row.locator('[data-testid="propose-fail"]').click();
     await row.locator('input').fill('merchant will not top up: ticket 4411');
     await row.locator('button[type="submit"]').click();
-    // Done: the outcome shows, or the row has already left the queue (the lists refresh after an action).
-    const outcome = await pageA.waitForFunction((id) => {
-      const tr = document.querySelector(`[data-queue="held"] tr[data-payout="${id}"]`);
+    await row.locator('.outcome.done').waitFor();
+    const proposal = pageA.locator('[data-queue="proposals"] tr', { hasText: a.name });
+    await proposal.waitFor();
+    const approvalId = (await proposal.getAttribute('data-approval'))!;
+    // A's own proposal offers A no approval, and the server refuses it anyway.
+    expect(await proposal.locator('[data-testid="approve"]').count()).to.equal(0);
+    expect(await proposal.textContent()).to.include('your proposal');
+    const self = await trpcCall('admin.approvals.approve', 'mutation', { approval_id: approvalId }, a.token);
+    expect(self.status).to.equal(403);
+    await shot(pageA, 'exceptions');
+
+    // B, in a browser of their own, approves it: the payout fails and its refund is due.
+    const pageB = await browserOf('B');
+    await signIn(pageB, b);
+    const toDecide = pageB.locator(`[data-queue="proposals"] tr[data-approval="${approvalId}"]`);
+    await toDecide.locator('[data-testid="approve"]').click();
+    await toDecide.locator('input').fill('checked with the merchant');
+    await toDecide.locator('button[type="submit"]').click();
+    const outcome = await pageB.waitForFunction((id) => {
+      const tr = document.querySelector(`[data-queue="proposals"] tr[data-approval="${id}"]`);
       if (!tr) return 'gone';
       const shown = tr.querySelector('.outcome.done, .outcome.failed');
       return shown ? `${shown.className}: ${shown.textContent}` : null;
-    }, payout.id);
+    }, approvalId);
     expect(await outcome.jsonValue()).to.not.match(/failed/);
-
-    // Four eyes: a second operator, an approver, approves the proposal; only then does the payout fail.
-    const approver = cliAs(await newOperator('approver'));
-    const pending = await approver('approval', 'list', '--state', 'PENDING', '--limit', '100');
-    const proposal = pending.data.find((p: { target_ids: string[] }) => p.target_ids.includes(payout.id));
-    expect(proposal, 'the console made a proposal').to.include({ action: 'payout.fail', proposer_id: a.id });
-    await approver('approval', 'approve', proposal.id);
-
-    // The refund follows from the refunds job.
     await runRefundsOnce(deps());
 
+    // The payout's page: the new timeline row names both, the refund followed, the path is drawn.
     await pageA.goto(`${harness().url}/console/payouts/${payout.id}`);
     const failedRow = pageA.locator('[data-testid="timeline"] tr', { hasText: '→ FAILED' });
     await failedRow.waitFor();
-    expect(await failedRow.textContent()).to.include('ADMIN');
+    const decided = (await failedRow.locator('.who-decided').textContent())!;
+    expect(decided).to.include(`proposed by ${a.name}`);
+    expect(decided).to.include(`approved by ${b.name}`);
     await pageA.locator('[data-testid="refund"] dd').first().waitFor();
     expect(await pageA.locator('[data-testid="refund"]').textContent()).to.match(
       /PENDING|PROCESSING|SUCCESSFUL/,
     );
-    // The path: created, awaiting, held, failed, drawn over the payout machine.
     await pageA.locator('[data-testid="diagram"] svg').waitFor();
     const taken = await pageA.$$eval('[data-testid="diagram"] .taken', (els) =>
       els.sort((x, y) => Number(x.dataset.step) - Number(y.dataset.step)).map((e) => e.id),
@@ -173,15 +183,23 @@ describe('operations console in Chromium', function () {
     ]);
     const current = await pageA.$$eval('[data-testid="diagram"] .current', (els) => els.map((e) => e.id));
     expect(current).to.deep.equal(['payout/FAILED']);
-    // The audit trail names who acted, on the payout's page and on the Audit page.
-    await pageA.locator('[data-testid="payout-audit"] .operator', { hasText: a.name }).waitFor();
+    await pageA.locator('[data-testid="payout-audit"] .operator', { hasText: b.name }).waitFor();
     await shot(pageA, 'payout-detail');
+
+    // The audit page shows both actions: A's proposal and B's approval.
     await pageA.click('header.bar a[href="/console/audit"]');
     await pageA.fill('input[name="target_id"]', payout.id);
-    const audited = pageA.locator('[data-testid="audit"] tbody tr', { hasText: a.name });
-    await audited.waitFor();
-    expect(await audited.textContent()).to.include('failPayout');
+    await pageA.locator('[data-testid="audit"] tbody tr', { hasText: a.name }).waitFor();
+    await pageA.locator('[data-testid="audit"] tbody tr', { hasText: b.name }).waitFor();
     await shot(pageA, 'audit');
+
+    // Approvals: decided, with both names.
+    await pageB.click('header.bar a[href="/console/approvals"]');
+    await pageB.click('.tabs button:has-text("Decided")');
+    const decidedRow = pageB.locator(`[data-testid="approvals"] tr[data-approval="${approvalId}"]`);
+    await decidedRow.waitFor();
+    expect(await decidedRow.getAttribute('data-state')).to.equal('APPROVED');
+    await shot(pageB, 'approvals');
 
     // The machines with their live counts, and tenants and keys: a key issued is shown once.
     await pageA.click('header.bar a[href="/console/machines"]');
@@ -198,7 +216,7 @@ describe('operations console in Chromium', function () {
     await pageA.locator('tr[data-tenant] button', { hasText: 'Issue API key' }).first().click();
     const issued = pageA.locator('[data-testid="issued-key"] code.secret');
     await issued.waitFor();
-    expect(await issued.textContent()).to.match(/^pk_|^sk_|\w{20,}/);
+    expect(await issued.textContent()).to.match(/\w{20,}/);
     await shot(pageA, 'tenants');
 
     // A revoked token ends the session at the next call.

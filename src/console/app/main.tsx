@@ -2,6 +2,7 @@ import { QueryClientProvider, useQuery } from '@tanstack/react-query';
 import { type FormEvent, useEffect, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import { api, clientWithToken, failureOf, queryClient } from './api.ts';
+import { ApprovalsPage } from './pages/approvals.tsx';
 import { AuditPage } from './pages/audit.tsx';
 import { ExceptionsPage } from './pages/exceptions.tsx';
 import { MachinesPage } from './pages/machines.tsx';
@@ -13,6 +14,7 @@ import { Failure, Link } from './ui.tsx';
 /** The console's pages: path under /console, title in the navigation. */
 const PAGES = [
   { path: '/console/exceptions', title: 'Exceptions' },
+  { path: '/console/approvals', title: 'Approvals' },
   { path: '/console/audit', title: 'Audit' },
   { path: '/console/tenants', title: 'Tenants and keys' },
   { path: '/console/machines', title: 'Machines' },
@@ -83,6 +85,7 @@ function Page({ path }: { path: string }) {
   if (payout) return <PayoutPage payoutId={payout} />;
   if (path === '/console/tenants') return <TenantsPage />;
   if (path === '/console/audit') return <AuditPage />;
+  if (path === '/console/approvals') return <ApprovalsPage />;
   if (path === '/console/machines') return <MachinesPage />;
   return <ExceptionsPage />;
 }

@@ -6,7 +6,7 @@ import type { Role } from '../../operators/roles.ts';
 
 /**
  * The console's client state, in one @xstate/store: who is signed in, where the operator is, the
- * filters of the lists, what is selected and the actions under way. Server data is not here: it
+ * filters of the lists, the key just issued and the actions under way. Server data is not here: it
  * is TanStack Query's cache, read through the tRPC client.
  *
  * The token lives in this store and in sessionStorage (so that a reload keeps the session of this
@@ -62,7 +62,6 @@ export const consoleStore = createStore({
     path: globalThis.location?.pathname ?? '/console',
     auditFilter: { operator_id: '', target_id: '', from: '', to: '' } as AuditFilter,
     approvalsTab: 'pending' as 'pending' | 'mine' | 'decided',
-    selectedTenant: null as string | null,
     /** A key just issued: shown once, then forgotten. */
     issuedKey: null as { tenant_id: string; id: string; api_key: string } | null,
     pending: {} as Record<string, PendingAction>,
@@ -96,11 +95,6 @@ export const consoleStore = createStore({
     approvalsTabChosen: (context, event: { tab: 'pending' | 'mine' | 'decided' }) => ({
       ...context,
       approvalsTab: event.tab,
-    }),
-    tenantSelected: (context, event: { tenantId: string | null }) => ({
-      ...context,
-      selectedTenant: event.tenantId,
-      issuedKey: context.issuedKey?.tenant_id === event.tenantId ? context.issuedKey : null,
     }),
     keyIssued: (context, event: { key: { tenant_id: string; id: string; api_key: string } }) => ({
       ...context,

@@ -67,9 +67,9 @@ function Filters() {
   );
 }
 
-/** A target id: payouts link to their page. */
-function Target({ id, action }: { id: string; action: string }) {
-  if (/payout|fail/i.test(action)) {
+/** A target id: the payout a call named links to its page. */
+function Target({ id, args }: { id: string; args: Record<string, unknown> }) {
+  if (args['payout_id'] === id) {
     return (
       <Link to={`/console/payouts/${id}`}>
         <Id id={id} />
@@ -130,7 +130,7 @@ export function AuditPage() {
               <td>
                 {e.target_ids.map((id) => (
                   <span key={id}>
-                    <Target id={id} action={e.action} />{' '}
+                    <Target id={id} args={e.arguments} />{' '}
                   </span>
                 ))}
               </td>

@@ -14,6 +14,7 @@ import {
   useCan,
   usePages,
 } from '../ui.tsx';
+import { APPROVALS_HEAD, ApprovalRows } from './approvals.tsx';
 
 /**
  * Where money waits for a person: one section per queue, oldest first, each row linked to its
@@ -348,6 +349,41 @@ function DeadDeliveries() {
   );
 }
 
+function Proposals() {
+  const list = usePages(['admin.approvals.list', 'PENDING'], (cursor) =>
+    api.admin.approvals.list.query({ state: 'PENDING', limit: 20, cursor }),
+  );
+  return (
+    <section className="queue" data-queue="proposals" aria-labelledby="q-proposals">
+      <h2 id="q-proposals">
+        Proposals waiting for approval{' '}
+        <span className="count" data-testid="count-proposals">
+          {list.isPending ? '…' : `${list.rows.length}${list.hasNextPage ? '+' : ''}`}
+        </span>
+        {list.rows.length > 0 ? (
+          <span className="age">oldest waiting {age(list.rows.at(-1)?.created_at)}</span>
+        ) : null}
+      </h2>
+      <p className="what">
+        Money moves proposed by one operator, carried out when a different approver approves them. Newest
+        first; see <Link to="/console/approvals">Approvals</Link> for your own and decided ones.
+      </p>
+      <Failure error={list.error} />
+      {list.rows.length === 0 && !list.isPending ? (
+        <p className="empty">Nothing waits here.</p>
+      ) : (
+        <table>
+          <thead>{APPROVALS_HEAD}</thead>
+          <tbody>
+            <ApprovalRows rows={list.rows} />
+          </tbody>
+        </table>
+      )}
+      <MoreButton {...list} />
+    </section>
+  );
+}
+
 export function ExceptionsPage() {
   const summary = useQuery({
     queryKey: ['admin.exceptions'],
@@ -363,6 +399,7 @@ export function ExceptionsPage() {
           {summary.data ? <Time at={summary.data.counted_at} /> : '…'}, every 30 s), each listed oldest first.
         </p>
         <Failure error={summary.error} />
+        <Proposals />
         <HeldInflows />
         <UnmatchedInflows />
         <FailedRefunds />

@@ -83,7 +83,18 @@ function Timeline({ rows }: { rows: Detail['timeline'] }) {
             </td>
             <td>{row.triggered_by}</td>
             <td className="who-decided">
-              {row.operator ? <span className="operator">{row.operator.name}</span> : null}
+              {row.proposer ? (
+                <>
+                  proposed by <span className="operator">{row.proposer.name}</span>
+                  <br />
+                </>
+              ) : null}
+              {row.operator ? (
+                <>
+                  {row.proposer ? 'approved by ' : ''}
+                  <span className="operator">{row.operator.name}</span>
+                </>
+              ) : null}
               {row.approval_id ? (
                 <span className="approval">
                   {' '}
