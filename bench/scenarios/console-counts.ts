@@ -84,21 +84,22 @@ async function seed(db: pg.Pool, tenantId: string, rows: number): Promise<void> 
             p.updated_at, p.updated_at
        from payouts p where p.merchant_reference like 'console-%' and p.is_refunded`,
   );
-  const { rows: events } = await db.query(
-    `insert into outbox_events (id, tenant_id, event_type, payload, published_at, created_at)
-     values (gen_random_uuid(), $1, 'payout.created', '{}', now(), now()) returning id`,
-    [tenantId],
-  );
+  // One event per delivery, as publishing makes them.
   await db.query(
-    `insert into webhook_deliveries (id, tenant_id, event_id, event_type, target_url, target_origin, status, snapshot,
+    `with events as (
+       insert into outbox_events (id, tenant_id, event_type, payload, published_at, created_at)
+       select gen_random_uuid(), $1, 'payout.created', '{}', now(), now() from generate_series(1, $2::int)
+       returning id),
+     numbered as (select id, row_number() over (order by id) as n from events)
+     insert into webhook_deliveries (id, tenant_id, event_id, event_type, target_url, target_origin, status, snapshot,
         attempts, created_at, updated_at)
-     select gen_random_uuid(), $1, $2, 'payout.created', 'https://hooks.example/' || n, 'https://hooks.example:443',
-            case when ${waiting} then 'DEAD' else 'SUCCEEDED' end,
+     select gen_random_uuid(), $1, numbered.id, 'payout.created', 'https://hooks.example/' || n,
+            'https://hooks.example:443', case when ${waiting} then 'DEAD' else 'SUCCEEDED' end,
             case when ${waiting} then '{"value":"DEAD","status":"done"}'
                  else '{"value":"SUCCEEDED","status":"done"}' end::jsonb,
             5, ${at}, ${at}
-       from generate_series(1, $3::int) as n`,
-    [tenantId, (events[0] as { id: string }).id, rows * 2],
+       from numbered`,
+    [tenantId, rows * 2],
   );
   // As autovacuum leaves settled history: pages all visible, statistics fresh.
   await db.query('vacuum analyze payouts, payout_status_timeline, inflows, refunds, webhook_deliveries');

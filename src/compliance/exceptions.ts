@@ -69,7 +69,7 @@ export const QUEUE_INFO: Record<ExceptionQueue, QueueInfo> = {
   WEBHOOK_DELIVERIES_DEAD: {
     title: 'Dead webhook deliveries',
     description:
-      "Every attempt to tell the merchant's server about an event failed. An operator redelivers once the merchant's endpoint works again.",
+      "Every attempt to tell the merchant's server about an event failed, and nobody has sent the event again since. An operator redelivers it once the merchant's endpoint works again.",
     machine: 'webhook-delivery',
     state: 'DEAD',
     since: 'the last attempt failed',
@@ -98,7 +98,13 @@ export const exceptionCounts = statement(
    select 'MONEY_HELD_NO_REFUND_DESTINATION', count(*)::int, min(updated_at)
      from payouts where status = 'FAILED' and is_refunded = false and received_amount > 0
    union all
-   select 'WEBHOOK_DELIVERIES_DEAD', count(*)::int, min(updated_at) from webhook_deliveries where status = 'DEAD'`,
+   select 'WEBHOOK_DELIVERIES_DEAD', count(*)::int, min(d.updated_at)
+     from webhook_deliveries d
+    where d.status = 'DEAD'
+      and not exists (
+        select 1 from webhook_deliveries r
+         where r.event_id = d.event_id and r.redelivery_of is not null and r.id <> d.id
+           and r.created_at >= d.created_at)`,
 );
 
 export interface QueueCount {

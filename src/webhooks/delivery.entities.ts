@@ -68,10 +68,11 @@ export const WebhookDelivery = defineEntity({
     // Live counts per state (`admin.machines`).
     { name: 'webhook_deliveries_state_index', properties: ['status'] },
     {
-      // Operators' queue (`admin.exceptions`): DEAD deliveries, by when the last attempt failed.
+      // Operators' queue (`admin.exceptions`): DEAD deliveries, by when the last attempt failed,
+      // with what tells whether the event was sent again since.
       name: 'webhook_deliveries_dead_since_index',
       expression:
-        'create index "webhook_deliveries_dead_since_index" on "webhook_deliveries" ("updated_at") where "status" = \'DEAD\'',
+        'create index "webhook_deliveries_dead_since_index" on "webhook_deliveries" ("updated_at") include ("event_id", "created_at", "id") where "status" = \'DEAD\'',
     },
     // An event's redeliveries, whatever their status: "recover since" skips events already sent again.
     {

@@ -124,6 +124,39 @@ describe('admin.exceptions: where money waits for a person', () => {
         expect(queue.oldest_age_seconds, code).to.equal(Math.floor((clock - Date.parse(oldest)) / 1000));
       }
     });
+
+    it('leaves out a DEAD delivery whose event was sent again, and counts the new one if it dies too', async () => {
+      const x = harness().service.deps.orm.em.fork();
+      const [oldest] = await x.execute<{ id: string; event_id: string }[]>(
+        `select id, event_id from webhook_deliveries where tenant_id = ? and status = 'DEAD'
+          order by updated_at limit 1`,
+        [tenantId],
+      );
+      const dead = async () => (await exceptions()).queues['WEBHOOK_DELIVERIES_DEAD']!;
+      const before = await dead();
+      expect(before.oldest_at).to.equal(new Date(at.getTime() + stepMs).toISOString());
+      // The row admin.webhooks.redeliver writes: another job of the same event, naming the DEAD one.
+      const now = harness().clock.now();
+      const [again] = await x.execute<{ id: string }[]>(
+        `insert into webhook_deliveries (id, tenant_id, event_id, event_type, target_url, target_origin, status,
+            snapshot, attempts, redelivery_of, created_at, updated_at)
+         values (gen_random_uuid(), ?, ?, 'payout.created', 'https://hooks.example/again', 'https://hooks.example:443',
+                 'PENDING', '{"value":"PENDING","status":"active"}', 0, ?, ?, ?) returning id`,
+        [tenantId, oldest!.event_id, oldest!.id, now, now],
+      );
+      const sentAgain = await dead();
+      expect(sentAgain.count).to.equal(before.count - 1);
+      expect(sentAgain.oldest_at).to.equal(new Date(at.getTime() + 2 * stepMs).toISOString());
+
+      await x.execute(
+        `update webhook_deliveries set status = 'DEAD', snapshot = '{"value":"DEAD","status":"done"}', updated_at = ?
+          where id = ?`,
+        [now, again!.id],
+      );
+      const diedAgain = await dead();
+      expect(diedAgain.count).to.equal(before.count);
+      expect(diedAgain.oldest_at).to.equal(sentAgain.oldest_at);
+    });
   });
 });
 

@@ -68,20 +68,21 @@ export async function seedQueues(
        from payouts p where p.tenant_id = ? and (p.is_refunded or p.status = 'SUCCESSFUL')`,
     [tenantId],
   );
-  const [event] = await x.execute<{ id: string }[]>(
-    `insert into outbox_events (id, tenant_id, event_type, payload, published_at, created_at)
-     values (gen_random_uuid(), ?, 'payout.created', '{}', now(), now()) returning id`,
-    [tenantId],
-  );
+  // One event per delivery, as publishing makes them.
   await x.execute(
-    `insert into webhook_deliveries (id, tenant_id, event_id, event_type, target_url, target_origin, status, snapshot,
+    `with events as (
+       insert into outbox_events (id, tenant_id, event_type, payload, published_at, created_at)
+       select gen_random_uuid(), ?, 'payout.created', '{}', now(), now() from generate_series(1, ${rows})
+       returning id),
+     numbered as (select id, row_number() over (order by id) as n from events)
+     insert into webhook_deliveries (id, tenant_id, event_id, event_type, target_url, target_origin, status, snapshot,
         attempts, created_at, updated_at)
-     select gen_random_uuid(), ?, ?, 'payout.created', 'https://hooks.example/' || n, 'https://hooks.example:443',
+     select gen_random_uuid(), ?, numbered.id, 'payout.created', 'https://hooks.example/' || n, 'https://hooks.example:443',
             case when ${waiting} then 'DEAD' else 'SUCCEEDED' end,
             case when ${waiting} then '{"value":"DEAD","status":"done"}' else '{"value":"SUCCEEDED","status":"done"}' end::jsonb,
             5, ${time}, ${time}
-       from generate_series(1, ${rows}) as n`,
-    [tenantId, event!.id, at.toISOString(), stepMs, at.toISOString(), stepMs],
+       from numbered`,
+    [tenantId, tenantId, at.toISOString(), stepMs, at.toISOString(), stepMs],
   );
   await x.execute('analyze payouts, inflows, refunds, webhook_deliveries, payout_status_timeline');
 }

@@ -79,6 +79,8 @@ describe('console count plans', () => {
         'refunds: Index Only Scan using refunds_failed_index',
         'payouts: Index Only Scan using payouts_money_held_index',
         'webhook_deliveries: Index Only Scan using webhook_deliveries_dead_since_index',
+        // Whether a DEAD delivery's event was sent again: only redeliveries are looked at.
+        'webhook_deliveries: Index Scan using webhook_deliveries_redeliveries_index',
       ]);
     }
   });
