@@ -13,6 +13,7 @@ export const EXCEPTION_QUEUES = [
   'REFUNDS_FAILED',
   'MONEY_HELD_NO_REFUND_DESTINATION',
   'WEBHOOK_DELIVERIES_DEAD',
+  'APPROVALS_PENDING',
 ] as const;
 export type ExceptionQueue = (typeof EXCEPTION_QUEUES)[number];
 
@@ -75,6 +76,15 @@ export const QUEUE_INFO: Record<ExceptionQueue, QueueInfo> = {
     since: 'the last attempt failed',
     list: 'admin.webhooks.dead',
   },
+  APPROVALS_PENDING: {
+    title: 'Proposals waiting for approval',
+    description:
+      'An operator proposed to move money (attribute or return an inflow, fail a held payout, retry or raise a refund). A second operator, an approver or admin, approves or rejects it; nothing moves until then.',
+    machine: 'approval',
+    state: 'PENDING',
+    since: 'it was proposed',
+    list: 'admin.approvals.list',
+  },
 };
 
 /**
@@ -104,7 +114,9 @@ export const exceptionCounts = statement(
       and not exists (
         select 1 from webhook_deliveries r
          where r.event_id = d.event_id and r.redelivery_of is not null and r.id <> d.id
-           and r.created_at >= d.created_at)`,
+           and r.created_at >= d.created_at)
+   union all
+   select 'APPROVALS_PENDING', count(*)::int, min(created_at) from approvals where status = 'PENDING'`,
 );
 
 export interface QueueCount {

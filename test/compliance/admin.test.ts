@@ -48,6 +48,7 @@ const QUEUES = [
   'REFUNDS_FAILED',
   'MONEY_HELD_NO_REFUND_DESTINATION',
   'WEBHOOK_DELIVERIES_DEAD',
+  'APPROVALS_PENDING',
 ];
 
 describe('admin.exceptions: where money waits for a person', () => {
@@ -98,7 +99,8 @@ describe('admin.exceptions: where money waits for a person', () => {
     before(async () => {
       baseline = await exceptions();
       tenantId = (await createMerchant()).tenantId;
-      // 6 of each: row n at `at + n h`; payouts n = 3, 6 held, n = 1, 4 holding money, n = 2, 5 refund failed.
+      // 6 of each: row n at `at + n h`; payouts n = 3, 6 held (each with a proposal to fail it),
+      // n = 1, 4 holding money, n = 2, 5 refund failed.
       await seedQueues(tenantId, { rows: 6, at, stepMs });
     });
     after(async () => {
@@ -114,6 +116,7 @@ describe('admin.exceptions: where money waits for a person', () => {
         REFUNDS_FAILED: [2, hour(2)],
         MONEY_HELD_NO_REFUND_DESTINATION: [2, hour(1)],
         WEBHOOK_DELIVERIES_DEAD: [6, hour(1)],
+        APPROVALS_PENDING: [2, hour(3)],
       };
       const clock = Date.parse(now.counted_at);
       expect(clock).to.equal(harness().clock.now().getTime());

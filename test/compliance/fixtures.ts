@@ -84,7 +84,23 @@ export async function seedQueues(
        from numbered`,
     [tenantId, tenantId, at.toISOString(), stepMs, at.toISOString(), stepMs],
   );
-  await x.execute('analyze payouts, inflows, refunds, webhook_deliveries, payout_status_timeline');
+  // Proposals: the waiting rows' payouts failed by operators, proposed at `at + n * step`; the rest decided.
+  await x.execute(
+    `insert into approvals (id, status, snapshot, action, args, target_ids, note, proposer_id, decider_id,
+        expires_at, decided_at, created_at, updated_at)
+     select gen_random_uuid(), s.status, jsonb_build_object('value', s.status, 'status', s.machine), 'payout.fail',
+            jsonb_build_object('payout_id', p.id), array[p.id::text], 'seeded', gen_random_uuid(), s.decider,
+            p.created_at + interval '1 day', s.decided, p.created_at, p.created_at
+       from payouts p
+       cross join lateral (
+         select case when p.status = 'PENDING_PAYMENT' then 'PENDING' else 'APPROVED' end as status,
+                case when p.status = 'PENDING_PAYMENT' then 'active' else 'done' end as machine,
+                case when p.status = 'PENDING_PAYMENT' then null else gen_random_uuid() end as decider,
+                case when p.status = 'PENDING_PAYMENT' then null else p.created_at end as decided) s
+      where p.tenant_id = ?`,
+    [tenantId],
+  );
+  await x.execute('analyze payouts, inflows, refunds, webhook_deliveries, payout_status_timeline, approvals');
 }
 
 /** Removes every row `seedQueues` (or anything else) wrote for `tenantId`. */
@@ -92,6 +108,10 @@ export async function removeQueues(tenantId: string): Promise<void> {
   const x = em();
   await x.execute(
     'delete from payout_status_timeline where payout_id in (select id from payouts where tenant_id = ?)',
+    [tenantId],
+  );
+  await x.execute(
+    'delete from approvals where target_ids[1] in (select id::text from payouts where tenant_id = ?)',
     [tenantId],
   );
   for (const table of ['webhook_deliveries', 'outbox_events', 'refunds', 'inflows', 'payouts']) {
