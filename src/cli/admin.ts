@@ -132,6 +132,13 @@ const COMMANDS: Record<string, Command> = {
       return { id: issued.id, api_key: issued.api_key, scopes: issued.scopes };
     },
   }),
+  'key list': command({
+    synopsis: '--tenant TENANT_ID [--limit N] [--cursor CURSOR]',
+    summary: "a tenant's API keys, newest first: id, prefix, scopes, created_at, revoked_at (never the key)",
+    options: { tenant: { type: 'string' }, ...PAGE_OPTIONS },
+    input: (v) => ({ tenant_id: required(v, 'tenant', 'TENANT_ID'), ...page(v) }),
+    call: (c, input) => c.admin.key.list.query(input),
+  }),
   'key revoke': command({
     synopsis: 'KEY_ID',
     summary: 'revoke an API key',

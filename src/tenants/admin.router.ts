@@ -1,13 +1,30 @@
 import { z } from 'zod';
 import { pageOf, pageQuery, paginate } from '#src/http/pagination.ts';
 import { adminProcedure } from '#src/http/procedures.ts';
+import { iso, timestampOut } from '#src/http/schemas.ts';
 import { router } from '#src/http/trpc.ts';
-import { Tenant } from './entities.ts';
+import { ApiKey, Tenant } from './entities.ts';
 import { MERCHANT_SCOPES } from './scopes.ts';
 import { approveTenant, createTenant, issueApiKey, revokeApiKey } from './service.ts';
 
 const tenantOut = z.object({ id: z.string(), name: z.string(), payouts_approved: z.boolean() });
 const toTenant = (t: Tenant) => ({ id: t.id, name: t.name, payouts_approved: t.payoutsApproved });
+
+/** A key as operators see it: never the key itself nor its hash, only its visible start. */
+const keyOut = z.object({
+  id: z.string(),
+  prefix: z.string(),
+  scopes: z.array(z.string()),
+  created_at: timestampOut,
+  revoked_at: timestampOut.nullable(),
+});
+const toKey = (k: ApiKey): z.output<typeof keyOut> => ({
+  id: k.id,
+  prefix: k.prefix,
+  scopes: k.scopes,
+  created_at: iso(k.createdAt),
+  revoked_at: iso(k.revokedAt ?? null),
+});
 
 /** `admin.tenant.*` and `admin.key.*`: provisioning, used by the admin CLI. */
 export const tenantAdminRouter = router({
@@ -46,6 +63,21 @@ export const tenantAdminRouter = router({
       }),
   }),
   key: router({
+    /** A tenant's API keys, newest first, revoked ones included. */
+    list: adminProcedure
+      .meta({ role: 'viewer' })
+      .input(pageQuery.extend({ tenant_id: z.uuid() }).strict())
+      .output(pageOf(keyOut))
+      .query(async ({ ctx, input }) => {
+        const page = await paginate(ctx.em, ApiKey, {
+          where: { tenant: input.tenant_id },
+          list: `admin:keys:${input.tenant_id}`,
+          limit: input.limit,
+          cursor: input.cursor,
+          cursorKey: ctx.deps.secrets.cursorKey,
+        });
+        return { data: page.items.map(toKey), meta: page.meta };
+      }),
     issue: adminProcedure
       .meta({ role: 'operator' })
       .input(

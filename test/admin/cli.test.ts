@@ -42,11 +42,29 @@ describe('admin CLI over tRPC', () => {
     const denied = await call('POST', '/v1/banks/resolve', { key: key.api_key, body: {} });
     expect(errorOf(denied).code).to.equal('INSUFFICIENT_SCOPES');
 
+    // The tenant's keys: never the key itself, only its visible start.
+    type Listed = { data: Record<string, unknown>[]; meta: { has_more: boolean } };
+    const listed = (await run(['key', 'list', '--tenant', String(tenant.id)], env())) as Listed;
+    expect(listed.data).to.have.length(1);
+    expect(Object.keys(listed.data[0]!).sort()).to.deep.equal([
+      'created_at',
+      'id',
+      'prefix',
+      'revoked_at',
+      'scopes',
+    ]);
+    expect(listed.data[0]).to.deep.include({ id: key.id, scopes: ['banks:read'], revoked_at: null });
+    expect(key.api_key.startsWith(String(listed.data[0]!.prefix))).to.equal(true);
+    expect(key.api_key).to.not.equal(listed.data[0]!.prefix);
+    expect(JSON.stringify(listed)).to.not.include(key.api_key);
+
     await run(['key', 'revoke', key.id], env());
     const revoked = await call('GET', '/v1/banks?country=NG&destination_type=BANK_ACCOUNT', {
       key: key.api_key,
     });
     expect(revoked.status).to.equal(401);
+    const after = (await run(['key', 'list', '--tenant', String(tenant.id)], env())) as Listed;
+    expect(after.data[0]!.revoked_at).to.be.a('string');
   });
 
   it('issues keys with every merchant scope by default', async () => {
@@ -281,6 +299,7 @@ describe('admin CLI over tRPC', () => {
         .map((line) => line.trim().split(' ').slice(0, 2));
       expect(lists.map((l) => l.join(' '))).to.include.members([
         'tenant list',
+        'key list',
         'operator list',
         'inflow list',
         'refund list-failed',
@@ -288,8 +307,12 @@ describe('admin CLI over tRPC', () => {
         'audit list',
         'webhooks dead',
       ]);
+      // The options a list cannot do without.
+      const tenant = (await run(['tenant', 'create', '--name', 'Listed keys'], env())) as { id: string };
+      const needs: Record<string, string[]> = { 'key list': ['--tenant', tenant.id] };
       for (const args of lists) {
-        const { exit, stdout, error } = await outcome([...args, '--limit', '1'], asRoot());
+        const extra = needs[args.join(' ')] ?? [];
+        const { exit, stdout, error } = await outcome([...args, ...extra, '--limit', '1'], asRoot());
         expect(exit, `${args.join(' ')}: ${JSON.stringify(error)}`).to.equal(0);
         const printed = JSON.parse(stdout);
         expect(Object.keys(printed).sort(), args.join(' ')).to.deep.equal(['data', 'meta']);

@@ -217,7 +217,27 @@ describe('operations console in Chromium', function () {
     const issued = pageA.locator('[data-testid="issued-key"] code.secret');
     await issued.waitFor();
     expect(await issued.textContent()).to.match(/\w{20,}/);
+    // The tenant's keys list it (never the key itself) with a Revoke button: no id to type in.
+    const keyId = (await pageA.locator('[data-testid="issued-key"] code.id').nth(1).getAttribute('title'))!;
+    const tenantId = (await pageA
+      .locator('[data-testid="issued-key"] code.id')
+      .first()
+      .getAttribute('title'))!;
+    await pageA.locator(`tr[data-tenant="${tenantId}"] button`, { hasText: 'Keys' }).click();
+    const keyRow = pageA.locator(`tr[data-keys-of="${tenantId}"] tr[data-key="${keyId}"]`);
+    await keyRow.waitFor();
+    expect(await keyRow.textContent())
+      .to.include('active')
+      .and.not.include((await issued.textContent())!);
     await shot(pageA, 'tenants');
+    await keyRow.locator('button', { hasText: 'Revoke' }).click();
+    await keyRow.locator('td', { hasText: 'active' }).waitFor({ state: 'detached' });
+    expect(await keyRow.locator('button.action').count(), 'no Revoke on a revoked key').to.equal(0);
+    const keys = await trpcCall('admin.key.list', 'query', { tenant_id: tenantId }, a.token);
+    expect(keys.body.result.data.data[0])
+      .to.include({ id: keyId })
+      .and.have.property('revoked_at')
+      .that.is.a('string');
 
     // A revoked token ends the session at the next call.
     await trpcCall('admin.operators.revoke', 'mutation', { operator_id: viewer.id }, harness().adminToken);

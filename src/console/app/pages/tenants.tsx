@@ -1,7 +1,7 @@
-import { type FormEvent, useState } from 'react';
+import { type FormEvent, Fragment, useState } from 'react';
 import { api } from '../api.ts';
 import { consoleStore, useConsole } from '../store.ts';
-import { ClickAction, Failure, Id, MoreButton, Outcome, useAction, useCan, usePages } from '../ui.tsx';
+import { ClickAction, Failure, Id, MoreButton, Outcome, Time, useAction, useCan, usePages } from '../ui.tsx';
 
 /** Tenants, their approval for payouts, and their API keys (a new key is shown once, here). */
 
@@ -22,26 +22,59 @@ function IssuedKey() {
   );
 }
 
-function RevokeKey() {
-  const [keyId, setKeyId] = useState('');
-  const action = useAction('revoke-key', 'Revoke key', (id: string) =>
-    api.admin.key.revoke.mutate({ key_id: id }),
+/** A tenant's keys, newest first (never the key itself), each revocable by an operator. */
+function TenantKeys({ tenantId }: { tenantId: string }) {
+  const canManage = useCan('operator');
+  const keys = usePages(['admin.key.list', tenantId], (cursor) =>
+    api.admin.key.list.query({ tenant_id: tenantId, limit: 20, cursor }),
   );
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    if (keyId.trim()) action.mutate(keyId.trim());
-  };
   return (
-    <form className="inline" onSubmit={submit}>
-      <label>
-        Revoke a key by its id{' '}
-        <input value={keyId} onChange={(e) => setKeyId(e.target.value)} placeholder="key id" required />
-      </label>
-      <button type="submit" className="action">
-        Revoke
-      </button>
-      <Outcome pending={action.pending} done="Revoked: the key stops working at once" />
-    </form>
+    <div className="keys" data-testid="keys">
+      <Failure error={keys.error} />
+      {keys.isSuccess && keys.rows.length === 0 ? <p className="muted">No API keys yet.</p> : null}
+      {keys.rows.length > 0 ? (
+        <table>
+          <thead>
+            <tr>
+              <th>Key</th>
+              <th>Id</th>
+              <th>Scopes</th>
+              <th>Issued</th>
+              <th>Revoked</th>
+              <th>Actions</th>
+            </tr>
+          </thead>
+          <tbody>
+            {keys.rows.map((k) => (
+              <tr key={k.id} data-key={k.id}>
+                <td>
+                  <code>{k.prefix}…</code>
+                </td>
+                <td>
+                  <Id id={k.id} />
+                </td>
+                <td>{k.scopes.join(', ')}</td>
+                <td>
+                  <Time at={k.created_at} />
+                </td>
+                <td>{k.revoked_at ? <Time at={k.revoked_at} /> : <span className="muted">active</span>}</td>
+                <td className="actions">
+                  {canManage && !k.revoked_at ? (
+                    <ClickAction
+                      actionKey={`revoke-key:${k.id}`}
+                      label="Revoke"
+                      done="Revoked: the key stops working at once"
+                      run={() => api.admin.key.revoke.mutate({ key_id: k.id })}
+                    />
+                  ) : null}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : null}
+      <MoreButton {...keys} />
+    </div>
   );
 }
 
@@ -70,6 +103,7 @@ function CreateTenant() {
 
 export function TenantsPage() {
   const canManage = useCan('operator');
+  const [shown, setShown] = useState<string | null>(null);
   const list = usePages(['admin.tenant.list'], (cursor) =>
     api.admin.tenant.list.query({ limit: 20, cursor }),
   );
@@ -81,7 +115,6 @@ export function TenantsPage() {
       {canManage ? (
         <div className="tools">
           <CreateTenant />
-          <RevokeKey />
         </div>
       ) : null}
       <Failure error={list.error} />
@@ -96,36 +129,53 @@ export function TenantsPage() {
         </thead>
         <tbody>
           {list.rows.map((t) => (
-            <tr key={t.id} data-tenant={t.id}>
-              <td>{t.name}</td>
-              <td>
-                <Id id={t.id} />
-              </td>
-              <td>{t.payouts_approved ? 'approved' : 'not approved'}</td>
-              <td className="actions">
-                {canManage && !t.payouts_approved ? (
-                  <ClickAction
-                    actionKey={`approve-tenant:${t.id}`}
-                    label="Approve for payouts"
-                    done="Approved"
-                    run={() => api.admin.tenant.approve.mutate({ tenant_id: t.id })}
-                  />
-                ) : null}
-                {canManage ? (
-                  <ClickAction
-                    actionKey={`issue-key:${t.id}`}
-                    label="Issue API key"
-                    done="Key issued: shown above, once"
-                    run={async () => {
-                      const key = await api.admin.key.issue.mutate({ tenant_id: t.id });
-                      consoleStore.trigger.keyIssued({
-                        key: { tenant_id: t.id, id: key.id, api_key: key.api_key },
-                      });
-                    }}
-                  />
-                ) : null}
-              </td>
-            </tr>
+            <Fragment key={t.id}>
+              <tr data-tenant={t.id}>
+                <td>{t.name}</td>
+                <td>
+                  <Id id={t.id} />
+                </td>
+                <td>{t.payouts_approved ? 'approved' : 'not approved'}</td>
+                <td className="actions">
+                  <button
+                    type="button"
+                    className="link"
+                    aria-expanded={shown === t.id}
+                    onClick={() => setShown(shown === t.id ? null : t.id)}
+                  >
+                    {shown === t.id ? 'Hide keys' : 'Keys'}
+                  </button>
+                  {canManage && !t.payouts_approved ? (
+                    <ClickAction
+                      actionKey={`approve-tenant:${t.id}`}
+                      label="Approve for payouts"
+                      done="Approved"
+                      run={() => api.admin.tenant.approve.mutate({ tenant_id: t.id })}
+                    />
+                  ) : null}
+                  {canManage ? (
+                    <ClickAction
+                      actionKey={`issue-key:${t.id}`}
+                      label="Issue API key"
+                      done="Key issued: shown above, once"
+                      run={async () => {
+                        const key = await api.admin.key.issue.mutate({ tenant_id: t.id });
+                        consoleStore.trigger.keyIssued({
+                          key: { tenant_id: t.id, id: key.id, api_key: key.api_key },
+                        });
+                      }}
+                    />
+                  ) : null}
+                </td>
+              </tr>
+              {shown === t.id ? (
+                <tr data-keys-of={t.id}>
+                  <td colSpan={4}>
+                    <TenantKeys tenantId={t.id} />
+                  </td>
+                </tr>
+              ) : null}
+            </Fragment>
           ))}
         </tbody>
       </table>
