@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { run } from '#src/cli/admin.ts';
 import { Task } from '#src/jobs/entities.ts';
 import { toDecimal } from '#src/lib/money.ts';
+import { ROOT_OPERATOR_ID } from '#src/operators/entities.ts';
 import { Inflow } from '#src/settlement/entities.ts';
 import type { Merchant } from '../client.ts';
 import { harness } from '../harness.ts';
@@ -79,6 +80,13 @@ describe('operator tools for settlement (admin.settlement.*)', () => {
       reason_code: 'SETTLEMENT_UNDERPAID',
       triggered_by: 'ADMIN',
     });
+    // Who decided: the approver, the proposer (root) and the proposal.
+    expect(underpaid.status_timeline.at(-1).metadata).to.include({ proposer_id: ROOT_OPERATOR_ID });
+    expect(underpaid.status_timeline.at(-1).metadata).to.have.all.keys(
+      'operator_id',
+      'proposer_id',
+      'approval_id',
+    );
     expect(underpaid.status_timeline.at(-1).reason_detail).to.include({
       inflow_id: held.id,
       match_rule: 'OPERATOR',
