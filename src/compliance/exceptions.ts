@@ -38,7 +38,7 @@ export const QUEUE_INFO: Record<ExceptionQueue, QueueInfo> = {
     machine: 'payout',
     state: 'PENDING_PAYMENT.held',
     since: 'the first underpaid settlement',
-    list: null,
+    list: 'admin.payouts.heldUnderpaid',
   },
   INFLOWS_UNMATCHED: {
     title: 'Unmatched and late inflows',
@@ -135,4 +135,35 @@ export async function exceptionQueues(sql: Sql): Promise<QueueCount[]> {
     const row = byQueue.get(queue);
     return { queue, count: row?.count ?? 0, oldestAt: row?.oldest_at ? new Date(row.oldest_at) : null };
   });
+}
+
+/**
+ * One page of the payouts held underpaid, oldest first by (created_at, id), after the position
+ * `$1, $2` (both null for the first page), `$3` rows: read from `payouts_held_underpaid_index`
+ * (the same predicate, word for word), so a page costs the queue's size, not the table's. One row
+ * per payout however many short payments it received; `held_since` is the first of them.
+ */
+export const heldUnderpaidPage = statement(
+  'payouts_held_underpaid_page',
+  `select p.id, p.tenant_id, p.settlement_currency, p.settlement_network, p.settlement_amount::text,
+          p.received_amount::text, p.created_at, held.since as held_since
+     from payouts p
+     cross join lateral (
+       select min(t.created_at) as since from payout_status_timeline t
+        where t.payout_id = p.id and t.reason_code = 'SETTLEMENT_UNDERPAID') held
+    where p.status = 'PENDING_PAYMENT' and (p.snapshot->'value'->>'PENDING_PAYMENT') = 'held'
+      and ($1::timestamptz is null or (p.created_at, p.id) > ($1::timestamptz, $2::uuid))
+    order by p.created_at, p.id
+    limit $3`,
+);
+
+export interface HeldUnderpaidRow {
+  id: string;
+  tenant_id: string;
+  settlement_currency: string;
+  settlement_network: string | null;
+  settlement_amount: string;
+  received_amount: string;
+  created_at: string | Date;
+  held_since: string | Date | null;
 }

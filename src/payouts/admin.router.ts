@@ -1,12 +1,15 @@
 import { z } from 'zod';
+import { type HeldUnderpaidRow, heldUnderpaidPage } from '#src/compliance/exceptions.ts';
 import type { Config } from '#src/config.ts';
+import { toDate } from '#src/db/sql.ts';
 import { Outflow } from '#src/dispatch/entities.ts';
 import { outflowOut, toOutflowResource } from '#src/dispatch/resource.ts';
 import { buildComplianceModel, type ComplianceMachine } from '#src/docs/compliance.ts';
 import { MACHINE_DOCS } from '#src/docs/registry.ts';
 import { AppError } from '#src/http/errors.ts';
+import { decodeCursor, pageFrom, pageOf, pageQuery } from '#src/http/pagination.ts';
 import { adminProcedure } from '#src/http/procedures.ts';
-import { idParam } from '#src/http/schemas.ts';
+import { idParam, iso, moneyJson, moneyOut, timestampOut } from '#src/http/schemas.ts';
 import { router } from '#src/http/trpc.ts';
 import { isUuid } from '#src/lib/ids.ts';
 import { Operator } from '#src/operators/entities.ts';
@@ -43,6 +46,32 @@ const takenPathOut = z.object({
   states: z.array(z.string()),
   /** The SVG ids of the arrows taken, in order. */
   edges: z.array(z.string()),
+});
+
+/** A payout held underpaid: money arrived, less than asked; a person decides (the Exceptions queue). */
+const heldUnderpaidOut = z.object({
+  payout_id: z.string(),
+  tenant_id: z.string(),
+  settlement_currency: z.string(),
+  settlement_network: z.string().nullable(),
+  /** What the merchant was told to pay. */
+  settlement_amount: moneyOut,
+  /** The sum of the settlements attributed to it so far (less than settlement_amount). */
+  received_amount: moneyOut,
+  created_at: timestampOut,
+  /** When its first underpaid settlement arrived: since when it waits. */
+  held_since: timestampOut.nullable(),
+});
+
+const toHeldUnderpaid = (r: HeldUnderpaidRow): z.output<typeof heldUnderpaidOut> => ({
+  payout_id: r.id,
+  tenant_id: r.tenant_id,
+  settlement_currency: r.settlement_currency,
+  settlement_network: r.settlement_network,
+  settlement_amount: moneyJson(r.settlement_amount),
+  received_amount: moneyJson(r.received_amount),
+  created_at: iso(toDate(r.created_at)),
+  held_since: r.held_since === null ? null : iso(toDate(r.held_since)),
 });
 
 export const adminPayoutOut = z.object({
@@ -138,6 +167,31 @@ const text = (value: unknown): string | null => (typeof value === 'string' ? val
 /** `admin.payouts.*`: one payout whole, for the console's detail page. */
 export const payoutAdminRouter = router({
   payouts: router({
+    /**
+     * Payouts held underpaid (PENDING_PAYMENT.held), oldest first, one row per payout: the
+     * Exceptions queue PAYOUTS_HELD_UNDERPAID, read from its partial index.
+     */
+    heldUnderpaid: adminProcedure
+      .meta({ role: 'viewer' })
+      .input(pageQuery.strict().default({ limit: 20 }))
+      .output(pageOf(heldUnderpaidOut))
+      .query(async ({ ctx, input }) => {
+        const list = 'admin:payouts:held-underpaid:asc';
+        const cursorKey = ctx.deps.secrets.cursorKey;
+        const after = input.cursor ? decodeCursor(cursorKey, input.cursor, list) : null;
+        const rows = await ctx.deps.sql.rows<HeldUnderpaidRow>(heldUnderpaidPage, [
+          after?.createdAt ?? null,
+          after?.id ?? null,
+          input.limit + 1,
+        ]);
+        const page = pageFrom(rows, {
+          list,
+          limit: input.limit,
+          cursorKey,
+          createdAtOf: (row) => toDate(row.created_at),
+        });
+        return { data: page.items.map(toHeldUnderpaid), meta: page.meta };
+      }),
     /**
      * A payout of any tenant with everything that happened to it: the merchant's fields, the
      * timeline with the operators who acted, inflows, outflows, refund, webhook deliveries, and

@@ -89,6 +89,43 @@ describe('admin.exceptions: where money waits for a person', () => {
     );
   });
 
+  it('lists each payout held underpaid once, however many short payments, a page at a time (admin.payouts.heldUnderpaid)', async () => {
+    const merchant = await payoutReadyMerchant();
+    const payout = await payoutWithInstruction(merchant, { settlement_currency: 'NGN' });
+    for (const amount of ['300.00', '200.00']) {
+      const credit = await payBank(payout.instruction.account_unique, amount);
+      expect((await handledCredit(credit.session_id)).state).to.equal('HELD');
+    }
+    const viewer = await operatorWith('viewer');
+    const rows: { payout_id: string; received_amount: number; held_since: string | null }[] = [];
+    let cursor: string | undefined;
+    do {
+      const res = await trpcCall('admin.payouts.heldUnderpaid', 'query', { limit: 2, cursor }, viewer.token);
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      const page = res.body.result.data;
+      expect(page.data.length, 'a page holds its limit unless it is the last').to.equal(
+        page.meta.has_more ? 2 : page.data.length,
+      );
+      rows.push(...page.data);
+      cursor = page.meta.next_cursor ?? undefined;
+    } while (cursor);
+    const ids = rows.map((r) => r.payout_id);
+    expect(new Set(ids).size, 'no payout twice').to.equal(ids.length);
+    expect(ids.filter((id) => id === payout.id)).to.have.length(1);
+    expect(rows.length).to.equal((await exceptions()).queues['PAYOUTS_HELD_UNDERPAID']!.count);
+    const mine = rows.find((r) => r.payout_id === payout.id)!;
+    expect(mine.received_amount).to.equal(500);
+    const timeline = (await getPayout(merchant, payout.id)).status_timeline;
+    const firstShort = timeline.find(
+      (r: { reason_code: string }) => r.reason_code === 'SETTLEMENT_UNDERPAID',
+    );
+    expect(mine.held_since).to.equal(firstShort.created_at);
+
+    expect((await trpcCall('admin.payouts.heldUnderpaid', 'query', {}, null)).status).to.equal(401);
+    const key = (await createMerchant()).key;
+    expect((await trpcCall('admin.payouts.heldUnderpaid', 'query', {}, key)).status).to.equal(401);
+  });
+
   describe('with objects waiting since long ago', () => {
     let tenantId: string;
     // Older than anything the rest of the run makes: the oldest of every queue is one of these.

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { countsStatementText } from '#src/compliance/counts.ts';
-import { exceptionCounts } from '#src/compliance/exceptions.ts';
+import { exceptionCounts, heldUnderpaidPage } from '#src/compliance/exceptions.ts';
 import { committedModel } from '#src/docs/generate.ts';
 import { createMerchant } from '../client.ts';
 import { removeQueues, seedQueues } from '../compliance/fixtures.ts';
@@ -26,7 +26,7 @@ const nodes = (plan: PlanNode): PlanNode[] => [plan, ...(plan.Plans ?? []).flatM
 const HOT = ['payouts', 'inflows', 'refunds', 'webhook_deliveries'];
 
 /** Every read of a hot table in the plan of `text`, generic (as a prepared statement settles on) and custom. */
-async function scansOf(text: string): Promise<string[][]> {
+async function scansOf(text: string, args = ''): Promise<string[][]> {
   const em = harness().service.deps.orm.em.fork();
   const plans: string[][] = [];
   for (const mode of ['force_generic_plan', 'force_custom_plan']) {
@@ -35,16 +35,22 @@ async function scansOf(text: string): Promise<string[][]> {
       .transactional(async (tx) => {
         await tx.execute(`set local plan_cache_mode = ${mode}`);
         await tx.execute(`prepare console_plan as ${text}`);
-        const rows = (await tx.execute('explain (format json) execute console_plan')) as {
+        const rows = (await tx.execute(`explain (format json) execute console_plan${args}`)) as {
           'QUERY PLAN': { Plan: PlanNode }[];
         }[];
         await tx.execute('deallocate console_plan');
         plans.push(
           nodes(rows[0]!['QUERY PLAN'][0]!.Plan)
-            .filter((n) => n['Relation Name'] && HOT.includes(n['Relation Name']))
+            .filter(
+              (n) =>
+                (n['Relation Name'] && HOT.includes(n['Relation Name'])) ||
+                // The index of a bitmap read names its table only by its own name.
+                (n['Node Type'] === 'Bitmap Index Scan' &&
+                  HOT.some((table) => n['Index Name']?.startsWith(`${table}_`))),
+            )
             .map(
               (n) =>
-                `${n['Relation Name']}: ${n['Node Type']}${n['Index Name'] ? ` using ${n['Index Name']}` : ''}`,
+                `${n['Relation Name'] ? `${n['Relation Name']}: ` : ''}${n['Node Type']}${n['Index Name'] ? ` using ${n['Index Name']}` : ''}`,
             ),
         );
         throw rolledBack;
@@ -82,6 +88,20 @@ describe('console count plans', () => {
         // Whether a DEAD delivery's event was sent again: only redeliveries are looked at.
         'webhook_deliveries: Index Scan using webhook_deliveries_redeliveries_index',
       ]);
+    }
+  });
+
+  it('admin.payouts.heldUnderpaid reads its page from the partial index of the queue, never the table', async () => {
+    const pages = [
+      ...(await scansOf(heldUnderpaidPage.text, '(null, null, 21)')),
+      ...(await scansOf(heldUnderpaidPage.text, `('2026-03-01T00:00:00Z', '${tenantId}', 21)`)),
+    ];
+    for (const scans of pages) {
+      const payouts = scans.filter((s) => !s.startsWith('payouts: Bitmap Heap Scan'));
+      expect(payouts).to.have.length(1);
+      expect(payouts[0]).to.match(
+        /^(payouts: Index (Only )?Scan|Bitmap Index Scan) using payouts_held_underpaid_index$/,
+      );
     }
   });
 

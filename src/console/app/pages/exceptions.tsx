@@ -68,14 +68,12 @@ function Queue(props: {
   );
 }
 
-function HeldInflows() {
+function HeldPayouts() {
   const canPropose = useCan('operator');
-  // HELD money attributed to its payout: the payout is held underpaid. (HELD money that matched no
-  // payout is in the next queue.)
-  const all = usePages(['admin.settlement.inflows', 'HELD'], (cursor) =>
-    api.admin.settlement.inflows.query({ state: 'HELD', limit: 20, cursor }),
+  // One row per payout, however many short payments it received (the server's queue).
+  const list = usePages(['admin.payouts.heldUnderpaid'], (cursor) =>
+    api.admin.payouts.heldUnderpaid.query({ limit: 20, cursor }),
   );
-  const list = { ...all, rows: all.rows.filter((i) => i.payout_id !== null) };
   return (
     <Queue
       id="held"
@@ -85,42 +83,39 @@ function HeldInflows() {
         <tr>
           <th>Payout</th>
           <th>Received</th>
-          <th>Rail</th>
-          <th>Arrived</th>
+          <th>Asked</th>
+          <th>Held since</th>
           <th>Waiting</th>
           <th>Actions</th>
         </tr>
       }
     >
-      {list.rows.map((inflow) => (
-        <tr key={inflow.id} data-payout={inflow.payout_id ?? ''}>
+      {list.rows.map((held) => (
+        <tr key={held.payout_id} data-payout={held.payout_id}>
           <td>
-            {inflow.payout_id ? (
-              <Link to={`/console/payouts/${inflow.payout_id}`}>
-                <Id id={inflow.payout_id} />
-              </Link>
-            ) : (
-              <span className="muted">not attributed</span>
-            )}
+            <Link to={`/console/payouts/${held.payout_id}`}>
+              <Id id={held.payout_id} />
+            </Link>
           </td>
           <td>
-            <Money amount={inflow.amount} currency={inflow.currency} />
+            <Money amount={held.received_amount} currency={held.settlement_currency} />
           </td>
           <td>
-            {inflow.rail} {inflow.network ?? ''}
+            <Money amount={held.settlement_amount} currency={held.settlement_currency} />{' '}
+            {held.settlement_network ?? ''}
           </td>
           <td>
-            <Time at={inflow.arrived_at} />
+            <Time at={held.held_since} />
           </td>
-          <td>{age(inflow.arrived_at)}</td>
+          <td>{age(held.held_since)}</td>
           <td className="actions">
-            {canPropose && inflow.payout_id ? (
+            {canPropose ? (
               <NoteAction
-                actionKey={`fail:${inflow.payout_id}`}
+                actionKey={`fail:${held.payout_id}`}
                 label="Propose to fail"
                 done="Proposed"
                 testId="propose-fail"
-                run={(note) => api.admin.settlement.failPayout.mutate({ payout_id: inflow.payout_id!, note })}
+                run={(note) => api.admin.settlement.failPayout.mutate({ payout_id: held.payout_id, note })}
               />
             ) : null}
           </td>
@@ -400,7 +395,7 @@ export function ExceptionsPage() {
         </p>
         <Failure error={summary.error} />
         <Proposals />
-        <HeldInflows />
+        <HeldPayouts />
         <UnmatchedInflows />
         <FailedRefunds />
         <HeldMoney />
