@@ -183,9 +183,12 @@ export async function consoleCountsScenario(ctx: BenchContext): Promise<void> {
       },
       name === 'exceptions' ? { max: 0.25 } : undefined,
     );
+    // The machines' counts read payouts whole: their status has no index of its own (see the
+    // exception_queues migration); every other hot table, and every exception queue, from an index.
+    const whole = name === 'machines' ? indexed.seqScans.filter((t) => t !== 'payouts') : indexed.seqScans;
     results.check(
-      `admin.${name} reads no hot table whole (${rows.toLocaleString('en-US')} payouts)`,
-      indexed.seqScans.length === 0,
+      `admin.${name} reads no hot table whole${name === 'machines' ? ' but payouts' : ''} (${rows.toLocaleString('en-US')} payouts)`,
+      whole.length === 0,
       indexed.scans.join('; '),
     );
     if (name === 'exceptions') {

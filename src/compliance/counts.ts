@@ -7,8 +7,9 @@ import type { ComplianceModel } from '#src/docs/compliance.ts';
  * Each machine's objects are rows of one table whose status column names the top-level state; a
  * state with inner states (a payout's `PENDING_PAYMENT`, an inflow's `HELD`) keeps the inner one in
  * the persisted snapshot (`snapshot->'value'->>status`). One statement counts everything: a
- * `GROUP BY` of each status column, read from an index that starts with it, and the inner states
- * of the few rows in a state that has them, found through the same index.
+ * `GROUP BY` of each status column, read from an index that starts with it (payouts excepted: their
+ * status has no index of its own, so their counts read the table), and the inner states of the few
+ * rows in a state that has them.
  */
 
 /** Where a machine's objects live: the table and the column its machine writes the state to. */

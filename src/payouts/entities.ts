@@ -31,8 +31,6 @@ export const Payout = defineEntity({
       expression:
         'create index "payouts_merchant_reference_index" on "payouts" ("tenant_id", "merchant_reference", "created_at", "id") where "merchant_reference" is not null',
     },
-    // Live counts per state (`admin.machines`): a GROUP BY read from the index alone.
-    { name: 'payouts_state_index', properties: ['status'] },
     // Exception queues (`admin.exceptions`): each partial index holds exactly one queue's rows.
     {
       name: 'payouts_held_underpaid_index',

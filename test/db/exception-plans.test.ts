@@ -105,9 +105,11 @@ describe('console count plans', () => {
     }
   });
 
-  it('admin.machines counts the states of every hot table from an index, without a sequential scan', async () => {
+  // Payouts are the exception: their counts read the table (see the exception_queues migration for
+  // why the status has no index of its own there); the exception queues never do.
+  it('admin.machines counts the states of every other hot table from an index, without a sequential scan', async () => {
     for (const scans of await scansOf(countsStatementText(committedModel()))) {
-      for (const table of HOT) {
+      for (const table of HOT.filter((t) => t !== 'payouts')) {
         const reads = scans.filter((s) => s.startsWith(`${table}:`));
         expect(reads, table).to.not.be.empty;
         for (const read of reads) expect(read, table).to.not.match(/Seq Scan/);
