@@ -100,7 +100,7 @@ export const approvalMachine = setup({
           description:
             'A second operator approves the proposal, and the action runs in the same step, with every check it has when done directly.',
           meta: {
-            by: ['OPERATOR'],
+            by: ['OPERATOR_FOUR_EYES'],
             causes: [
               { machine: 'inflow', event: 'OPERATOR_ATTRIBUTE', note: 'an inflow attributed to a payout' },
               { machine: 'inflow', event: 'OPERATOR_RETURN', note: 'an inflow recorded as returned' },
