@@ -26,7 +26,10 @@ const note = z.string().trim().min(1).max(1000);
  */
 export const approvalsAdminRouter = router({
   approvals: router({
-    /** Proposals, newest first; `state: 'PENDING'` is the queue of decisions waiting. */
+    /**
+     * Proposals, newest first; `state: 'PENDING'` is the queue of decisions waiting, `decided`
+     * true every proposal no longer pending, `proposer_id` one operator's proposals.
+     */
     list: adminProcedure
       .input(
         pageQuery
@@ -34,13 +37,21 @@ export const approvalsAdminRouter = router({
             state: z.enum(APPROVAL_STATUSES).optional(),
             action: z.enum(MONEY_MOVES).optional(),
             target_id: z.string().min(1).max(64).optional(),
+            decided: z.boolean().optional(),
+            proposer_id: z.uuid().optional(),
           })
           .strict()
           .default({ limit: 20 }),
       )
       .output(pageOf(approvalOut))
       .query(async ({ ctx, input }) => {
-        const filter = { state: input.state, action: input.action, targetId: input.target_id };
+        const filter = {
+          state: input.state,
+          decided: input.decided,
+          action: input.action,
+          targetId: input.target_id,
+          proposerId: input.proposer_id,
+        };
         const page = await listApprovals(ctx.em, filter, {
           list: listName('admin:approvals', filter),
           limit: input.limit,

@@ -29,6 +29,8 @@ export const Approval = defineEntity({
   tableName: 'approvals',
   indexes: [
     { name: 'approvals_status_created_idx', properties: ['status', 'createdAt', 'id'] },
+    // An operator's own proposals (the console's Approvals, Mine).
+    { name: 'approvals_proposer_created_idx', properties: ['proposerId', 'createdAt', 'id'] },
     {
       name: 'approvals_pending_expiry_idx',
       expression:

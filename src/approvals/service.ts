@@ -297,8 +297,11 @@ export async function expireDueApprovals(deps: Deps, limit = 100): Promise<numbe
 
 export interface ApprovalFilter {
   state?: ApprovalStatus;
+  /** true: decided (any state but PENDING); false: PENDING. */
+  decided?: boolean;
   action?: MoneyMove;
   targetId?: string;
+  proposerId?: string;
 }
 
 /** Proposals, newest first, a page at a time. */
@@ -309,7 +312,11 @@ export async function listApprovals(
 ): Promise<{ items: Approval[]; meta: PageMeta }> {
   return paginate(em, Approval, {
     where: {
+      ...(filter.decided === undefined
+        ? {}
+        : { status: filter.decided ? { $ne: 'PENDING' as const } : 'PENDING' }),
       ...(filter.state ? { status: filter.state } : {}),
+      ...(filter.proposerId ? { proposerId: filter.proposerId } : {}),
       ...(filter.action ? { action: filter.action } : {}),
       ...(filter.targetId ? { targetIds: { $contains: [filter.targetId] } } : {}),
     },

@@ -203,6 +203,54 @@ describe('four eyes on money moves (admin.approvals.*)', () => {
     expect((await auditOf(approval.id)).map((r) => r.outcome)).to.deep.equal(['PENDING', 'REJECTED']);
   });
 
+  it("lists one operator's proposals and the decided ones on the server, a full page at a time", async () => {
+    const mine = await newOperator('operator');
+    const other = await newOperator('operator');
+    const ids: string[] = [];
+    for (const who of [mine, other, mine, mine]) {
+      const payoutId = await heldPayout(merchant);
+      ids.push((await cliAs(who)('payout', 'fail', payoutId, '--note', 'short, no top-up')).approval.id);
+    }
+    await cliAs(approver)('approval', 'reject', ids[2]!, '--note', 'wait for the top-up');
+    const viewer = await newOperator('viewer');
+    const list = async (input: Record<string, unknown>) => {
+      const res = await trpcCall('admin.approvals.list', 'query', input, viewer.token);
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      return res.body.result.data as {
+        data: { id: string; state: string; proposer_id: string }[];
+        meta: { next_cursor: string | null; has_more: boolean };
+      };
+    };
+    // A page of one operator's proposals is full of them, newest first, and its cursor pages on.
+    const first = await list({ proposer_id: mine.id, limit: 2 });
+    expect(first.data.map((a) => a.id)).to.deep.equal([ids[3], ids[2]]);
+    expect(first.meta.has_more).to.equal(true);
+    const second = await list({ proposer_id: mine.id, limit: 2, cursor: first.meta.next_cursor });
+    expect(second.data.map((a) => a.id)).to.deep.equal([ids[0]]);
+    expect(second.meta.has_more).to.equal(false);
+    // The cursor belongs to its filter.
+    const foreign = await trpcCall(
+      'admin.approvals.list',
+      'query',
+      { proposer_id: other.id, limit: 2, cursor: first.meta.next_cursor },
+      viewer.token,
+    );
+    expect(foreign.body.error.data.app_code).to.equal('INVALID_CURSOR');
+    // Decided: every state but PENDING; and one operator's decided ones.
+    const decided = await list({ decided: true, limit: 100 });
+    expect(decided.data.map((a) => a.state)).to.not.include('PENDING');
+    expect(decided.data.map((a) => a.id))
+      .to.include(ids[2])
+      .and.not.include(ids[3]);
+    const mineDecided = await list({ decided: true, proposer_id: mine.id });
+    expect(mineDecided.data.map((a) => a.id)).to.deep.equal([ids[2]]);
+    const minePending = await list({ decided: false, proposer_id: mine.id });
+    expect(minePending.data.map((a) => a.id)).to.deep.equal([ids[3], ids[0]]);
+    expect((await trpcCall('admin.approvals.list', 'query', { proposer_id: mine.id }, null)).status).to.equal(
+      401,
+    );
+  });
+
   it('expires proposals nobody decided within APPROVAL_TTL_HOURS, through the approvals job', async () => {
     // One hour instead of 72: the clock is the whole run's, and other tests' rails read up to it.
     const config = deps().config;

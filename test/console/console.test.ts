@@ -239,6 +239,13 @@ describe('operations console in Chromium', function () {
       .and.have.property('revoked_at')
       .that.is.a('string');
 
+    // Approvals, Mine: A's own proposal, read with A's id as the server's filter.
+    await pageA.click('header.bar a[href="/console/approvals"]');
+    await pageA.click('.tabs button:has-text("Mine")');
+    await pageA.locator(`[data-testid="approvals"] tr[data-approval="${approvalId}"]`).waitFor();
+    for (const row of await pageA.locator('[data-testid="approvals"] tbody tr').all())
+      expect(await row.textContent()).to.include(a.name);
+
     // A revoked token ends the session at the next call.
     await trpcCall('admin.operators.revoke', 'mutation', { operator_id: viewer.id }, harness().adminToken);
     await pageV.reload();

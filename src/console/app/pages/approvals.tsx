@@ -132,16 +132,17 @@ const TABS = [
 export function ApprovalsPage() {
   const tab = useConsole((c) => c.approvalsTab);
   const me = useOperatorId();
-  const list = usePages(['admin.approvals.list', tab === 'pending' ? 'PENDING' : 'all'], (cursor) =>
-    api.admin.approvals.list.query({
-      ...(tab === 'pending' ? { state: 'PENDING' as const } : {}),
-      limit: 50,
-      cursor,
-    }),
+  // Each tab is a filter of the server's list: its pages are full and its cursors its own.
+  const filter =
+    tab === 'pending'
+      ? { state: 'PENDING' as const }
+      : tab === 'decided'
+        ? { decided: true }
+        : { proposer_id: me ?? undefined };
+  const list = usePages(['admin.approvals.list', tab, me], (cursor) =>
+    api.admin.approvals.list.query({ ...filter, limit: 50, cursor }),
   );
-  const rows = list.rows.filter((a) =>
-    tab === 'mine' ? a.proposer_id === me : tab === 'decided' ? a.state !== 'PENDING' : true,
-  );
+  const rows = list.rows;
   return (
     <main className="page approvals">
       <h1>Approvals</h1>
