@@ -7,7 +7,8 @@ import { docsRoutes } from '#src/docs/serve.ts';
 import type { AppRouter } from '#src/router.ts';
 import { callbacksRouter } from './callbacks.ts';
 import { AppError } from './errors.ts';
-import { accessLog, errorEnvelope, rawBody, requestId } from './middleware.ts';
+import { methodPolicy } from './methods.ts';
+import { accessLog, errorEnvelope, rawBody, refuseDeepJson, requestId } from './middleware.ts';
 import { observabilityRoutes } from './observability.ts';
 import { openApiDocument } from './openapi.ts';
 import { outputSchemas, requestContext, restRouter } from './rest.ts';
@@ -27,6 +28,7 @@ export function createApp(deps: Deps, appRouter: AppRouter): Koa {
   app.use(requestId());
   app.use(accessLog(deps.log, deps.metrics, new Set(Object.keys(appRouter._def.procedures))));
   app.use(errorEnvelope(deps.log));
+  app.use(methodPolicy([rest, callbacks]));
   app.use(rawBody());
   app.use(observabilityRoutes(deps));
   app.use(async (ctx, next) => {
@@ -34,7 +36,7 @@ export function createApp(deps: Deps, appRouter: AppRouter): Koa {
       ctx.body = { status: 'ok' };
       return;
     }
-    if (ctx.path === '/openapi.json' && ctx.method === 'GET') {
+    if (ctx.path === '/openapi.json') {
       openapi ??= JSON.stringify(
         openApiDocument(appRouter, { baseUrl: `http://${deps.config.HOST}:${deps.config.PORT}` }),
       );
@@ -43,6 +45,8 @@ export function createApp(deps: Deps, appRouter: AppRouter): Koa {
       return;
     }
     if (ctx.path === '/trpc' || ctx.path.startsWith('/trpc/')) {
+      const input = ctx.query.input;
+      for (const text of Array.isArray(input) ? input : input ? [input] : []) refuseDeepJson(text, 'input');
       const raw = ctx.request.rawBody;
       (ctx.req as typeof ctx.req & { body?: unknown }).body =
         raw.length > 0 ? raw.toString('utf8') : undefined;

@@ -85,6 +85,7 @@ export const ERROR_CATALOGUE = {
   },
   QUOTE_MISMATCH: { status: 422, message: 'The quote does not match this payout.' },
   RATE_LIMITED: { status: 429, message: 'Too many requests; slow down and retry after the indicated delay.' },
+  METHOD_NOT_IMPLEMENTED: { status: 501, message: 'The service implements no such method.' },
   INTERNAL_ERROR: {
     status: 500,
     message: 'Something went wrong on our side. Quote the request id to support.',
@@ -96,6 +97,11 @@ export const ERROR_CATALOGUE = {
   NOT_READY: {
     status: 503,
     message: 'The service cannot serve yet: its database is unreachable or not fully migrated.',
+  },
+  SERVICE_UNAVAILABLE: {
+    status: 503,
+    message:
+      'The service lost its connection to its database; retry after Retry-After seconds (a write with the same Idempotency-Key).',
   },
 } as const satisfies Record<string, { status: number; message: string }>;
 

@@ -4,6 +4,7 @@ import { newId } from '#src/lib/ids.ts';
 import type { Logger } from '#src/lib/log.ts';
 import type { Metrics } from '#src/observability/metrics.ts';
 import { AppError, envelope } from './errors.ts';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from './input.ts';
 import { toAppError } from './trpc.ts';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -59,8 +60,10 @@ export function errorEnvelope(log: Logger) {
 function fromKoaError(err: unknown): AppError | null {
   if (err instanceof AppError) return err;
   const status = (err as { status?: unknown })?.status;
-  if ((err as { expose?: unknown })?.expose !== true) return null;
-  if (status === 405 || status === 501) return new AppError('METHOD_NOT_ALLOWED');
+  // http-errors exposes 4xx only; the router's 501 is one of its own all the same.
+  if ((err as { expose?: unknown })?.expose !== true && status !== 501) return null;
+  if (status === 501) return new AppError('METHOD_NOT_IMPLEMENTED');
+  if (status === 405) return new AppError('METHOD_NOT_ALLOWED');
   if (status === 404) return new AppError('ROUTE_NOT_FOUND');
   return null;
 }
@@ -79,8 +82,17 @@ export function rawBody(limit = MAX_BODY_BYTES) {
     ctx.request.rawBody = body;
     if (ctx.request.rawBody.length > 0 && !ctx.is('application/json'))
       throw new AppError('UNSUPPORTED_MEDIA_TYPE');
+    if (body.length > 0) refuseDeepJson(body.toString('utf8'), 'body');
     await next();
   };
+}
+
+/** A 400 for JSON text (a body, a tRPC query's input) that nests deeper than MAX_JSON_DEPTH. */
+export function refuseDeepJson(text: string, field: string): void {
+  if (nestsDeeperThan(text, MAX_JSON_DEPTH))
+    throw new AppError('VALIDATION_FAILED', {
+      details: [{ field, issue: `nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels` }],
+    });
 }
 
 /** Parses the buffered body as a JSON object; an empty body is an empty object. */

@@ -19,6 +19,7 @@ import { type OperatorIdentity, operatorOfBearer } from '#src/operators/auth.ts'
 import { hasRole, type Role, requiredRole } from '#src/operators/roles.ts';
 import { authenticateApiKey, type Principal, type StoredResponse } from '#src/tenants/auth.ts';
 import { AppError, type ErrorCode } from './errors.ts';
+import { controlCharacterIssue, type TextRule } from './input.ts';
 import { middleware, publicProcedure, type RequestContext, type ResponseHolder, requestLog } from './trpc.ts';
 
 export type { ResponseHolder } from './trpc.ts';
@@ -152,14 +153,27 @@ function causeOf(error: unknown): unknown {
   return error instanceof TRPCError ? (error.cause ?? error) : error;
 }
 
+/**
+ * Refuses text with control characters in any field of the input, before anything else reads it
+ * (see `input.ts`): a 400 naming the field, never a database error.
+ */
+const plainText = (rule: TextRule) =>
+  middleware(async ({ getRawInput, next }) => {
+    const issue = controlCharacterIssue(await getRawInput(), rule);
+    if (issue) throw new AppError('VALIDATION_FAILED', { details: [issue] });
+    return next();
+  });
+
+const merchantInput = publicProcedure.use(plainText('single-line'));
+
 /** Procedures of the merchant REST API, with the request's EntityManager (`ctx.em`) and logger. */
-export const merchantProcedure = publicProcedure.use(authenticate).use(requestScope).use(idempotency);
+export const merchantProcedure = merchantInput.use(authenticate).use(requestScope).use(idempotency);
 
 /**
  * Merchant procedures that read and write through `deps.sql` alone, without the ORM: the hot
  * paths (create, list and get payouts), which then never pay for an EntityManager fork.
  */
-export const merchantSqlProcedure = publicProcedure.use(authenticate).use(idempotency);
+export const merchantSqlProcedure = merchantInput.use(authenticate).use(idempotency);
 
 const ROLE_REFUSALS = {
   operator: 'OPERATOR_ROLE_REQUIRED',
@@ -187,40 +201,42 @@ export function roleRefusal(operator: OperatorIdentity, wanted: Exclude<Role, 'v
  * the call's audit row (src/audit/service.ts) inside the transaction of its change; the handler
  * adds targets and the outcome through `ctx.audit`.
  */
-export const adminProcedure = publicProcedure.use(async ({ ctx, meta, type, path, getRawInput, next }) => {
-  const operator = await operatorOfBearer(
-    ctx.deps.sql,
-    ctx.headers['authorization'],
-    ctx.deps.secrets.adminToken,
-  );
-  if (!operator) throw new AppError('ADMIN_UNAUTHORIZED');
-  const wanted = requiredRole(meta, type);
-  if (wanted !== 'viewer' && !hasRole(operator.role, wanted)) throw roleRefusal(operator, wanted);
-  const em = ctx.deps.orm.em.fork();
-  const log = requestLog(ctx, { operator_id: operator.id });
-  const audit = new AuditNote();
-  const commit: Commit =
-    type === 'mutation'
-      ? async (work) => {
-          const input = await getRawInput();
-          return em.transactional(async (tx) => {
-            const result = await work(tx);
-            recordAudit(tx, {
-              operator,
-              action: path,
-              input,
-              result,
-              note: audit,
-              requestId: ctx.requestId,
-              now: ctx.deps.clock.now(),
+export const adminProcedure = publicProcedure
+  .use(plainText('multi-line'))
+  .use(async ({ ctx, meta, type, path, getRawInput, next }) => {
+    const operator = await operatorOfBearer(
+      ctx.deps.sql,
+      ctx.headers['authorization'],
+      ctx.deps.secrets.adminToken,
+    );
+    if (!operator) throw new AppError('ADMIN_UNAUTHORIZED');
+    const wanted = requiredRole(meta, type);
+    if (wanted !== 'viewer' && !hasRole(operator.role, wanted)) throw roleRefusal(operator, wanted);
+    const em = ctx.deps.orm.em.fork();
+    const log = requestLog(ctx, { operator_id: operator.id });
+    const audit = new AuditNote();
+    const commit: Commit =
+      type === 'mutation'
+        ? async (work) => {
+            const input = await getRawInput();
+            return em.transactional(async (tx) => {
+              const result = await work(tx);
+              recordAudit(tx, {
+                operator,
+                action: path,
+                input,
+                result,
+                note: audit,
+                requestId: ctx.requestId,
+                now: ctx.deps.clock.now(),
+              });
+              return result;
             });
-            return result;
-          });
-        }
-      : commitOn(() => em);
-  const result = await next({ ctx: { em, log, operator, audit, commit } });
-  // An operator's change (a failed payout, an attributed inflow, a retried refund) starts its
-  // follow-up work now rather than at the next poll.
-  if (result.ok && type === 'mutation') wakeFollowUps(ctx.deps);
-  return result;
-});
+          }
+        : commitOn(() => em);
+    const result = await next({ ctx: { em, log, operator, audit, commit } });
+    // An operator's change (a failed payout, an attributed inflow, a retried refund) starts its
+    // follow-up work now rather than at the next poll.
+    if (result.ok && type === 'mutation') wakeFollowUps(ctx.deps);
+    return result;
+  });

@@ -110,9 +110,9 @@ export function restRouter(deps: Deps, appRouter: AnyRouter): Router {
 
 /** Query strings may repeat a name; the API takes the first value of each. */
 function firstValues(query: Record<string, string | string[] | undefined>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(query)) {
-    out[name] = Array.isArray(value) ? value[0] : value;
-  }
-  return out;
+  // fromEntries defines own properties: `?__proto__=1` stays a parameter the schema refuses,
+  // where an assignment would set the object's prototype and slip past it.
+  return Object.fromEntries(
+    Object.entries(query).map(([name, value]) => [name, Array.isArray(value) ? value[0] : value]),
+  );
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { DESTINATION_TYPES, NETWORKS, RAILS, SETTLEMENT_CURRENCIES } from '#src/corridors/corridors.ts';
+import { isUuid } from '#src/lib/ids.ts';
 import {
   CURRENCY_DECIMALS,
   type Currency,
@@ -116,6 +117,12 @@ export const amountIn = z
 
 /** An id in a path. A malformed one is looked up like any other and is simply not found (404). */
 export const idParam = z.string().min(1).max(200);
+
+/** An id in a request body (a `quote_id`): a UUID, or a 400 naming the field before any lookup. */
+export const idIn = z
+  .string()
+  .refine(isUuid, 'must be a UUID')
+  .meta({ format: 'uuid' } as never);
 
 /** Checks that an amount has no more decimals than its currency allows. */
 export function decimalsIssue(amount: Decimal, currency: string, decimals: number): string | null {

@@ -2,6 +2,7 @@ import { initTRPC, TRPCError } from '@trpc/server';
 import { type TRPC_ERROR_CODE_KEY, TRPC_ERROR_CODES_BY_KEY } from '@trpc/server/rpc';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import { z } from 'zod';
+import { isDatabaseUnavailable } from '#src/db/unavailable.ts';
 import type { Deps } from '#src/deps.ts';
 import type { Logger } from '#src/lib/log.ts';
 import type { Role } from '#src/operators/roles.ts';
@@ -95,6 +96,7 @@ const TRPC_CODE_OF_STATUS = {
   422: 'UNPROCESSABLE_CONTENT',
   429: 'TOO_MANY_REQUESTS',
   500: 'INTERNAL_SERVER_ERROR',
+  501: 'NOT_IMPLEMENTED',
   503: 'SERVICE_UNAVAILABLE',
 } as const satisfies Record<(typeof ERROR_CATALOGUE)[ErrorCode]['status'], TRPC_ERROR_CODE_KEY>;
 
@@ -120,6 +122,9 @@ export function fail(code: ErrorCode, options?: ConstructorParameters<typeof App
   throw new AppError(code, options);
 }
 
+/** Seconds a client is told to wait after the database connection was lost under its request. */
+const DATABASE_RETRY_AFTER_S = 1;
+
 /**
  * Maps whatever a procedure threw to the catalogue. Input validation failures become
  * VALIDATION_FAILED with one detail per issue; unknown errors become INTERNAL_ERROR with a
@@ -144,8 +149,37 @@ export function toAppError(error: unknown, log?: Logger): AppError {
     if (error.code === 'PAYLOAD_TOO_LARGE') return new AppError('PAYLOAD_TOO_LARGE');
     if (error.code === 'UNSUPPORTED_MEDIA_TYPE') return new AppError('UNSUPPORTED_MEDIA_TYPE');
   }
+  if (isDatabaseUnavailable(cause)) {
+    log?.warn({ err: cause }, 'database unavailable');
+    return new AppError('SERVICE_UNAVAILABLE', {
+      headers: { 'Retry-After': String(DATABASE_RETRY_AFTER_S) },
+    });
+  }
   log?.error({ err: cause }, 'unhandled error');
   return new AppError('INTERNAL_ERROR');
+}
+
+const TYPE_NAMES: Record<string, string> = {
+  number: 'a number',
+  int: 'an integer',
+  string: 'a string',
+  boolean: 'a boolean',
+  object: 'an object',
+  array: 'an array',
+};
+
+/**
+ * What a value of the wrong type is told: `is required` only when it is absent. zod reports what
+ * it received in the message (issues carry no input): `undefined` when the field is missing, and
+ * `Infinity` for a number beyond the largest double (JSON's 1e309).
+ */
+function invalidTypeIssue(issue: z.core.$ZodIssueInvalidType): string {
+  const received = /received (\S+)$/.exec(issue.message)?.[1];
+  if (received === 'undefined') return 'is required';
+  if (received === 'Infinity') return 'is too large';
+  if (received === '-Infinity') return 'is too small';
+  const expected = TYPE_NAMES[issue.expected];
+  return expected ? `must be ${expected}` : issue.message;
 }
 
 /** One detail per zod issue, with the field as the snake_case path the client sent. */
@@ -158,7 +192,7 @@ export function zodDetails(error: z.ZodError): { field: string; issue: string }[
         issue: 'is not a known field',
       };
     }
-    if (issue.code === 'invalid_type' && issue.input === undefined) return { field, issue: 'is required' };
+    if (issue.code === 'invalid_type') return { field, issue: invalidTypeIssue(issue) };
     return { field, issue: issue.message };
   });
 }

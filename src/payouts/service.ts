@@ -17,6 +17,7 @@ import {
   amountIn,
   decimalsIssue,
   destinationTypeSchema,
+  idIn,
   networkSchema,
   type RequestVariant,
   requestVariants,
@@ -111,10 +112,7 @@ export const createPayoutIn = z
       .max(2048)
       .optional()
       .describe('Per-payout webhook URL (HTTPS): this payout’s events go here instead of the tenant URL.'),
-    quote_id: z
-      .string()
-      .min(1)
-      .max(64)
+    quote_id: idIn
       .optional()
       .describe('A PENDING or ACCEPTED quote of the same currencies and amount, to use its frozen price.'),
   })

@@ -1,0 +1,68 @@
+import type { ErrorDetail } from './errors.ts';
+
+/**
+ * Checks every request input gets before anything reads it deeply: how deep its JSON nests (at
+ * parsing, before the idempotency fingerprint or the schemas recurse), and that its text holds no
+ * control characters (PostgreSQL refuses U+0000 outright; the others have no place in names,
+ * references or ids, and would reach logs, statements and webhooks).
+ */
+
+/** Deepest nesting of arrays and objects a JSON body or tRPC input may have. */
+export const MAX_JSON_DEPTH = 32;
+
+/**
+ * True when the JSON text nests arrays and objects deeper than `max`: a scan of the text,
+ * without parsing it (brackets inside strings do not count).
+ */
+export function nestsDeeperThan(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c)
+        i++; // backslash: the next character is escaped
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
+}
+
+/** Unicode's control characters (Cc): C0 U+0000–U+001F, DEL U+007F and C1 U+0080–U+009F. */
+const CONTROL = /\p{Cc}/u;
+/** The same, but for tab, line feed and carriage return (operators' multi-line notes). */
+const CONTROL_BUT_LINE_BREAKS = /(?![\t\n\r])\p{Cc}/u;
+
+/** Which control characters a procedure refuses in its text inputs. */
+export type TextRule = 'single-line' | 'multi-line';
+
+/**
+ * The first string of `input` (a field's value or an object's key) holding a control character
+ * its rule refuses, as a detail naming the field; null when there is none. Merchant inputs are
+ * single-line; operators' may break lines.
+ */
+export function controlCharacterIssue(input: unknown, rule: TextRule): ErrorDetail | null {
+  const refused = rule === 'single-line' ? CONTROL : CONTROL_BUT_LINE_BREAKS;
+  const issue =
+    rule === 'single-line'
+      ? 'must not contain control characters (U+0000–U+001F, U+007F–U+009F)'
+      : 'must not contain control characters other than tab and line breaks (U+0000–U+001F, U+007F–U+009F)';
+  // Iterative, so that no input can exhaust the stack, whatever reached here unparsed.
+  const stack: { value: unknown; field: string }[] = [{ value: input, field: 'body' }];
+  while (stack.length > 0) {
+    const { value, field } = stack.pop()!;
+    if (typeof value === 'string') {
+      if (refused.test(value)) return { field, issue };
+    } else if (value !== null && typeof value === 'object') {
+      for (const [key, child] of Object.entries(value)) {
+        const path = field === 'body' ? key : `${field}.${key}`;
+        if (refused.test(key)) return { field: path, issue: 'is not a known field' };
+        stack.push({ value: child, field: path });
+      }
+    }
+  }
+  return null;
+}

@@ -1,0 +1,58 @@
+import type Router from '@koa/router';
+import type { Context, Next } from 'koa';
+import { AppError } from './errors.ts';
+
+/** The methods this service implements somewhere; any other is 501 on a path it does not know. */
+const IMPLEMENTED = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
+/** Paths served outside the routers, and the methods each takes. */
+const FIXED: { matches: (path: string) => boolean; methods: readonly string[] }[] = [
+  { matches: (p) => p === '/', methods: ['GET', 'HEAD'] },
+  {
+    matches: (p) => p === '/health' || p === '/health/live' || p === '/health/ready',
+    methods: ['GET', 'HEAD'],
+  },
+  { matches: (p) => p === '/metrics', methods: ['GET', 'HEAD'] },
+  { matches: (p) => p === '/openapi.json', methods: ['GET', 'HEAD'] },
+  { matches: (p) => p === '/docs' || p.startsWith('/docs/'), methods: ['GET', 'HEAD'] },
+  { matches: (p) => p === '/trpc' || p.startsWith('/trpc/'), methods: ['GET', 'POST'] },
+];
+
+/**
+ * Answers every method a path does not take before anything else runs (no body is read, nothing
+ * is authenticated): OPTIONS with 204 and `Allow`; a method the path does not take with 405
+ * METHOD_NOT_ALLOWED and `Allow`; a method nothing here implements, on a path nothing serves,
+ * with 501 METHOD_NOT_IMPLEMENTED. Every refusal is the envelope, never an internal error.
+ */
+export function methodPolicy(routers: readonly Router[]) {
+  return async (ctx: Context, next: Next) => {
+    const allowed = allowedMethods(routers, ctx.path);
+    if (!allowed) {
+      if (!IMPLEMENTED.has(ctx.method)) throw new AppError('METHOD_NOT_IMPLEMENTED');
+      return next();
+    }
+    const allow = [...allowed, 'OPTIONS'].join(', ');
+    if (ctx.method === 'OPTIONS') {
+      ctx.set('Allow', allow);
+      ctx.status = 204;
+      return;
+    }
+    if (!allowed.includes(ctx.method))
+      throw new AppError('METHOD_NOT_ALLOWED', { headers: { Allow: allow } });
+    return next();
+  };
+}
+
+/** The methods `path` takes (HEAD wherever GET is), or null when no route serves it. */
+function allowedMethods(routers: readonly Router[], path: string): string[] | null {
+  const fixed = FIXED.find((f) => f.matches(path));
+  if (fixed) return [...fixed.methods];
+  const methods = new Set<string>();
+  for (const router of routers) {
+    for (const layer of router.match(path, 'GET').path) for (const m of layer.methods) methods.add(m);
+  }
+  if (methods.size === 0) return null;
+  if (methods.has('GET')) methods.add('HEAD');
+  const order = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
+  return order.filter((m) => methods.has(m));
+}

@@ -1,0 +1,79 @@
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import pg from 'pg';
+import { isDatabaseUnavailable } from '#src/db/unavailable.ts';
+import { call, createMerchant, errorOf } from '../client.ts';
+import { harness } from '../harness.ts';
+
+const USDT_DESTINATION = {
+  currency: 'USDT',
+  type: 'CRYPTO_ADDRESS',
+  network: 'TRON',
+  address: 'TLsV52sRDL79HXGGm9yzwKibb6BeruhUzy',
+};
+
+describe('a database connection lost under a request', () => {
+  it('tells connection failures from statement errors', () => {
+    expect(
+      isDatabaseUnavailable(Object.assign(new Error('terminating connection'), { code: '57P01' })),
+    ).to.equal(true);
+    expect(isDatabaseUnavailable(new Error('Connection terminated unexpectedly'))).to.equal(true);
+    expect(
+      isDatabaseUnavailable(
+        new Error('x', { cause: Object.assign(new Error('y'), { code: 'ECONNREFUSED' }) }),
+      ),
+    ).to.equal(true);
+    expect(isDatabaseUnavailable(Object.assign(new Error('duplicate key'), { code: '23505' }))).to.equal(
+      false,
+    );
+    expect(isDatabaseUnavailable(new Error('boom'))).to.equal(false);
+  });
+
+  it('is answered 503 SERVICE_UNAVAILABLE with Retry-After and the envelope; the retry succeeds', async function () {
+    // The embedded database is one session: there is no backend of the service's to terminate.
+    if (harness().embedded) this.skip();
+    const merchant = await createMerchant();
+    const key = randomUUID();
+    // Hold the request's Idempotency-Key so that its transaction waits, then cut its connection.
+    const holder = new pg.Client({ connectionString: harness().databaseUrl });
+    await holder.connect();
+    try {
+      await holder.query('begin');
+      await holder.query(`select pg_advisory_xact_lock(hashtextextended($1 || '/' || $2, 0))`, [
+        merchant.tenantId,
+        key,
+      ]);
+      const pending = call('PUT', '/v1/refund-destinations', {
+        key: merchant.key,
+        body: USDT_DESTINATION,
+        idempotencyKey: key,
+      });
+      let waiting: number | undefined;
+      for (let i = 0; i < 5000 && waiting === undefined; i++) {
+        const { rows } = await holder.query<{ pid: number }>(
+          `select pid from pg_stat_activity
+            where wait_event_type = 'Lock' and wait_event = 'advisory'
+              and datname = current_database() and pid <> pg_backend_pid()`,
+        );
+        waiting = rows[0]?.pid;
+        if (waiting === undefined) await new Promise((r) => setImmediate(r));
+      }
+      expect(waiting, 'the request never waited on its key').to.be.a('number');
+      await holder.query('select pg_terminate_backend($1)', [waiting]);
+      const res = await pending;
+      expect(res.status, res.text).to.equal(503);
+      expect(res.headers.get('retry-after')).to.equal('1');
+      expect(errorOf(res).code).to.equal('SERVICE_UNAVAILABLE');
+      expect(res.text).to.not.match(/terminat|postgres|stack/i);
+    } finally {
+      await holder.query('rollback').catch(() => {});
+      await holder.end();
+    }
+    const retry = await call('PUT', '/v1/refund-destinations', {
+      key: merchant.key,
+      body: USDT_DESTINATION,
+      idempotencyKey: key,
+    });
+    expect(retry.status, retry.text).to.equal(200);
+  });
+});
