@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { request } from 'node:http';
 import { AppError } from '#src/http/errors.ts';
 import type { Scope } from '#src/tenants/scopes.ts';
 import { createTenant, issueApiKey } from '#src/tenants/service.ts';
@@ -54,6 +55,27 @@ export async function call<T = any>(
     parsed = undefined;
   }
   return { status: res.status, headers: res.headers, body: parsed as T, text };
+}
+
+/** One request with any method, over node:http (fetch refuses TRACE and friends). */
+export function rawRequest(
+  method: string,
+  path: string,
+  options: { headers?: Record<string, string>; chunks?: Buffer[] } = {},
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${harness().url}${path}`, { method, headers: options.headers }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => {
+        text += c;
+      });
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, text }));
+    });
+    req.on('error', reject);
+    for (const chunk of options.chunks ?? []) req.write(chunk);
+    req.end();
+  });
 }
 
 export interface Merchant {

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { request } from 'node:http';
 import { expect } from 'chai';
-import { call, errorOf, type Merchant } from '../client.ts';
+import { call, errorOf, type Merchant, rawRequest as raw } from '../client.ts';
 import { harness } from '../harness.ts';
 import { bankPayout, mobilePayout, payoutReadyMerchant } from '../payouts/fixtures.ts';
 
@@ -82,27 +81,6 @@ const UNUSUAL_METHODS = [
   'MOVE',
   'QUERY',
 ];
-
-/** One request with any method, over node:http (fetch refuses TRACE and friends). */
-function raw(
-  method: string,
-  path: string,
-  options: { headers?: Record<string, string>; chunks?: Buffer[] } = {},
-): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(`${harness().url}${path}`, { method, headers: options.headers }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => {
-        text += c;
-      });
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, text }));
-    });
-    req.on('error', reject);
-    for (const chunk of options.chunks ?? []) req.write(chunk);
-    req.end();
-  });
-}
 
 describe('bad input is a 4xx with the envelope, never a 500', () => {
   let merchant: Merchant;
