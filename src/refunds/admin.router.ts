@@ -32,7 +32,7 @@ export const refundAdminRouter = router({
      */
     retry: adminProcedure
       .meta({ role: 'operator' })
-      .input(z.strictObject({ refund_id: z.string().min(1).max(64), note: note.optional() }))
+      .input(z.strictObject({ refund_id: z.string().min(1).max(64), note }))
       .output(proposalOut)
       .mutation(async ({ ctx, input }) => {
         const { note: why, ...args } = input;
@@ -82,7 +82,7 @@ export const refundAdminRouter = router({
      */
     raise: adminProcedure
       .meta({ role: 'operator' })
-      .input(z.strictObject({ payout_id: z.uuid(), note: note.optional() }))
+      .input(z.strictObject({ payout_id: z.uuid(), note }))
       .output(proposalOut)
       .mutation(async ({ ctx, input }) => {
         const { note: why, ...args } = input;

@@ -48,7 +48,7 @@ export const settlementAdminRouter = router({
       z.strictObject({
         inflow_id: z.string().min(1).max(64),
         payout_id: z.string().min(1).max(64),
-        note: note.optional(),
+        note,
       }),
     )
     .output(proposalOut)
@@ -60,7 +60,7 @@ export const settlementAdminRouter = router({
   /** Proposes failing a payout held for review (its refund follows from the refunds job). */
   failPayout: adminProcedure
     .meta({ role: 'operator' })
-    .input(z.strictObject({ payout_id: z.string().min(1).max(64), note: note.optional() }))
+    .input(z.strictObject({ payout_id: z.string().min(1).max(64), note }))
     .output(proposalOut)
     .mutation(async ({ ctx, input }) => {
       const { note: why, ...args } = input;
@@ -70,7 +70,7 @@ export const settlementAdminRouter = router({
   /** Proposes recording that undecided money was sent back to the merchant outside the service. */
   returnInflow: adminProcedure
     .meta({ role: 'operator' })
-    .input(z.strictObject({ inflow_id: z.string().min(1).max(64), note: note.optional() }))
+    .input(z.strictObject({ inflow_id: z.string().min(1).max(64), note }))
     .output(proposalOut)
     .mutation(async ({ ctx, input }) => {
       const { note: why, ...args } = input;

@@ -228,11 +228,12 @@ function FailedRefunds() {
           <td>{age(refund.created_at)}</td>
           <td className="actions">
             {canPropose ? (
-              <ClickAction
+              <NoteAction
                 actionKey={`retry:${refund.id}`}
-                label="Retry refund"
-                done="Retried"
-                run={() => api.admin.refunds.retry.mutate({ refund_id: refund.id })}
+                label="Propose retry"
+                done="Proposed"
+                placeholder="Note (required): what the merchant corrected"
+                run={(note) => api.admin.refunds.retry.mutate({ refund_id: refund.id, note })}
               />
             ) : null}
           </td>
@@ -278,11 +279,12 @@ function HeldMoney() {
           <td>{age(held.failed_at)}</td>
           <td className="actions">
             {canPropose && held.refund_destination_active ? (
-              <ClickAction
+              <NoteAction
                 actionKey={`raise:${held.payout_id}`}
-                label="Raise refund"
-                done="Raised"
-                run={() => api.admin.refunds.raise.mutate({ payout_id: held.payout_id })}
+                label="Propose refund"
+                done="Proposed"
+                placeholder="Note (required): why the money goes back now"
+                run={(note) => api.admin.refunds.raise.mutate({ payout_id: held.payout_id, note })}
               />
             ) : null}
           </td>
