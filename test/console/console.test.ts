@@ -1,10 +1,10 @@
-import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { expect } from 'chai';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { REPO_ROOT } from '#src/docs/generate.ts';
 import { runRefundsOnce } from '#src/refunds/job.ts';
+import { CHROMIUM, CHROMIUM_FLAGS, requireChromium } from '../browser.ts';
 import { harness } from '../harness.ts';
 import { newOperator, type TestOperator, trpcCall } from '../operators/fixtures.ts';
 import { payoutReadyMerchant } from '../payouts/fixtures.ts';
@@ -16,16 +16,6 @@ import { deps, handledCredit, payBank, payoutWithInstruction } from '../settleme
  * service and sandbox. Nothing leaves the service's origin. Screenshots of every page go to
  * test/artifacts/console/ (not committed; CI keeps the folder).
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const FLAGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const SHOTS = path.join(REPO_ROOT, 'test/artifacts/console');
 /** Generous for a loaded machine, bounded so that a broken page fails rather than hangs. */
 const WAIT = 15_000;
@@ -38,15 +28,10 @@ describe('operations console in Chromium', function () {
   const foreign: string[] = [];
 
   before(async function () {
-    if (!existsSync(CHROMIUM)) {
-      const why = `Chromium not found at ${CHROMIUM} (install it: apt-get install -y chromium)`;
-      if (process.env.CI) throw new Error(`${why}; CI must run the browser test`);
-      console.log(`    skipping the console's browser test locally: ${why}`);
-      this.skip();
-    }
+    requireChromium(this, "the console's browser test");
     await mkdir(SHOTS, { recursive: true });
     console.log(`    console screenshots: ${SHOTS}`);
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS });
   });
 
   after(async () => {

@@ -1,10 +1,10 @@
-import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { committedModel, REPO_ROOT } from '#src/docs/generate.ts';
+import { CHROMIUM, CHROMIUM_FLAGS, requireChromium } from '../browser.ts';
 import { harness } from '../harness.ts';
 
 /**
@@ -15,17 +15,6 @@ import { harness } from '../harness.ts';
  * Without Chromium this suite fails when CI is set (`.ci/run` installs it); on a developer's
  * machine without CI set it is skipped, saying why.
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const ARTIFACTS = path.join(REPO_ROOT, 'test/artifacts');
 /** The longest a page may take to render: bounded, and with room for a loaded 2-core machine. */
 const RENDER_TIMEOUT_MS = 150_000;
@@ -38,19 +27,14 @@ describe('documentation pages in Chromium', function () {
   const problems: string[] = [];
 
   before(async function () {
-    if (!existsSync(CHROMIUM)) {
-      const why = `Chromium not found at ${CHROMIUM} (install it: apt-get install -y chromium)`;
-      if (process.env.CI) throw new Error(`${why}; CI must run the browser test`);
-      console.log(`    skipping the browser test locally: ${why}`);
-      this.skip();
-    }
+    requireChromium(this, 'the browser test');
     userDataDir = await mkdtemp(path.join(os.tmpdir(), 'docs-chromium-'));
     await mkdir(ARTIFACTS, { recursive: true });
     // A persistent context is how Playwright takes a user data directory of our choosing: a fresh one.
     context = await chromium.launchPersistentContext(userDataDir, {
       executablePath: CHROMIUM,
       headless: true,
-      args: FLAGS,
+      args: CHROMIUM_FLAGS,
       viewport: { width: 1400, height: 900 },
     });
     const own = new URL(harness().url).origin;

@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import { call, errorOf, type Merchant, rawRequest as raw } from '../client.ts';
 import { harness } from '../harness.ts';
 import { bankPayout, mobilePayout, payoutReadyMerchant } from '../payouts/fixtures.ts';
+import { UNUSUAL_METHODS } from './unusual-methods.ts';
 
 const CONTROL_ISSUE = 'must not contain control characters (U+0000–U+001F, U+007F–U+009F)';
 
@@ -66,20 +67,6 @@ const WRITES: {
     procedure: 'webhooks.rotateSecret',
     body: () => ({}),
   },
-];
-
-const UNUSUAL_METHODS = [
-  'TRACE',
-  'PROPFIND',
-  'SEARCH',
-  'PURGE',
-  'LINK',
-  'MKCOL',
-  'REPORT',
-  'LOCK',
-  'COPY',
-  'MOVE',
-  'QUERY',
 ];
 
 describe('bad input is a 4xx with the envelope, never a 500', () => {

@@ -8,6 +8,7 @@ import { call, type Merchant, rawRequest } from '../client.ts';
 import { harness } from '../harness.ts';
 import { resolve, servedDocument } from '../openapi/document.ts';
 import { payoutReadyMerchant } from '../payouts/fixtures.ts';
+import { UNUSUAL_METHODS } from './unusual-methods.ts';
 
 /**
  * Property-based fuzzing of every merchant write and list (and every read by id) over REST, and
@@ -66,20 +67,6 @@ const hostileId = fc.oneof(
   hostile,
   fc.constantFrom('abc', '0', '-1', `${randomUUID()}x`, 'x'.repeat(300), "' OR 1=1 --"),
 );
-
-const UNUSUAL_METHODS = [
-  'TRACE',
-  'PROPFIND',
-  'SEARCH',
-  'PURGE',
-  'LINK',
-  'MKCOL',
-  'REPORT',
-  'LOCK',
-  'COPY',
-  'MOVE',
-  'QUERY',
-];
 
 /** Rows that belong to a tenant, in every table with a tenant_id. */
 async function tenantRows(tenantId: string): Promise<Record<string, number>> {
