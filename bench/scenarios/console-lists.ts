@@ -83,6 +83,12 @@ async function seed(ctx: BenchContext): Promise<void> {
                from payouts where merchant_reference like $1 || '-%') p`,
     ['console', snapshots.MATCHED],
   );
+  // The payouts those short inflows were held against wait as the console's held-underpaid queue.
+  await db.query(
+    `update payouts p set snapshot = jsonb_set(p.snapshot, '{value,PENDING_PAYMENT}', '"held"')
+       from inflows i
+      where i.payout_id = p.id and i.state = 'HELD' and i.external_ref like 'console-%'`,
+  );
   await db.query('analyze');
 }
 
@@ -93,11 +99,13 @@ interface ConsoleList {
 }
 
 const LISTS: ConsoleList[] = [
-  { name: 'held inflows', procedure: 'admin.settlement.inflows', input: { state: 'HELD' } },
+  { name: 'payouts held underpaid', procedure: 'admin.payouts.heldUnderpaid', input: {} },
   { name: 'unmatched inflows', procedure: 'admin.settlement.inflows', input: { state: 'UNMATCHED' } },
   { name: 'failed refunds', procedure: 'admin.refunds.failed', input: {} },
   { name: 'DEAD webhook deliveries', procedure: 'admin.webhooks.dead', input: {} },
   { name: 'tenants', procedure: 'admin.tenant.list', input: {} },
+  { name: 'approvals', procedure: 'admin.approvals.list', input: {} },
+  { name: 'audit trail', procedure: 'admin.audit.list', input: {} },
 ];
 
 /** The cursor of a page halfway through a list (walked with pages of 100). */
@@ -141,11 +149,7 @@ export async function consoleListsScenario(ctx: BenchContext): Promise<void> {
       value: baseline.rps,
       unit: 'req/s',
     });
-    const held = await trpcGet(
-      ctx,
-      service.url,
-      trpcPath('admin.settlement.inflows', { state: 'HELD', limit: 1 }),
-    );
+    const held = await trpcGet(ctx, service.url, trpcPath('admin.payouts.heldUnderpaid', { limit: 1 }));
     const payoutId = held.data[0]?.payout_id as string | undefined;
     if (!payoutId) throw new Error('console: the seed left no held payout');
 
