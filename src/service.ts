@@ -93,6 +93,25 @@ export async function createDeps(options: DepsOptions): Promise<Deps> {
  * The composition root of the HTTP service: dependencies, migrations, then the server.
  * Everything is injected, so tests start the real thing with their own clock.
  */
+/**
+ * How long closing the database pool may wait for its connections. A connection lost under a
+ * request (its backend terminated) can stay checked out of node-postgres' pool, whose end() then
+ * waits for it forever; stopping must not.
+ */
+const POOL_CLOSE_TIMEOUT_MS = 5_000;
+
+/** Waits for `closing`, or `ms` at most (calling `late` then). */
+async function closeWithin(closing: Promise<unknown>, ms: number, late: () => void): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), ms);
+    timer.unref();
+  });
+  const outcome = await Promise.race([closing.then(() => 'closed' as const), timedOut]);
+  clearTimeout(timer);
+  if (outcome === 'late') late();
+}
+
 export async function startService(options: DepsOptions): Promise<RunningService> {
   const { config, log } = options;
   const deps = await createDeps(options);
@@ -127,7 +146,12 @@ export async function startService(options: DepsOptions): Promise<RunningService
         server.close(() => resolve());
         server.closeIdleConnections();
       });
-      await orm.close();
+      await closeWithin(orm.close(), POOL_CLOSE_TIMEOUT_MS, () =>
+        log.warn(
+          { timeout_ms: POOL_CLOSE_TIMEOUT_MS },
+          'the database pool did not close in time: a connection is still checked out; stopping anyway',
+        ),
+      );
     },
   };
 }
