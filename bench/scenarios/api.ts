@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { type PlanNode, planNodes } from '#src/db/plan.ts';
 import { encodeCursor } from '#src/http/pagination.ts';
 import { secretsFrom } from '#src/secrets.ts';
 import type { BaselineChildOptions } from '../children/baseline.ts';
@@ -623,25 +624,6 @@ async function ladder(ctx: BenchContext, service: Child): Promise<void> {
   ctx.results.details.ladder = out;
 }
 
-interface PlanNode {
-  'Node Type': string;
-  'Relation Name'?: string;
-  'Index Name'?: string;
-  'Scan Direction'?: string;
-  'Parent Relationship'?: string;
-  'Rows Removed by Filter'?: number;
-  'Actual Rows'?: number;
-  Plans?: PlanNode[];
-}
-
-/** The plan's nodes; a subplan's own (a payout's timeline, sorted for its one row) only with `subplans`. */
-function nodes(plan: PlanNode, options = { subplans: true }): PlanNode[] {
-  const children = (plan.Plans ?? []).filter(
-    (n) => options.subplans || n['Parent Relationship'] !== 'SubPlan',
-  );
-  return [plan, ...children.flatMap((n) => nodes(n, options))];
-}
-
 async function traceList(ctx: BenchContext, serviceCursors: string[]): Promise<void> {
   const items = ctx.plan.traceItems;
   // The filtered pages: a rare status, one merchant_reference, a tenth of the list in the middle
@@ -717,9 +699,9 @@ async function traceList(ctx: BenchContext, serviceCursors: string[]): Promise<v
       client.release();
     }
     for (const { kind, explained } of plans) {
-      const all = nodes(explained.Plan);
+      const all = planNodes(explained.Plan);
       const scan = all.find((n) => n['Relation Name'] === 'payouts');
-      const sorted = nodes(explained.Plan, { subplans: false }).some((n) => /Sort/.test(n['Node Type']));
+      const sorted = planNodes(explained.Plan, { subplans: false }).some((n) => /Sort/.test(n['Node Type']));
       const indexScan = !!scan && /Index/.test(scan['Node Type']);
       ctx.results.check(
         `${name}: ${kind} is an index scan with no sort`,

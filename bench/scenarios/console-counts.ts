@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { countsStatementText } from '#src/compliance/counts.ts';
 import { EXCEPTION_QUEUES, exceptionCounts } from '#src/compliance/exceptions.ts';
 import { loadConfig } from '#src/config.ts';
+import { type PlanNode, planNodes } from '#src/db/plan.ts';
 import { buildComplianceModel } from '#src/docs/compliance.ts';
 import { MACHINE_DOCS } from '#src/docs/registry.ts';
 import { type BenchContext, startService } from '../lib/context.ts';
@@ -25,14 +26,6 @@ import { median, round } from '../lib/report.ts';
 const HOT = ['payouts', 'inflows', 'webhook_deliveries'];
 /** One object in this many waits for a person. */
 const EVERY = 100;
-
-interface PlanNode {
-  'Node Type': string;
-  'Relation Name'?: string;
-  'Index Name'?: string;
-  Plans?: PlanNode[];
-}
-const nodes = (plan: PlanNode): PlanNode[] => [plan, ...(plan.Plans ?? []).flatMap(nodes)];
 
 async function seed(db: pg.Pool, tenantId: string, rows: number): Promise<void> {
   const waiting = `n % ${EVERY} = 0`;
@@ -131,7 +124,7 @@ async function databaseTime(
       plan = out.Plan;
     }
     await client.query('rollback');
-    const hot = nodes(plan!).filter((n) => n['Relation Name'] && HOT.includes(n['Relation Name']));
+    const hot = planNodes(plan!).filter((n) => n['Relation Name'] && HOT.includes(n['Relation Name']));
     return {
       ms: round(median(times), 2),
       seqScans: hot.filter((n) => n['Node Type'] === 'Seq Scan').map((n) => n['Relation Name']!),

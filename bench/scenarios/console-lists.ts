@@ -1,3 +1,4 @@
+import { type PlanNode, planNodes } from '#src/db/plan.ts';
 import type { Child } from '../lib/children.ts';
 import { type BenchContext, startService } from '../lib/context.ts';
 import { resetWork } from '../lib/db.ts';
@@ -33,15 +34,6 @@ const HOT_TABLES = [
 ];
 
 const CONNECTIONS = 16;
-
-interface PlanNode {
-  'Node Type': string;
-  'Relation Name'?: string;
-  'Index Name'?: string;
-  Plans?: PlanNode[];
-}
-
-const nodes = (plan: PlanNode): PlanNode[] => [plan, ...(plan.Plans ?? []).flatMap(nodes)];
 
 /** A tRPC query as the console sends it. */
 function trpcPath(procedure: string, input: unknown): string {
@@ -222,11 +214,11 @@ export async function consoleListsScenario(ctx: BenchContext): Promise<void> {
           'QUERY PLAN'
         ][0]!;
         worst = Math.max(worst, explained['Execution Time']);
-        for (const node of nodes(explained.Plan)) {
+        for (const node of planNodes(explained.Plan)) {
           if (scansBig(node)) problems.push(`sequential scan of ${node['Relation Name']}`);
           // A sort of the few rows a page or a queue holds is fine; one over a whole big table is not.
-          if (node['Node Type'] === 'Sort' && nodes(node).some(scansBig))
-            problems.push(`sort over all of ${nodes(node).find(scansBig)!['Relation Name']}`);
+          if (node['Node Type'] === 'Sort' && planNodes(node).some(scansBig))
+            problems.push(`sort over all of ${planNodes(node).find(scansBig)!['Relation Name']}`);
         }
       }
       ctx.results.check(

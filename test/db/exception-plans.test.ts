@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { countsStatementText } from '#src/compliance/counts.ts';
 import { exceptionCounts, heldUnderpaidPage } from '#src/compliance/exceptions.ts';
+import { type PlanNode, planNodes } from '#src/db/plan.ts';
 import { committedModel } from '#src/docs/generate.ts';
 import { createMerchant } from '../client.ts';
 import { removeQueues, seedQueues } from '../compliance/fixtures.ts';
@@ -13,15 +14,6 @@ import { harness } from '../harness.ts';
  * column. Planned, as prepared statements are, over a history where most rows are done and a few
  * wait for a person. The benchmark (bench/scenarios/console-counts.ts) times the same on 100,000 payouts.
  */
-
-interface PlanNode {
-  'Node Type': string;
-  'Relation Name'?: string;
-  'Index Name'?: string;
-  Plans?: PlanNode[];
-}
-
-const nodes = (plan: PlanNode): PlanNode[] => [plan, ...(plan.Plans ?? []).flatMap(nodes)];
 
 const HOT = ['payouts', 'inflows', 'refunds', 'webhook_deliveries'];
 
@@ -40,7 +32,7 @@ async function scansOf(text: string, args = ''): Promise<string[][]> {
         }[];
         await tx.execute('deallocate console_plan');
         plans.push(
-          nodes(rows[0]!['QUERY PLAN'][0]!.Plan)
+          planNodes(rows[0]!['QUERY PLAN'][0]!.Plan)
             .filter(
               (n) =>
                 (n['Relation Name'] && HOT.includes(n['Relation Name'])) ||

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { expect } from 'chai';
 import sinon from 'sinon';
+import { type PlanNode, planNodes } from '#src/db/plan.ts';
 import { encodeCursor, listName } from '#src/http/pagination.ts';
 import { type PayoutFilters, payoutPageQuery } from '#src/payouts/resource.ts';
 import { call, createMerchant, type Merchant } from '../client.ts';
@@ -13,22 +14,6 @@ import { harness } from '../harness.ts';
  * over a tenant with a realistic history. The benchmark (bench/scenarios/api.ts) checks the same
  * on a table of 100,000 payouts.
  */
-
-interface PlanNode {
-  'Node Type': string;
-  'Relation Name'?: string;
-  'Index Name'?: string;
-  'Scan Direction'?: string;
-  'Parent Relationship'?: string;
-  Plans?: PlanNode[];
-}
-
-function nodes(plan: PlanNode, options = { subplans: true }): PlanNode[] {
-  const children = (plan.Plans ?? []).filter(
-    (n) => options.subplans || n['Parent Relationship'] !== 'SubPlan',
-  );
-  return [plan, ...children.flatMap((n) => nodes(n, options))];
-}
 
 /** How `table` is read in the plan of `explain`, and whether anything sorts. */
 async function planOf(
@@ -47,7 +32,7 @@ async function planOf(
     .catch((err: unknown) => {
       if (err !== rolledBack) throw err;
     });
-  const all = nodes(plan!);
+  const all = planNodes(plan!);
   return {
     scans: all
       .filter((n) => n['Relation Name'] === table)
@@ -57,7 +42,7 @@ async function planOf(
           .join(' '),
       ),
     // A sort inside a subplan orders one row's own children (a payout's timeline), not the list.
-    sorted: nodes(plan!, { subplans: false }).some((n) => /Sort/.test(n['Node Type'])),
+    sorted: planNodes(plan!, { subplans: false }).some((n) => /Sort/.test(n['Node Type'])),
   };
 }
 
