@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import type { MikroORM } from '@mikro-orm/postgresql';
+import { within } from '#src/lib/within.ts';
 import type { Config } from './config.ts';
 import { Corridors } from './corridors/corridors.ts';
 import { migrate, openOrm } from './db/orm.ts';
@@ -100,18 +101,6 @@ export async function createDeps(options: DepsOptions): Promise<Deps> {
  */
 const POOL_CLOSE_TIMEOUT_MS = 5_000;
 
-/** Waits for `closing`, or `ms` at most (calling `late` then). */
-async function closeWithin(closing: Promise<unknown>, ms: number, late: () => void): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<'late'>((resolve) => {
-    timer = setTimeout(() => resolve('late'), ms);
-    timer.unref();
-  });
-  const outcome = await Promise.race([closing.then(() => 'closed' as const), timedOut]);
-  clearTimeout(timer);
-  if (outcome === 'late') late();
-}
-
 export async function startService(options: DepsOptions): Promise<RunningService> {
   const { config, log } = options;
   const deps = await createDeps(options);
@@ -146,12 +135,12 @@ export async function startService(options: DepsOptions): Promise<RunningService
         server.close(() => resolve());
         server.closeIdleConnections();
       });
-      await closeWithin(orm.close(), POOL_CLOSE_TIMEOUT_MS, () =>
+      if ((await within(orm.close(), POOL_CLOSE_TIMEOUT_MS)).late) {
         log.warn(
           { timeout_ms: POOL_CLOSE_TIMEOUT_MS },
           'the database pool did not close in time: a connection is still checked out; stopping anyway',
-        ),
-      );
+        );
+      }
     },
   };
 }

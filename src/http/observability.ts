@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { Context, Next } from 'koa';
 import type { Deps } from '#src/deps.ts';
 import { newId } from '#src/lib/ids.ts';
+import { within } from '#src/lib/within.ts';
 import { METRICS_CONTENT_TYPE, renderMetrics } from '#src/observability/metrics.ts';
 import { operatorOfBearer } from '#src/operators/auth.ts';
 import { AppError, envelope } from './errors.ts';
@@ -17,10 +18,6 @@ const READY_TIMEOUT_MS = 2000;
 
 /** Whether this instance can serve: the database answers and has every migration applied. */
 export async function readiness(deps: Deps): Promise<{ ready: true } | { ready: false; reason: string }> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<string>((resolve) => {
-    timer = setTimeout(() => resolve('the database did not answer in time'), READY_TIMEOUT_MS);
-  });
   const check = (async () => {
     try {
       const pending = await deps.orm.migrator.getPending();
@@ -30,12 +27,9 @@ export async function readiness(deps: Deps): Promise<{ ready: true } | { ready: 
       return 'the database is unreachable';
     }
   })();
-  try {
-    const reason = await Promise.race([check, timeout]);
-    return reason === null ? { ready: true } : { ready: false, reason };
-  } finally {
-    clearTimeout(timer);
-  }
+  const outcome = await within(check, READY_TIMEOUT_MS);
+  const reason = outcome.late ? 'the database did not answer in time' : outcome.value;
+  return reason === null ? { ready: true } : { ready: false, reason };
 }
 
 /** The Prometheus text of this instance and its job threads, for a caller with an operator's bearer token. */

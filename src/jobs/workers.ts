@@ -1,9 +1,9 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import Bree from 'bree';
 import type { Config } from '#src/config.ts';
 import type { JobKicker, Secrets } from '#src/deps.ts';
 import type { Logger } from '#src/lib/log.ts';
+import { within } from '#src/lib/within.ts';
 import { isMetricsAnswer, type MetricsSnapshot } from '#src/observability/metrics.ts';
 import { JOBS } from './registry.ts';
 import type { WorkerData } from './worker.ts';
@@ -101,15 +101,7 @@ export async function startWorkers(options: {
   });
   await bree.start();
   if (names.length === 0) allRunning();
-  const patience = new AbortController();
-  const late = await Promise.race([
-    started.then(() => false),
-    sleep(options.readyTimeoutMs ?? WORKERS_READY_TIMEOUT_MS, true, { signal: patience.signal }).catch(
-      () => false,
-    ),
-  ]);
-  patience.abort();
-  if (late) {
+  if ((await within(started, options.readyTimeoutMs ?? WORKERS_READY_TIMEOUT_MS)).late) {
     log.warn(
       { jobs: names.filter((name) => !running.has(name)) },
       'background jobs not running yet; carrying on without them',

@@ -1,6 +1,7 @@
 import { lookup } from 'node:dns/promises';
 import { isIPv4, isIPv6 } from 'node:net';
 import type { Config } from '#src/config.ts';
+import { within } from '#src/lib/within.ts';
 
 /**
  * Which webhook URLs the service will call: checked when a merchant configures one and again
@@ -59,17 +60,9 @@ const LOOKUP_TIMEOUT_MS = 3000;
 
 /** The system resolver (getaddrinfo, so /etc/hosts counts), bounded in time. */
 export const systemResolver: HostResolver = async (host) => {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`DNS lookup of ${host} timed out`)), LOOKUP_TIMEOUT_MS);
-    timer.unref();
-  });
-  try {
-    const found = await Promise.race([lookup(host, { all: true, verbatim: true }), timeout]);
-    return found.map((a) => a.address);
-  } finally {
-    clearTimeout(timer);
-  }
+  const found = await within(lookup(host, { all: true, verbatim: true }), LOOKUP_TIMEOUT_MS);
+  if (found.late) throw new Error(`DNS lookup of ${host} timed out`);
+  return found.value.map((a) => a.address);
 };
 
 /** What a deployment lets webhooks reach beyond the public internet. */
