@@ -5,12 +5,14 @@ import { defineConfig, MikroORM } from '@mikro-orm/postgresql';
 import type { Clock } from '#src/lib/clock.ts';
 import type { Logger } from '#src/lib/log.ts';
 import { bindClock } from './columns.ts';
+import { ServicePostgreSqlDriver } from './driver.ts';
 import { entities } from './entities.ts';
 
 export const MIGRATIONS_DIR = path.resolve(fileURLToPath(import.meta.url), '../../../migrations');
 
 export function ormConfig(options: { url: string; poolSize: number; log?: Logger }) {
   return defineConfig({
+    driver: ServicePostgreSqlDriver,
     clientUrl: options.url,
     entities,
     extensions: [Migrator],

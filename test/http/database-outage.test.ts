@@ -5,6 +5,12 @@ import { isDatabaseUnavailable } from '#src/db/unavailable.ts';
 import { call, createMerchant, errorOf } from '../client.ts';
 import { harness } from '../harness.ts';
 
+/** The connections of the service's pool that are checked out, and the callers waiting for one. */
+async function poolInUse(): Promise<{ checkedOut: number; waiting: number }> {
+  const pool = await harness().service.deps.orm.em.getConnection().getNativeClient();
+  return { checkedOut: pool.totalCount - pool.idleCount, waiting: pool.waitingCount };
+}
+
 const USDT_DESTINATION = {
   currency: 'USDT',
   type: 'CRYPTO_ADDRESS',
@@ -65,6 +71,9 @@ describe('a database connection lost under a request', () => {
       expect(res.headers.get('retry-after')).to.equal('1');
       expect(errorOf(res).code).to.equal('SERVICE_UNAVAILABLE');
       expect(res.text).to.not.match(/terminat|postgres|stack/i);
+      // The request's connection went back to the pool (which drops it) before the answer: none
+      // stays checked out, which would starve the pool and keep its end() from ever resolving.
+      expect(await poolInUse()).to.deep.equal({ checkedOut: 0, waiting: 0 });
     } finally {
       await holder.query('rollback').catch(() => {});
       await holder.end();
@@ -75,5 +84,6 @@ describe('a database connection lost under a request', () => {
       idempotencyKey: key,
     });
     expect(retry.status, retry.text).to.equal(200);
+    expect(await poolInUse()).to.deep.equal({ checkedOut: 0, waiting: 0 });
   });
 });
