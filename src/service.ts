@@ -91,16 +91,17 @@ export async function createDeps(options: DepsOptions): Promise<Deps> {
 }
 
 /**
- * The composition root of the HTTP service: dependencies, migrations, then the server.
- * Everything is injected, so tests start the real thing with their own clock.
- */
-/**
- * How long closing the database pool may wait for its connections. A connection lost under a
- * request (its backend terminated) can stay checked out of node-postgres' pool, whose end() then
- * waits for it forever; stopping must not.
+ * How long closing the database pool may wait for its connections: node-postgres' end() waits
+ * for every connection checked out. A transaction whose connection is lost gives it back
+ * (`src/db/driver.ts`); the bound stays so that stopping never waits forever on one that
+ * something else keeps.
  */
 const POOL_CLOSE_TIMEOUT_MS = 5_000;
 
+/**
+ * The composition root of the HTTP service: dependencies, migrations, then the server.
+ * Everything is injected, so tests start the real thing with their own clock.
+ */
 export async function startService(options: DepsOptions): Promise<RunningService> {
   const { config, log } = options;
   const deps = await createDeps(options);
