@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { constants } from 'node:os';
 import { loadConfig } from '#src/config.ts';
 import { Corridors } from '#src/corridors/corridors.ts';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from '#src/db/embedded.ts';
@@ -7,11 +8,13 @@ import { createLogger } from '#src/lib/log.ts';
 import { type RunningSandbox, startSandbox } from '#src/sandbox/server.ts';
 import { secretsFrom } from '#src/secrets.ts';
 import { type RunningService, startService } from '#src/service.ts';
+import { createScratchDatabase } from './scratch-database.ts';
 
 /**
- * The real service, the real sandbox and a real PostgreSQL, started once for the whole run:
- * DATABASE_URL when set (CI points it at a fresh database), else an in-memory embedded one.
- * The clock is a ManualClock: tests move time instead of sleeping.
+ * The real service, the real sandbox and a real PostgreSQL, started once for the whole run. With
+ * DATABASE_URL set, the run gets a database of its own on that server, dropped at the end, so
+ * that a run never writes the given database and never sees an earlier run's rows; without it,
+ * an in-memory embedded one. The clock is a ManualClock: tests move time instead of sleeping.
  */
 export interface Harness {
   url: string;
@@ -21,8 +24,11 @@ export interface Harness {
   service: RunningService;
   clock: ManualClock;
   adminToken: string;
+  /** This run's database: every test and every process a test starts uses this one. */
   databaseUrl: string;
   embedded: boolean;
+  /** Which database the run uses, in words. */
+  database: string;
 }
 
 let current: Harness | undefined;
@@ -34,16 +40,47 @@ export function harness(): Harness {
 }
 
 export async function startHarness(): Promise<Harness> {
+  try {
+    return await start();
+  } catch (e) {
+    // Mocha skips the global teardown when the setup fails: undo what was started here.
+    await stopHarness().catch(() => {});
+    throw e;
+  }
+}
+
+async function start(): Promise<Harness> {
   const env = { ...process.env, PORT: '0', SANDBOX_PORT: '0', DATA_DIR: '.test-data' };
-  const config = loadConfig(env);
+  let config = loadConfig(env);
   const log = createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const clock = new ManualClock(new Date());
   let pg: EmbeddedPostgres | undefined;
-  let databaseUrl = config.DATABASE_URL;
-  if (!databaseUrl) {
+  let databaseUrl: string;
+  let database: string;
+  if (config.DATABASE_URL) {
+    const given = config.DATABASE_URL;
+    const scratch = await createScratchDatabase(given);
+    if ('refused' in scratch) {
+      databaseUrl = given;
+      database = `DATABASE_URL as given, rows of earlier runs included (no database of its own: ${scratch.refused})`;
+    } else {
+      // Stopped in reverse: an interruption while the rest stops still drops it.
+      stops.push(dropOnSignal(scratch.drop));
+      stops.push(scratch.drop);
+      databaseUrl = scratch.url;
+      database = `database ${scratch.name} on DATABASE_URL's server, dropped at the end`;
+      config = { ...config, DATABASE_URL: databaseUrl };
+      // Processes that tests start with this process's environment reach this run's database too.
+      process.env.DATABASE_URL = databaseUrl;
+      stops.push(async () => {
+        process.env.DATABASE_URL = given;
+      });
+    }
+  } else {
     pg = await startEmbeddedPostgres({});
     stops.push(pg.stop);
     databaseUrl = pg.url;
+    database = 'embedded PostgreSQL (PGlite)';
   }
   const corridors = Corridors.load();
   const callbackSecret = randomBytes(32).toString('base64url');
@@ -82,12 +119,36 @@ export async function startHarness(): Promise<Harness> {
     adminToken,
     databaseUrl,
     embedded: !!pg,
+    database,
   };
   return current;
 }
 
+/** Stops everything in the reverse order of its start; one failing stop does not skip the others. */
 export async function stopHarness(): Promise<void> {
-  for (const stop of stops.reverse()) await stop();
+  const pending = stops.reverse();
   stops = [];
   current = undefined;
+  const failures: unknown[] = [];
+  for (const stop of pending) await stop().catch((e: unknown) => failures.push(e));
+  if (failures.length === 1) throw failures[0];
+  if (failures.length > 1) throw new AggregateError(failures, 'stopping the test harness');
+}
+
+/**
+ * Drops the run's database when the run is interrupted (Ctrl-C, or mocha's parent passing the
+ * signal on), then exits as the signal would have; the returned function stops listening.
+ */
+function dropOnSignal(drop: () => Promise<void>): () => Promise<void> {
+  const onSignal = (signal: NodeJS.Signals) => {
+    void drop()
+      .catch((e: Error) => process.stderr.write(`test harness: could not drop its database: ${e.message}\n`))
+      .finally(() => process.exit(128 + constants.signals[signal]));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return async () => {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  };
 }

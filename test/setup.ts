@@ -3,9 +3,7 @@ import { startHarness, stopHarness } from './harness.ts';
 /** Mocha global fixtures: one service, sandbox and database for the whole run. */
 export async function mochaGlobalSetup(): Promise<void> {
   const h = await startHarness();
-  console.log(
-    `  test harness: service ${h.url}, sandbox ${h.sandboxUrl}, ${h.embedded ? 'embedded PostgreSQL (PGlite)' : 'DATABASE_URL'}`,
-  );
+  console.log(`  test harness: service ${h.url}, sandbox ${h.sandboxUrl}, ${h.database}`);
 }
 
 export async function mochaGlobalTeardown(): Promise<void> {

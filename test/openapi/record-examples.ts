@@ -1,7 +1,7 @@
 /**
  * `npm run docs:examples`: runs the examples scenario (`examples.ts`) against a real service and
- * sandbox on a fresh database (the embedded one, or DATABASE_URL), writes what it recorded to
- * `src/docs/examples.json`, and regenerates the documents. Run it after adding or changing an
+ * sandbox on a fresh database (the embedded one, or one of its own on DATABASE_URL's server),
+ * writes what it recorded to `src/docs/examples.json`, and regenerates the documents. Run it after adding or changing an
  * operation, an error code or a webhook event; the examples test says when it is needed.
  */
 import { writeFile } from 'node:fs/promises';
