@@ -110,6 +110,8 @@ async function start(): Promise<Harness> {
     corridors,
   });
   stops.push(service.close);
+  // Stops run in reverse: this runs before the service closes.
+  stops.push(() => noConnectionHeld(service));
   current = {
     url: service.url,
     sandboxUrl: sandbox.url,
@@ -151,4 +153,21 @@ function dropOnSignal(drop: () => Promise<void>): () => Promise<void> {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   };
+}
+
+/**
+ * Fails the run when a connection of the service's pool is still checked out once every test has
+ * ended: a path that loses a connection without giving it back (kysely-org/kysely#1990, see
+ * src/db/driver.ts) starves the pool one request at a time. Work still in flight gets 2 s.
+ */
+async function noConnectionHeld(service: RunningService): Promise<void> {
+  const pool = await service.deps.orm.em.getConnection().getNativeClient();
+  const held = () => pool.totalCount - pool.idleCount + pool.waitingCount;
+  for (let i = 0; i < 200 && held() > 0; i++) await new Promise((r) => setTimeout(r, 10));
+  if (held() > 0) {
+    throw new Error(
+      `${pool.totalCount - pool.idleCount} connection(s) of the service's pool still checked out and ` +
+        `${pool.waitingCount} caller(s) waiting after the last test: a connection was never given back`,
+    );
+  }
 }
