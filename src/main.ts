@@ -11,7 +11,7 @@ import { startEmbeddedPostgres } from './db/embedded.ts';
 import { ensureDemoApprover, ensureDemoTenant, startupBanner } from './demo.ts';
 import { startWorkers } from './jobs/workers.ts';
 import { systemClock } from './lib/clock.ts';
-import { createLogger } from './lib/log.ts';
+import { createLogger, written } from './lib/log.ts';
 import { startSandbox } from './sandbox/server.ts';
 import { loadSecrets } from './secrets.ts';
 import { startService } from './service.ts';
@@ -49,6 +49,7 @@ async function shutdown(signal: string, code = 0): Promise<void> {
     }
   }
   log.info({ signal }, 'stopped');
+  await written(log);
   process.exit(code);
 }
 

@@ -1,4 +1,5 @@
 import { type Logger, pino } from 'pino';
+import { within } from './within.ts';
 
 export type { Logger };
 
@@ -49,5 +50,27 @@ export function createLogger(options: {
       timestamp: pino.stdTimeFunctions.isoTime,
     },
     options.destination,
+  );
+}
+
+/**
+ * Resolves once the line just logged, and every line before it, has been written (`ms` at most).
+ * pino's stdout stream writes asynchronously, one write in flight at a time, and its flush()
+ * answers at once without waiting for that write; at exit, pino then writes what is left beside
+ * it, so that a process's last lines could land out of order, the last one first. Call it right
+ * after a line that was logged: that line's write, or the one it queued behind, is in flight.
+ */
+export async function written(log: Logger, ms = 2000): Promise<void> {
+  const stream = (log as unknown as Record<symbol, unknown>)[pino.symbols.streamSym] as
+    | (NodeJS.EventEmitter & { sync?: boolean; _len?: number })
+    | undefined;
+  // A stream of another kind (a test's), a synchronous one, or nothing waiting: nothing to wait for.
+  if (!stream || typeof stream.once !== 'function' || stream.sync !== false || !stream._len) return;
+  await within(
+    new Promise<void>((resolve) => {
+      stream.once('drain', resolve);
+      stream.once('error', () => resolve());
+    }),
+    ms,
   );
 }
