@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { AppError } from '#src/http/errors.ts';
 import { listName, pageOf, pageQuery } from '#src/http/pagination.ts';
 import { adminProcedure } from '#src/http/procedures.ts';
+import { idIn } from '#src/http/schemas.ts';
 import { router } from '#src/http/trpc.ts';
 import { isUuid } from '#src/lib/ids.ts';
 import { refundMoves } from '#src/refunds/moves.ts';
@@ -36,7 +37,7 @@ export const approvalsAdminRouter = router({
           .extend({
             state: z.enum(APPROVAL_STATUSES).optional(),
             action: z.enum(MONEY_MOVES).optional(),
-            target_id: z.string().min(1).max(64).optional(),
+            target_id: idIn.optional(),
             decided: z.boolean().optional(),
             proposer_id: z.uuid().optional(),
           })

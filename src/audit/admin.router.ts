@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { createdAtFilter, listName, pageOf, pageQuery } from '#src/http/pagination.ts';
 import { adminProcedure } from '#src/http/procedures.ts';
-import { iso, timestampOut } from '#src/http/schemas.ts';
+import { idIn, iso, timestampOut } from '#src/http/schemas.ts';
 import { router } from '#src/http/trpc.ts';
 import type { AuditEntry } from './entities.ts';
 import { listAudit } from './service.ts';
@@ -45,8 +45,8 @@ export const auditAdminRouter = router({
       .input(
         pageQuery
           .extend({
-            operator_id: z.string().min(1).max(64).optional(),
-            target_id: z.string().min(1).max(64).optional(),
+            operator_id: idIn.optional(),
+            target_id: idIn.optional(),
             since: createdAtFilter.optional(),
             until: createdAtFilter.optional(),
           })

@@ -13,7 +13,6 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { type PageMeta, type PageRequest, paginate } from '#src/http/pagination.ts';
-import { isUuid } from '#src/lib/ids.ts';
 import type { OperatorIdentity } from '#src/operators/auth.ts';
 import { AuditEntry } from './entities.ts';
 
@@ -102,9 +101,6 @@ export async function listAudit(
   filter: AuditFilter,
   page: PageRequest & { list: string },
 ): Promise<{ items: AuditEntry[]; meta: PageMeta }> {
-  if (filter.operatorId !== undefined && !isUuid(filter.operatorId)) {
-    return { items: [], meta: { next_cursor: null, has_more: false, limit: page.limit } };
-  }
   const createdAt = {
     ...(filter.since ? { $gte: filter.since } : {}),
     ...(filter.until ? { $lt: filter.until } : {}),

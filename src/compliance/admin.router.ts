@@ -3,7 +3,7 @@ import type { Config } from '#src/config.ts';
 import { buildComplianceModel, type ComplianceModel, complianceModelOut } from '#src/docs/compliance.ts';
 import { MACHINE_DOCS } from '#src/docs/registry.ts';
 import { adminProcedure } from '#src/http/procedures.ts';
-import { iso, timestampOut } from '#src/http/schemas.ts';
+import { iso, noInput, timestampOut } from '#src/http/schemas.ts';
 import { router } from '#src/http/trpc.ts';
 import { COUNTED_TABLES, stateCounts, withCounts } from './counts.ts';
 import { EXCEPTION_QUEUES, exceptionQueues, QUEUE_INFO } from './exceptions.ts';
@@ -90,6 +90,7 @@ export const complianceAdminRouter = router({
   /** Every machine in plain words (the compliance view of `/docs/machines`), with live counts per state. */
   machines: adminProcedure
     .meta({ role: 'viewer' })
+    .input(noInput)
     .output(machinesOut)
     .query(async ({ ctx }) => {
       const model = modelOf(ctx.deps.config);
@@ -104,6 +105,7 @@ export const complianceAdminRouter = router({
   /** The queues where money waits for a person: how many objects each holds, and the oldest's age. */
   exceptions: adminProcedure
     .meta({ role: 'viewer' })
+    .input(noInput)
     .output(exceptionsOut)
     .query(async ({ ctx }) => {
       const now = ctx.deps.clock.now();

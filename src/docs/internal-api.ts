@@ -8,13 +8,13 @@ import { requiredRole } from '#src/operators/roles.ts';
  * the router, listed from the router itself (`npm run docs`), so that the list cannot drift.
  */
 
-interface ProcedureDef {
+export interface ProcedureDef {
   type: 'query' | 'mutation' | 'subscription';
   meta?: ProcedureMeta;
   inputs: z.ZodType[];
 }
 
-interface JsonSchema {
+export interface JsonSchema {
   $ref?: string;
   $defs?: Record<string, JsonSchema>;
   properties?: Record<string, unknown>;
@@ -25,7 +25,7 @@ interface JsonSchema {
 }
 
 /** Field names of an object schema, in order, and those every variant requires (unions merged). */
-function fieldsOf(
+export function fieldsOf(
   given: JsonSchema,
   defs: Record<string, JsonSchema> = given.$defs ?? {},
 ): { names: string[]; required: Set<string> } {
@@ -43,14 +43,24 @@ function fieldsOf(
   return { names, required };
 }
 
+/**
+ * The JSON Schema of what a procedure's input accepts (a part it cannot express, such as a
+ * transform, accepts anything); null when zod cannot write one.
+ */
+export function inputJsonSchema(input: z.ZodType): JsonSchema | null {
+  try {
+    return z.toJSONSchema(input, { io: 'input', unrepresentable: 'any' }) as JsonSchema;
+  } catch {
+    return null;
+  }
+}
+
 /** The input's fields as `name` or `name?` (optional), from its JSON Schema; `(none)` without input. */
 function inputFields(inputs: readonly z.ZodType[]): string {
   const fields: string[] = [];
   for (const input of inputs) {
-    let schema: JsonSchema;
-    try {
-      schema = z.toJSONSchema(input, { io: 'input', unrepresentable: 'any' }) as JsonSchema;
-    } catch {
+    const schema = inputJsonSchema(input);
+    if (!schema) {
       fields.push('(see the code)');
       continue;
     }

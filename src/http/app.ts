@@ -12,6 +12,7 @@ import { accessLog, errorEnvelope, rawBody, refuseDeepJson, requestId } from './
 import { observabilityRoutes } from './observability.ts';
 import { openApiDocument } from './openapi.ts';
 import { outputSchemas, requestContext, restRouter } from './rest.ts';
+import { isTrpcPath } from './trpc.ts';
 
 /**
  * The HTTP facade: the REST API under /v1 (derived from the router's OpenAPI meta), the same
@@ -44,7 +45,7 @@ export function createApp(deps: Deps, appRouter: AppRouter): Koa {
       ctx.body = openapi;
       return;
     }
-    if (ctx.path === '/trpc' || ctx.path.startsWith('/trpc/')) {
+    if (isTrpcPath(ctx.path)) {
       const input = ctx.query.input;
       for (const text of Array.isArray(input) ? input : input ? [input] : []) refuseDeepJson(text, 'input');
       const raw = ctx.request.rawBody;

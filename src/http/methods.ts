@@ -1,6 +1,7 @@
 import type Router from '@koa/router';
 import type { Context, Next } from 'koa';
 import { AppError } from './errors.ts';
+import { isTrpcPath } from './trpc.ts';
 
 /** The methods this service implements somewhere; any other is 501 on a path it does not know. */
 const IMPLEMENTED = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
@@ -15,7 +16,7 @@ const FIXED: { matches: (path: string) => boolean; methods: readonly string[] }[
   { matches: (p) => p === '/metrics', methods: ['GET', 'HEAD'] },
   { matches: (p) => p === '/openapi.json', methods: ['GET', 'HEAD'] },
   { matches: (p) => p === '/docs' || p.startsWith('/docs/'), methods: ['GET', 'HEAD'] },
-  { matches: (p) => p === '/trpc' || p.startsWith('/trpc/'), methods: ['GET', 'POST'] },
+  { matches: isTrpcPath, methods: ['GET', 'POST'] },
 ];
 
 /**

@@ -5,7 +5,7 @@ import type { Logger } from '#src/lib/log.ts';
 import type { Metrics } from '#src/observability/metrics.ts';
 import { AppError, envelope } from './errors.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './input.ts';
-import { toAppError } from './trpc.ts';
+import { isTrpcPath, toAppError, trpcErrorShape } from './trpc.ts';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -38,8 +38,10 @@ export function requestId() {
 }
 
 /**
- * Renders every error as the contract's envelope. AppErrors keep their code; anything else is
- * logged with the request id and answered as a generic 500: no stack or internal message leaks.
+ * Renders every error as the contract's envelope (tRPC's error shape at /trpc, for refusals made
+ * before tRPC runs: a method, a body, an input too deep). AppErrors keep their code; anything
+ * else is logged with the request id and answered as a generic 500: no stack or internal message
+ * leaks.
  */
 export function errorEnvelope(log: Logger) {
   return async (ctx: Context, next: Next) => {
@@ -51,7 +53,11 @@ export function errorEnvelope(log: Logger) {
       ctx.state.errorCode = app.code;
       for (const [name, value] of Object.entries(app.headers)) ctx.set(name, value);
       ctx.type = 'application/json';
-      ctx.body = JSON.stringify(envelope(app, ctx.state.requestId));
+      ctx.body = JSON.stringify(
+        isTrpcPath(ctx.path)
+          ? { error: trpcErrorShape(app, ctx.state.requestId) }
+          : envelope(app, ctx.state.requestId),
+      );
     }
   };
 }

@@ -115,6 +115,12 @@ export const amountIn = z
   })
   .meta({ override: { type: 'number', exclusiveMinimum: 0 } } as never);
 
+/**
+ * The input of a procedure that takes none: nothing, or an empty object. Anything else is a 400
+ * naming the field, as on every procedure with an input (tRPC itself would ignore it).
+ */
+export const noInput = z.strictObject({}).optional();
+
 /** An id in a path. A malformed one is looked up like any other and is simply not found (404). */
 export const idParam = z.string().min(1).max(200);
 

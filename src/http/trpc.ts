@@ -62,20 +62,7 @@ const t = initTRPC
   .meta<ProcedureMeta>()
   .create({
     errorFormatter({ shape, error, ctx }) {
-      const app = toAppError(error, ctx && requestLog(ctx));
-      const code = trpcCodeOf(app.code);
-      return {
-        ...shape,
-        code: TRPC_ERROR_CODES_BY_KEY[code],
-        message: app.message,
-        data: {
-          code,
-          httpStatus: app.status,
-          app_code: app.code,
-          details: app.details,
-          request_id: ctx?.requestId,
-        },
-      };
+      return { ...shape, ...trpcErrorShape(toAppError(error, ctx && requestLog(ctx)), ctx?.requestId) };
     },
   });
 
@@ -103,6 +90,30 @@ const TRPC_CODE_OF_STATUS = {
 /** The tRPC error code a catalogue code is sent with over tRPC (its HTTP status's). */
 export function trpcCodeOf(code: ErrorCode): TRPC_ERROR_CODE_KEY {
   return TRPC_CODE_OF_STATUS[ERROR_CATALOGUE[code].status];
+}
+
+/**
+ * A catalogue error as tRPC clients read it (`error` of a tRPC response): the tRPC code of its
+ * status, both as JSON-RPC number and by name, and the catalogue's code in `data.app_code`.
+ */
+export function trpcErrorShape(app: AppError, requestId: string | undefined) {
+  const code = trpcCodeOf(app.code);
+  return {
+    code: TRPC_ERROR_CODES_BY_KEY[code],
+    message: app.message,
+    data: {
+      code,
+      httpStatus: app.status,
+      app_code: app.code,
+      details: app.details,
+      request_id: requestId,
+    },
+  };
+}
+
+/** Whether a request is for the tRPC endpoint, whose refusals take tRPC's shape (`trpcErrorShape`). */
+export function isTrpcPath(path: string): boolean {
+  return path === '/trpc' || path.startsWith('/trpc/');
 }
 
 export const router = t.router;
@@ -144,6 +155,11 @@ export function toAppError(error: unknown, log?: Logger): AppError {
     if (error.code === 'NOT_FOUND') return new AppError('ROUTE_NOT_FOUND');
     if (error.code === 'PARSE_ERROR') {
       return new AppError('VALIDATION_FAILED', { details: [{ field: 'body', issue: 'is not valid JSON' }] });
+    }
+    // tRPC reads a call's input (the POST body, GET's `input`) when a middleware first asks for
+    // it, and refuses text that is not JSON as BAD_REQUEST with JSON.parse's SyntaxError.
+    if (error.code === 'BAD_REQUEST' && cause instanceof SyntaxError) {
+      return new AppError('VALIDATION_FAILED', { details: [{ field: 'input', issue: 'is not valid JSON' }] });
     }
     if (error.code === 'METHOD_NOT_SUPPORTED') return new AppError('METHOD_NOT_ALLOWED');
     if (error.code === 'PAYLOAD_TOO_LARGE') return new AppError('PAYLOAD_TOO_LARGE');

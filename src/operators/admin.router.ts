@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { pageOf, pageQuery, paginate } from '#src/http/pagination.ts';
 import { adminProcedure } from '#src/http/procedures.ts';
-import { iso, timestampOut } from '#src/http/schemas.ts';
+import { iso, noInput, timestampOut } from '#src/http/schemas.ts';
 import { router } from '#src/http/trpc.ts';
 import { Operator } from './entities.ts';
 import { ROLES } from './roles.ts';
@@ -32,6 +32,7 @@ export const operatorAdminRouter = router({
   /** The operator behind the bearer token: what a console shows and which buttons it offers. */
   me: adminProcedure
     .meta({ role: 'viewer' })
+    .input(noInput)
     .output(operatorIdentityOut)
     .query(({ ctx }) => ({ id: ctx.operator.id, name: ctx.operator.name, role: ctx.operator.role })),
 

@@ -3,7 +3,7 @@ import { proposeMove } from '#src/approvals/service.ts';
 import { proposalOut, toProposal } from '#src/approvals/view.ts';
 import { pageOf, pageQuery } from '#src/http/pagination.ts';
 import { adminProcedure } from '#src/http/procedures.ts';
-import { iso, moneyJson, moneyOut, timestampOut } from '#src/http/schemas.ts';
+import { idIn, iso, moneyJson, moneyOut, timestampOut } from '#src/http/schemas.ts';
 import { router } from '#src/http/trpc.ts';
 import { adminRefundOut, refundMoves, toAdminRefund } from './moves.ts';
 import { listFailedRefunds, listHeldPayouts } from './service.ts';
@@ -32,7 +32,7 @@ export const refundAdminRouter = router({
      */
     retry: adminProcedure
       .meta({ role: 'operator' })
-      .input(z.strictObject({ refund_id: z.string().min(1).max(64), note }))
+      .input(z.strictObject({ refund_id: idIn, note }))
       .output(proposalOut)
       .mutation(async ({ ctx, input }) => {
         const { note: why, ...args } = input;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { moneyMove } from '#src/approvals/moves.ts';
+import { idIn } from '#src/http/schemas.ts';
 import type { Refund } from './entities.ts';
 import { refundOut, toRefundResource } from './resource.ts';
 import { checkRefundRetry, raiseRefundIn, retryRefundIn } from './service.ts';
@@ -12,7 +13,7 @@ export const toAdminRefund = (r: Refund) => ({ ...toRefundResource(r), tenant_id
 export const refundMoves = {
   'refund.retry': moneyMove({
     action: 'refund.retry',
-    args: z.strictObject({ refund_id: z.string().min(1).max(64) }),
+    args: z.strictObject({ refund_id: idIn }),
     targets: (a) => [a.refund_id],
     // The rail is asked before the transaction opens, at approval as it was at the proposal.
     prepare: (deps, a) => checkRefundRetry(deps, a.refund_id),

@@ -3,6 +3,7 @@ import { proposeMove } from '#src/approvals/service.ts';
 import { proposalOut, toProposal } from '#src/approvals/view.ts';
 import { pageOf, pageQuery } from '#src/http/pagination.ts';
 import { adminProcedure } from '#src/http/procedures.ts';
+import { idIn } from '#src/http/schemas.ts';
 import { router } from '#src/http/trpc.ts';
 import { adminInflowOut, toAdminInflow } from './admin.schemas.ts';
 import { settlementMoves } from './moves.ts';
@@ -24,7 +25,7 @@ export const settlementAdminRouter = router({
   inflows: adminProcedure
     .input(
       pageQuery
-        .extend({ tenant_id: z.string().optional(), state: z.enum(['HELD', 'UNMATCHED']).optional() })
+        .extend({ tenant_id: z.uuid().optional(), state: z.enum(['HELD', 'UNMATCHED']).optional() })
         .strict()
         .default({ limit: 20 }),
     )
@@ -46,8 +47,8 @@ export const settlementAdminRouter = router({
     .meta({ role: 'operator' })
     .input(
       z.strictObject({
-        inflow_id: z.string().min(1).max(64),
-        payout_id: z.string().min(1).max(64),
+        inflow_id: idIn,
+        payout_id: idIn,
         note,
       }),
     )
@@ -60,7 +61,7 @@ export const settlementAdminRouter = router({
   /** Proposes failing a payout held for review (its refund follows from the refunds job). */
   failPayout: adminProcedure
     .meta({ role: 'operator' })
-    .input(z.strictObject({ payout_id: z.string().min(1).max(64), note }))
+    .input(z.strictObject({ payout_id: idIn, note }))
     .output(proposalOut)
     .mutation(async ({ ctx, input }) => {
       const { note: why, ...args } = input;
@@ -70,7 +71,7 @@ export const settlementAdminRouter = router({
   /** Proposes recording that undecided money was sent back to the merchant outside the service. */
   returnInflow: adminProcedure
     .meta({ role: 'operator' })
-    .input(z.strictObject({ inflow_id: z.string().min(1).max(64), note }))
+    .input(z.strictObject({ inflow_id: idIn, note }))
     .output(proposalOut)
     .mutation(async ({ ctx, input }) => {
       const { note: why, ...args } = input;

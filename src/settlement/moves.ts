@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { actorMetadata, moneyMove } from '#src/approvals/moves.ts';
+import { idIn } from '#src/http/schemas.ts';
 import { toAdminInflow, toPayoutSummary } from './admin.schemas.ts';
 import { Inflow } from './entities.ts';
 import { attributeInflow, failHeldPayout, returnInflow } from './operator.ts';
@@ -8,7 +9,7 @@ import { attributeInflow, failHeldPayout, returnInflow } from './operator.ts';
 export const settlementMoves = {
   'inflow.attribute': moneyMove({
     action: 'inflow.attribute',
-    args: z.strictObject({ inflow_id: z.string().min(1).max(64), payout_id: z.string().min(1).max(64) }),
+    args: z.strictObject({ inflow_id: idIn, payout_id: idIn }),
     targets: (a) => [a.inflow_id, a.payout_id],
     run: async (em, _deps, { args, actor, now }) => {
       await attributeInflow(em, {
@@ -24,7 +25,7 @@ export const settlementMoves = {
   }),
   'inflow.return': moneyMove({
     action: 'inflow.return',
-    args: z.strictObject({ inflow_id: z.string().min(1).max(64) }),
+    args: z.strictObject({ inflow_id: idIn }),
     targets: (a) => [a.inflow_id],
     run: async (em, _deps, { args, now }) => ({
       inflow: toAdminInflow(await returnInflow(em, { inflowId: args.inflow_id, now })),
@@ -32,7 +33,7 @@ export const settlementMoves = {
   }),
   'payout.fail': moneyMove({
     action: 'payout.fail',
-    args: z.strictObject({ payout_id: z.string().min(1).max(64) }),
+    args: z.strictObject({ payout_id: idIn }),
     targets: (a) => [a.payout_id],
     run: async (em, _deps, { args, actor, now }) => ({
       payout: toPayoutSummary(

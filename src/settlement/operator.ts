@@ -22,9 +22,6 @@ export async function inflowsNeedingAttention(
   filter: { tenantId?: string; state?: 'HELD' | 'UNMATCHED' },
   page: PageRequest,
 ): Promise<{ items: { inflow: Inflow; accountPayoutId: string | null }[]; meta: PageMeta }> {
-  if (filter.tenantId !== undefined && !isUuid(filter.tenantId)) {
-    return { items: [], meta: { next_cursor: null, has_more: false, limit: page.limit } };
-  }
   // A HELD inflow attributed to a payout that has since ended (failed, so refunded) needs nobody.
   const held = {
     state: 'HELD' as const,

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { Approval } from '#src/approvals/entities.ts';
 import { runApprovalsOnce } from '#src/approvals/job.ts';
 import { AuditEntry } from '#src/audit/entities.ts';
 import { StatusLog } from '#src/payouts/entities.ts';
@@ -298,6 +299,22 @@ describe('four eyes on money moves (admin.approvals.*)', () => {
     // Required by the procedure's input type too, so that a tool written against AppRouter cannot
     // forget it (the console once did).
     expect(res.body.error.data.details).to.deep.equal([{ field: 'note', issue: 'is required' }]);
+  });
+
+  it('refuses a proposal whose target is not a UUID, before anything is written', async () => {
+    const before = await deps().orm.em.fork().count(Approval, {});
+    const proposals = [
+      ['admin.settlement.attribute', { inflow_id: 'abc', payout_id: crypto.randomUUID() }, 'inflow_id'],
+      ['admin.settlement.failPayout', { payout_id: "' OR 1=1 --" }, 'payout_id'],
+      ['admin.settlement.returnInflow', { inflow_id: '0' }, 'inflow_id'],
+      ['admin.refunds.retry', { refund_id: `${crypto.randomUUID()}x` }, 'refund_id'],
+    ] as const;
+    for (const [path, input, field] of proposals) {
+      const res = await trpcCall(path, 'mutation', { ...input, note: 'a typo' }, proposer.token);
+      expect(res.status, path).to.equal(400);
+      expect(res.body.error.data.details, path).to.deep.equal([{ field, issue: 'must be a UUID' }]);
+    }
+    expect(await deps().orm.em.fork().count(Approval, {})).to.equal(before);
   });
 
   it('with FOUR_EYES=false, runs the move at once and records it as approved by its proposer', async () => {

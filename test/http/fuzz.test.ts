@@ -8,6 +8,7 @@ import { call, type Merchant, rawRequest } from '../client.ts';
 import { harness } from '../harness.ts';
 import { resolve, servedDocument } from '../openapi/document.ts';
 import { payoutReadyMerchant } from '../payouts/fixtures.ts';
+import { expectTrpcRefusal, hostileValues, RUNS, rawJson, rowCounts, SEED } from './hostile.ts';
 import { UNUSUAL_METHODS } from './unusual-methods.ts';
 
 /**
@@ -19,73 +20,9 @@ import { UNUSUAL_METHODS } from './unusual-methods.ts';
  * arrays nested past the depth limit, objects where scalars go, `__proto__` and unknown names,
  * methods no route takes.
  *
- * Bounded (FUZZ_RUNS runs per operation, 10 by default) and reproducible (FUZZ_SEED, printed by
- * fast-check with the failing request when something fails).
+ * Bounded and reproducible: see `hostile.ts`. The operators' procedures: `fuzz-admin.test.ts`.
  */
-const RUNS = Number(process.env.FUZZ_RUNS ?? 10);
-const SEED = Number(process.env.FUZZ_SEED ?? 17_2026);
-
-/** Stand-ins replaced in the JSON text by what JSON.stringify cannot write. */
-const HUGE = '__FUZZ_1E309__';
-const TINY = '__FUZZ_-1E309__';
-const rawJson = (value: unknown): string =>
-  JSON.stringify(value).replaceAll(`"${HUGE}"`, '1e309').replaceAll(`"${TINY}"`, '-1e309');
-
-const CONTROL = fc
-  .oneof(fc.integer({ min: 0, max: 0x1f }), fc.integer({ min: 0x7f, max: 0x9f }))
-  .map((c) => String.fromCharCode(c));
-
-/** Text with at least one control character somewhere in it. */
-const controlText = fc
-  .tuple(fc.string({ maxLength: 12 }), CONTROL, fc.string({ maxLength: 12 }))
-  .map(([a, c, b]) => a + c + b);
-
-const nested = fc.integer({ min: 33, max: 2500 }).map((depth) => {
-  let value: unknown = [];
-  for (let i = 1; i < depth; i++) value = [value];
-  return value;
-});
-
-/** A value no field of the API accepts. */
-const hostile: fc.Arbitrary<unknown> = fc.oneof(
-  { weight: 4, arbitrary: controlText },
-  { weight: 1, arbitrary: nested },
-  { weight: 1, arbitrary: fc.constantFrom(HUGE, TINY) },
-  {
-    weight: 1,
-    arbitrary: fc.constantFrom<unknown>(
-      { __proto__: { admin: true } },
-      JSON.parse('{"__proto__":{"polluted":1}}'),
-      { $ne: null },
-      ['a\u0000'],
-    ),
-  },
-);
-
-/** A value no id field accepts: hostile, or text that is not a UUID. */
-const hostileId = fc.oneof(
-  hostile,
-  fc.constantFrom('abc', '0', '-1', `${randomUUID()}x`, 'x'.repeat(300), "' OR 1=1 --"),
-);
-
-/** Rows that belong to a tenant, in every table with a tenant_id. */
-async function tenantRows(tenantId: string): Promise<Record<string, number>> {
-  const connection = harness().service.deps.orm.em.fork().getConnection();
-  const tables = await connection.execute<{ table_name: string }[]>(
-    `select table_name from information_schema.columns
-      where column_name = 'tenant_id' and table_schema = current_schema()
-        and table_name in (select table_name from information_schema.tables where table_type = 'BASE TABLE')`,
-  );
-  const out: Record<string, number> = {};
-  for (const { table_name } of tables) {
-    const [row] = await connection.execute<{ n: string }[]>(
-      `select count(*) as n from "${table_name}" where tenant_id = ?`,
-      [tenantId],
-    );
-    out[table_name] = Number(row!.n);
-  }
-  return out;
-}
+const { hostile, hostileId } = hostileValues('single-line');
 
 interface Target {
   name: string;
@@ -199,7 +136,7 @@ describe('fuzzing: hostile input never gets a 5xx and never persists anything', 
   });
 
   it('over REST: every write, list and read', async () => {
-    const before = await tenantRows(merchant.tenantId);
+    const before = await rowCounts(merchant.tenantId);
     for (const target of targets) {
       await fc.assert(
         fc.asyncProperty(mutationOf(target), async (mutation) => {
@@ -211,11 +148,11 @@ describe('fuzzing: hostile input never gets a 5xx and never persists anything', 
         { numRuns: RUNS, seed: SEED, endOnFailure: true },
       );
     }
-    expect(await tenantRows(merchant.tenantId)).to.deep.equal(before);
+    expect(await rowCounts(merchant.tenantId)).to.deep.equal(before);
   });
 
   it('over tRPC: every merchant write procedure', async () => {
-    const before = await tenantRows(merchant.tenantId);
+    const before = await rowCounts(merchant.tenantId);
     for (const target of targets.filter((t) => t.route.type === 'mutation')) {
       await fc.assert(
         fc.asyncProperty(
@@ -239,16 +176,16 @@ describe('fuzzing: hostile input never gets a 5xx and never persists anything', 
               },
               body: rawJson(input),
             });
-            const text = await res.text();
-            expect(
+            expectTrpcRefusal(
               res.status,
-              `${target.route.procedurePath} ${field}=${rawJson(value)}: ${text}`,
-            ).to.be.within(400, 499);
+              await res.text(),
+              `${target.route.procedurePath} ${field}=${rawJson(value)}`,
+            );
           },
         ),
         { numRuns: RUNS, seed: SEED, endOnFailure: true },
       );
     }
-    expect(await tenantRows(merchant.tenantId)).to.deep.equal(before);
+    expect(await rowCounts(merchant.tenantId)).to.deep.equal(before);
   });
 });

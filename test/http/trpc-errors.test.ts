@@ -106,6 +106,66 @@ describe('errors over tRPC', () => {
     expect(rest.body.error.code).to.equal('PAYOUT_NOT_FOUND');
   });
 
+  it('refuses input that is not JSON, and calls refused before tRPC reads them, in tRPC’s shape', async () => {
+    const url = `${harness().url}/trpc`;
+    const authorization = `Bearer ${harness().adminToken}`;
+    const json = { authorization, 'content-type': 'application/json' };
+    const calls: [Promise<Response>, ErrorCode][] = [
+      [
+        fetch(`${url}/admin.tenant.list?input=not%20json`, { headers: { authorization } }),
+        'VALIDATION_FAILED',
+      ],
+      [
+        fetch(`${url}/admin.tenant.create`, { method: 'POST', headers: json, body: '{"name":' }),
+        'VALIDATION_FAILED',
+      ],
+      [
+        fetch(`${url}/admin.tenant.list?input=${encodeURIComponent(`${'['.repeat(40)}${']'.repeat(40)}`)}`, {
+          headers: { authorization },
+        }),
+        'VALIDATION_FAILED',
+      ],
+      [
+        fetch(`${url}/admin.tenant.create`, { method: 'PUT', headers: json, body: '{}' }),
+        'METHOD_NOT_ALLOWED',
+      ],
+      [
+        fetch(`${url}/admin.tenant.create`, {
+          method: 'POST',
+          headers: { authorization, 'content-type': 'text/plain' },
+          body: 'name=x',
+        }),
+        'UNSUPPORTED_MEDIA_TYPE',
+      ],
+    ];
+    for (const [call, appCode] of calls) {
+      const res = await call;
+      const { error } = (await res.json()) as {
+        error: { code: number; data: { code: string; httpStatus: number; app_code: string } };
+      };
+      const refusal = {
+        code: error.data.code,
+        jsonRpc: error.code,
+        httpStatus: error.data.httpStatus,
+        appCode: error.data.app_code,
+      };
+      expect(refusal, `${res.url} ${res.status}`).to.deep.equal(expected(appCode));
+      expect(res.status).to.equal(refusal.httpStatus);
+    }
+    const notJson = await fetch(`${url}/admin.tenant.list?input=not%20json`, { headers: { authorization } });
+    expect(((await notJson.json()) as any).error.data.details).to.deep.equal([
+      { field: 'input', issue: 'is not valid JSON' },
+    ]);
+  });
+
+  it('tells an operator’s procedure that takes no input, given one, BAD_REQUEST', async () => {
+    const root = client({ authorization: `Bearer ${harness().adminToken}` });
+    expect(await refusalOf(root.admin.me.query({ operator: 'someone else' } as never))).to.deep.equal(
+      expected('VALIDATION_FAILED'),
+    );
+    expect(await root.admin.me.query()).to.include({ name: 'root' });
+  });
+
   it('tells a write the API refuses on its merits UNPROCESSABLE_CONTENT', async () => {
     const merchant = await createMerchant();
     const refusal = await refusalOf(
