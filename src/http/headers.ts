@@ -1,3 +1,5 @@
+import type { ErrorCode } from './errors.ts';
+
 /**
  * The headers the merchant API sets on its responses, in one place: the REST adapter sets them,
  * and the OpenAPI document declares them from this list.
@@ -13,11 +15,17 @@ export interface ResponseHeader {
   };
   /**
    * Which responses carry it: `all` every response of an operation; `authenticated` every response
-   * once the API key is known (success or error); `rate-limited` the 429; `replayed` a write
-   * answered from its Idempotency-Key.
+   * once the API key is known (success or error); `retry` the errors of `RETRY_AFTER_CODES`;
+   * `replayed` a write answered from its Idempotency-Key.
    */
-  on: 'all' | 'authenticated' | 'rate-limited' | 'replayed';
+  on: 'all' | 'authenticated' | 'retry' | 'replayed';
 }
+
+/**
+ * The errors that tell the client when to try again (`Retry-After`): the rate limit's 429, and the
+ * 503 of a database connection lost under the request.
+ */
+export const RETRY_AFTER_CODES: readonly ErrorCode[] = ['RATE_LIMITED', 'SERVICE_UNAVAILABLE'];
 
 export const RESPONSE_HEADERS = {
   'X-Request-Id': {
@@ -44,9 +52,12 @@ export const RESPONSE_HEADERS = {
     on: 'authenticated',
   },
   'Retry-After': {
-    description: 'Seconds to wait before the next request is allowed.',
+    description:
+      'Seconds to wait before trying again: until the rate limit allows the next request (429), or ' +
+      'before retrying a request the service could not serve without its database (503; a write with ' +
+      'the same Idempotency-Key).',
     schema: { type: 'integer', minimum: 1, example: 1 },
-    on: 'rate-limited',
+    on: 'retry',
   },
   'Idempotent-Replayed': {
     description:

@@ -11,7 +11,7 @@ import {
   webhookTestEventOut,
 } from '#src/webhooks/events.ts';
 import { ERROR_CATALOGUE, type ErrorCode } from './errors.ts';
-import { RESPONSE_HEADERS, type ResponseHeader } from './headers.ts';
+import { RESPONSE_HEADERS, RETRY_AFTER_CODES, type ResponseHeader } from './headers.ts';
 import { type RestRoute, restRoutes } from './rest.ts';
 import type { RequestVariant } from './schemas.ts';
 
@@ -170,7 +170,10 @@ const HEADER_RULES = {
       : status === 401 || beforeOperation(codes)
         ? 'absent'
         : 'optional',
-  'rate-limited': ({ status }) => (status === 429 ? 'required' : 'absent'),
+  retry: ({ codes }) => {
+    const retried = codes.filter((c) => RETRY_AFTER_CODES.includes(c)).length;
+    return retried === 0 ? 'absent' : retried === codes.length ? 'required' : 'optional';
+  },
   replayed: ({ status, idempotent }) => (status < 300 && idempotent ? 'optional' : 'absent'),
 } as const satisfies Record<ResponseHeader['on'], HeaderRule>;
 
@@ -243,8 +246,9 @@ function procedureSchemas(appRouter: AnyRouter, route: RestRoute) {
 
 /**
  * Every code an operation can answer with: those all merchant operations share (the key, its
- * scope, the input, the rate limit, an unexpected failure), those that follow from what the
- * operation is (a write with an Idempotency-Key, a body, a cursor), and its own (`meta.errors`).
+ * scope, the input, the rate limit, an unexpected failure, the database lost under the request),
+ * those that follow from what the operation is (a write with an Idempotency-Key, a body, a
+ * cursor), and its own (`meta.errors`).
  */
 export function operationErrors(route: RestRoute, inputKeys: readonly string[]): ErrorCode[] {
   const codes = new Set<ErrorCode>([
@@ -268,6 +272,7 @@ export function operationErrors(route: RestRoute, inputKeys: readonly string[]):
   if (inputKeys.includes('cursor')) codes.add('INVALID_CURSOR');
   for (const code of route.meta.errors ?? []) codes.add(code);
   codes.add('INTERNAL_ERROR');
+  codes.add('SERVICE_UNAVAILABLE');
   const order = Object.keys(ERROR_CATALOGUE);
   return [...codes].sort(
     (a, b) => ERROR_CATALOGUE[a].status - ERROR_CATALOGUE[b].status || order.indexOf(a) - order.indexOf(b),

@@ -4,6 +4,7 @@ import pg from 'pg';
 import { isDatabaseUnavailable } from '#src/db/unavailable.ts';
 import { call, createMerchant, errorOf } from '../client.ts';
 import { harness } from '../harness.ts';
+import { type Response, resolve, servedDocument } from '../openapi/document.ts';
 
 /** The connections of the service's pool that are checked out, and the callers waiting for one. */
 async function poolInUse(): Promise<{ checkedOut: number; waiting: number }> {
@@ -74,6 +75,11 @@ describe('a database connection lost under a request', () => {
       // The request's connection went back to the pool (which drops it) before the answer: none
       // stays checked out, which would starve the pool and keep its end() from ever resolving.
       expect(await poolInUse()).to.deep.equal({ checkedOut: 0, waiting: 0 });
+      // The document says so for the operation: the code under 503, and Retry-After.
+      const doc = await servedDocument();
+      const declared = resolve<Response>(doc, doc.paths['/v1/refund-destinations']!.put!.responses['503']!);
+      expect(declared.content!['application/json']!['x-error-codes']).to.include('SERVICE_UNAVAILABLE');
+      expect(declared.headers).to.have.property('Retry-After');
     } finally {
       await holder.query('rollback').catch(() => {});
       await holder.end();

@@ -118,7 +118,12 @@ describe('the OpenAPI document', () => {
           codes.push(code);
         }
       }
-      expect(codes, where).to.include.members(['UNAUTHENTICATED', 'INSUFFICIENT_SCOPES', 'INTERNAL_ERROR']);
+      expect(codes, where).to.include.members([
+        'UNAUTHENTICATED',
+        'INSUFFICIENT_SCOPES',
+        'INTERNAL_ERROR',
+        'SERVICE_UNAVAILABLE',
+      ]);
     }
     const codesOf = (method: 'get' | 'post', route: string) =>
       Object.values(doc.paths[route]![method]!.responses).flatMap(
@@ -135,7 +140,7 @@ describe('the OpenAPI document', () => {
     expect(codesOf('get', '/v1/payouts')).to.include('INVALID_CURSOR');
   });
 
-  it('declares X-Request-Id on every response, the rate-limit state, Retry-After on 429 and Idempotent-Replayed on writes', () => {
+  it('declares X-Request-Id on every response, the rate-limit state, Retry-After on 429 and 503 and Idempotent-Replayed on writes', () => {
     for (const { method, path: route, op } of operations(doc)) {
       const writes = op.parameters?.some((p) => '$ref' in p && p.$ref.endsWith('/IdempotencyKey'));
       for (const [status, raw] of Object.entries(op.responses)) {
@@ -147,6 +152,10 @@ describe('the OpenAPI document', () => {
         expect(required('RateLimit-Policy'), where).to.equal(true);
         if (status.startsWith('2') || status === '429') expect(required('RateLimit'), where).to.equal(true);
         if (status === '429') expect(required('Retry-After'), where).to.equal(true);
+        // Required where every code of the 503 sends it; UPSTREAM_UNAVAILABLE does not.
+        const codes = response.content?.['application/json']?.['x-error-codes'];
+        if (status === '503')
+          expect(required('Retry-After'), where).to.equal(!codes?.includes('UPSTREAM_UNAVAILABLE'));
         if (status === '401') expect(response.headers, where).not.to.have.property('RateLimit');
         if (writes && status.startsWith('2')) expect(required('Idempotent-Replayed'), where).to.equal(false);
       }

@@ -568,6 +568,18 @@ async function recordErrors(r: Recorder, acme: Merchant, usedQuoteId: string): P
   } finally {
     rates.restore();
   }
+  // The database drops the connection under the request: what node-postgres says then.
+  const lost = sinon.stub(service.sql, 'rows').rejects(new Error('Connection terminated unexpectedly'));
+  try {
+    await r.error(
+      'SERVICE_UNAVAILABLE',
+      'The database connection was lost: retry after Retry-After seconds',
+      'listRefundDestinations',
+      acme,
+    );
+  } finally {
+    lost.restore();
+  }
   const broken = sinon.stub(service.corridors, 'find').throws(new Error('corridor table unreadable'));
   try {
     await r.error('INTERNAL_ERROR', 'Something failed on the service’s side', 'createPayout', acme, {
