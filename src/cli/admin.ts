@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createTRPCClient, httpLink, TRPCClientError } from '@trpc/client';
-import { APPROVAL_STATUSES as APPROVAL_STATES } from '#src/approvals/entities.ts';
+import { APPROVAL_STATUSES as APPROVAL_STATES, MONEY_MOVES } from '#src/approvals/entities.ts';
 import { configSchema } from '#src/config.ts';
 import { ROLES } from '#src/operators/roles.ts';
 import type { AppRouter } from '#src/router.ts';
@@ -242,10 +242,28 @@ const COMMANDS: Record<string, Command> = {
     call: (c, input) => c.admin.refunds.raise.mutate(input),
   }),
   'approval list': command({
-    synopsis: `[--state ${APPROVAL_STATES.join('|')}] [--limit N] [--cursor CURSOR]`,
-    summary: 'proposals of money moves, newest first (--state PENDING: the decisions waiting)',
-    options: { state: { type: 'string' }, ...PAGE_OPTIONS },
-    input: (v) => ({ state: choice(v, 'state', APPROVAL_STATES), ...page(v) }),
+    synopsis:
+      `[--state ${APPROVAL_STATES.join('|')}] [--decided] [--action ${MONEY_MOVES.join('|')}] ` +
+      '[--proposer OPERATOR_ID] [--target ID] [--limit N] [--cursor CURSOR]',
+    summary:
+      'proposals of money moves, newest first; filters combine (--state PENDING: the decisions ' +
+      'waiting; --decided: every other state)',
+    options: {
+      state: { type: 'string' },
+      decided: { type: 'boolean' },
+      action: { type: 'string' },
+      proposer: { type: 'string' },
+      target: { type: 'string' },
+      ...PAGE_OPTIONS,
+    },
+    input: (v) => ({
+      state: choice(v, 'state', APPROVAL_STATES),
+      decided: v.decided === true || undefined,
+      action: choice(v, 'action', MONEY_MOVES),
+      proposer_id: v.proposer as string | undefined,
+      target_id: v.target as string | undefined,
+      ...page(v),
+    }),
     call: (c, input) => c.admin.approvals.list.query(input),
   }),
   'approval show': command({

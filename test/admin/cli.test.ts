@@ -8,6 +8,7 @@ import { expect } from 'chai';
 import { cliEnv, HelpText, reportOf, run, usage } from '#src/cli/admin.ts';
 import { call, errorOf } from '../client.ts';
 import { harness } from '../harness.ts';
+import { cliAs, newOperator } from '../operators/fixtures.ts';
 
 const exec = promisify(execFile);
 
@@ -83,6 +84,32 @@ describe('admin CLI over tRPC', () => {
       'identity:enquiry',
       'webhooks:manage',
     ]);
+  });
+
+  it('filters approval list on the server by proposer, decision, action and target', async () => {
+    const [ada, ben, approver] = await Promise.all([
+      newOperator('operator'),
+      newOperator('operator'),
+      newOperator('approver'),
+    ]);
+    // Proposing checks only that the arguments are well-formed: targets that exist are not needed.
+    const [payout, refund, inflow] = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
+    const fail = (await cliAs(ada)('payout', 'fail', payout, '--note', 'held for a week')).approval.id;
+    const retry = (await cliAs(ada)('refund', 'retry', refund, '--note', 'address fixed')).approval.id;
+    const back = (await cliAs(ben)('inflow', 'return', inflow, '--note', 'sent back by hand')).approval.id;
+    await cliAs(approver)('approval', 'reject', retry, '--note', 'not fixed yet');
+
+    const ids = async (...filters: string[]) =>
+      (
+        (await cliAs()('approval', 'list', ...filters, '--limit', '100')) as { data: { id: string }[] }
+      ).data.map((a) => a.id);
+    expect(await ids('--proposer', ada.id)).to.deep.equal([retry, fail]);
+    expect(await ids('--proposer', ada.id, '--decided')).to.deep.equal([retry]);
+    expect(await ids('--proposer', ada.id, '--state', 'PENDING')).to.deep.equal([fail]);
+    expect(await ids('--proposer', ben.id, '--action', 'inflow.return')).to.deep.equal([back]);
+    expect(await ids('--proposer', ben.id, '--action', 'payout.fail')).to.deep.equal([]);
+    expect(await ids('--target', payout)).to.deep.equal([fail]);
+    expect(await ids('--action', 'refund.retry', '--target', refund, '--decided')).to.deep.equal([retry]);
   });
 
   it('is refused with a wrong admin token', async () => {
@@ -169,6 +196,10 @@ describe('admin CLI over tRPC', () => {
       const one = await outcome(['key', 'issue', '--help']);
       expect(one.exit).to.equal(0);
       expect(one.stdout).to.include('key issue --tenant TENANT_ID [--scopes s1,s2]');
+      expect((await outcome(['approval', 'list', '--help'])).stdout)
+        .to.include('[--decided]')
+        .and.include('[--action inflow.attribute|')
+        .and.include('[--proposer OPERATOR_ID] [--target ID]');
     });
 
     it('prints the help of one noun or one command however it is asked for', async () => {
@@ -214,6 +245,11 @@ describe('admin CLI over tRPC', () => {
         [['tenant', 'create', '--nme', 'x'], /^Unknown option '--nme'$/],
         [['tenant', 'list', '--limit', 'lots'], /--limit must be an integer from 1 to 100/],
         [['inflow', 'list', '--state', 'LOST'], /--state must be one of HELD, UNMATCHED/],
+        [
+          ['approval', 'list', '--action', 'payout.explode'],
+          /^--action must be one of inflow.attribute, inflow.return, payout.fail, refund.retry, refund.raise$/,
+        ],
+        [['approval', 'list', '--decided=yes'], /^Option '--decided' does not take an argument$/],
         [
           ['operator', 'create', '--name', 'x', '--role', 'boss'],
           /--role must be one of viewer, operator, approver, admin/,
