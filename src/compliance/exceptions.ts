@@ -40,6 +40,8 @@ export const QUEUE_INFO: Record<ExceptionQueue, QueueInfo> = {
     since: 'the first underpaid settlement',
     list: 'admin.payouts.heldUnderpaid',
   },
+  // `admin.settlement.inflows` lists these as its rows with payout_id null; its other rows are the
+  // money held against the payouts of PAYOUTS_HELD_UNDERPAID (`inflowsNeedingAttention`).
   INFLOWS_UNMATCHED: {
     title: 'Unmatched and late inflows',
     description:

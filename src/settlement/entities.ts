@@ -33,6 +33,20 @@ export const Inflow = defineEntity({
       expression:
         'create index "inflows_unmatched_index" on "inflows" ("arrived_at") where "state" = \'UNMATCHED\' or ("state" = \'HELD\' and "payout_id" is null)',
     },
+    {
+      // Operators' list of money waiting for a decision (`admin.settlement.inflows`), in its page
+      // order: every UNMATCHED and HELD inflow; the list leaves out, row by row, HELD money whose
+      // payout has failed (`inflowsNeedingAttention`).
+      name: 'inflows_attention_index',
+      expression:
+        'create index "inflows_attention_index" on "inflows" ("created_at", "id") where "state" in (\'HELD\', \'UNMATCHED\')',
+    },
+    {
+      // The same list for one tenant.
+      name: 'inflows_tenant_attention_index',
+      expression:
+        'create index "inflows_tenant_attention_index" on "inflows" ("tenant_id", "created_at", "id") where "state" in (\'HELD\', \'UNMATCHED\')',
+    },
   ],
   properties: {
     id: idColumn(),

@@ -1,4 +1,4 @@
-import { type EntityManager, LockMode } from '@mikro-orm/postgresql';
+import { type EntityManager, type FilterQuery, LockMode, raw } from '@mikro-orm/postgresql';
 import { emSql } from '#src/db/sql.ts';
 import { AppError, invalidField } from '#src/http/errors.ts';
 import { type PageMeta, type PageRequest, paginate } from '#src/http/pagination.ts';
@@ -16,28 +16,55 @@ import { attributeLocked, lockAttributionTarget, type MatchOutcome } from './mat
  * that unattributed money went back to the merchant. Each runs inside the caller's transaction.
  */
 
-/** HELD and UNMATCHED inflows that still wait for a decision, oldest first, a page at a time. */
+/**
+ * Money waiting for an operator, oldest first, a page at a time (`admin.settlement.inflows`):
+ *
+ * - UNMATCHED, and HELD attributed to no payout (HELD.unattributed): an operator attributes the
+ *   money to a payout or records its return. These are exactly the `INFLOWS_UNMATCHED` queue that
+ *   `admin.exceptions` counts one by one (src/compliance/exceptions.ts).
+ * - HELD against a payout that still waits for money (PENDING_PAYMENT: held for review, since
+ *   money is attributed to it): the decision is the payout's (the rest arrives, or an operator
+ *   fails it), so the console counts each such payout once in `PAYOUTS_HELD_UNDERPAID`, not its
+ *   inflows. They are listed here, with `state=HELD`, as the money those payouts hold.
+ *
+ * HELD money attributed to a payout that has since ended (FAILED: its refund returns the money)
+ * needs nobody and is left out.
+ *
+ * Every variant reads its page in order from `inflows_attention_index` (all tenants) or
+ * `inflows_tenant_attention_index` (one), which hold the HELD and UNMATCHED inflows, and stops at
+ * the page: no sort. HELD money whose payout moved on is ruled out by a negated subquery per
+ * held row, not by a join: given a join, PostgreSQL judges from all payouts' statuses how few held
+ * rows qualify, expects a page to read the whole queue, and sorts it; the negation it takes to rule
+ * out few rows. A page costs its rows plus the HELD inflows of failed payouts it passes over,
+ * which stay HELD for good: no index can leave them out without a column on the inflow written
+ * when its payout fails.
+ */
 export async function inflowsNeedingAttention(
   em: EntityManager,
   filter: { tenantId?: string; state?: 'HELD' | 'UNMATCHED' },
   page: PageRequest,
 ): Promise<{ items: { inflow: Inflow; accountPayoutId: string | null }[]; meta: PageMeta }> {
-  // A HELD inflow attributed to a payout that has since ended (failed, so refunded) needs nobody.
-  const held = {
-    state: 'HELD' as const,
-    $or: [{ payout: null }, { payout: { status: 'PENDING_PAYMENT' as const } }],
+  // HELD money whose payout no longer waits for money (FAILED: its refund returns it).
+  const payoutMovedOn = raw(
+    (alias: string) =>
+      `not (${alias}.state = 'HELD' and ${alias}.payout_id is not null and (select p.status <> 'PENDING_PAYMENT' from payouts p where p.id = ${alias}.payout_id))`,
+  );
+  // `in`: the predicate of both indexes, word for word. One state is picked by ruling the other
+  // out (`<>`), a filter no other index serves: with `state = 'HELD'` PostgreSQL would combine the
+  // index with inflows_state_network_index in a bitmap, count the state's rarity twice, expect a
+  // handful of rows and sort them.
+  const state = {
+    $in: ['HELD', 'UNMATCHED'],
+    ...(filter.state ? { $ne: filter.state === 'HELD' ? 'UNMATCHED' : 'HELD' } : {}),
   };
-  const states =
-    filter.state === 'HELD'
-      ? [held]
-      : filter.state === 'UNMATCHED'
-        ? [{ state: 'UNMATCHED' as const }]
-        : [held, { state: 'UNMATCHED' as const }];
   const { items: inflows, meta } = await paginate(em, Inflow, {
-    where: { $or: states, ...(filter.tenantId ? { tenant: filter.tenantId } : {}) },
+    where: {
+      state,
+      [payoutMovedOn]: [],
+      ...(filter.tenantId ? { tenant: filter.tenantId } : {}),
+    } as FilterQuery<Inflow>,
     list: `admin:inflows:${filter.tenantId ?? '*'}:${filter.state ?? '*'}`,
     order: 'asc',
-    populate: ['payout'],
     ...page,
   });
   // Money on a virtual account names its payout even when it could not be attributed (it came
