@@ -8,9 +8,10 @@ import { harness } from '../harness.ts';
 const em = () => harness().service.deps.orm.em.fork();
 
 /**
- * `rows` payouts, inflows, refunds and webhook deliveries of `tenantId`. With `waiting`, every row
- * waits for a person (held underpaid, unmatched, FAILED, DEAD, money held without a refund);
- * otherwise one in `every` does and the rest are SUCCESSFUL, MATCHED, SUCCEEDED: a history.
+ * `rows` payouts, inflows, refunds and webhook deliveries of `tenantId`. One in `every` rows (all
+ * by default) waits for a person (held underpaid, unmatched, FAILED, DEAD, money held without a
+ * refund), and each such payout holds the short payment it received, HELD against it; the rest
+ * are SUCCESSFUL, MATCHED, SUCCEEDED: a history.
  */
 export async function seedQueues(
   tenantId: string,
@@ -46,15 +47,24 @@ export async function seedQueues(
        from payouts where tenant_id = ? and status = 'PENDING_PAYMENT'`,
     [tenantId],
   );
+  // Per payout, the money it was paid with: a history row's MATCHED to it; a waiting row's short
+  // payment HELD against it (waiting for a decision while the payout is held, for nobody once it
+  // failed: its refund returns the money), and an UNMATCHED inflow beside it, as late money.
   await x.execute(
     `insert into inflows (id, tenant_id, rail, provider_name, amount, currency, external_ref, to_account, state,
-        snapshot, is_matched, overpayment_amount, arrived_at, created_at, updated_at)
-     select gen_random_uuid(), ?, 'BANK_TRANSFER', 'Sandbox Bank', 1000, 'NGN', 'queue-' || gen_random_uuid(),
-            '9000000000', case when ${waiting} then 'UNMATCHED' else 'MATCHED' end,
-            case when ${waiting} then '{"value":"UNMATCHED","status":"active"}' else '{"value":"MATCHED","status":"done"}' end::jsonb,
-            not (${waiting}), 0, ${time}, ${time}, ${time}
-       from generate_series(1, ${rows}) as n`,
-    [tenantId, at.toISOString(), stepMs, at.toISOString(), stepMs, at.toISOString(), stepMs],
+        snapshot, is_matched, is_underpaid, payout_id, overpayment_amount, arrived_at, created_at, updated_at)
+     select gen_random_uuid(), p.tenant_id, 'BANK_TRANSFER', 'Sandbox Bank', i.amount, 'NGN', 'queue-' || gen_random_uuid(),
+            '9000000000', i.state, i.snapshot::jsonb, i.state = 'MATCHED', i.state = 'HELD',
+            case when i.state = 'UNMATCHED' then null else p.id end, 0, p.created_at, p.created_at, p.created_at
+       from payouts p
+       cross join lateral (
+         select * from (values
+           ('MATCHED', 1000, '{"value":"MATCHED","status":"done"}'),
+           ('HELD', 400, '{"value":{"HELD":"attributed"},"status":"active"}'),
+           ('UNMATCHED', 1000, '{"value":"UNMATCHED","status":"active"}')) as v(state, amount, snapshot)
+          where (v.state = 'MATCHED') = (p.received_amount = p.settlement_amount)) i
+      where p.tenant_id = ?`,
+    [tenantId],
   );
   // One refund per FAILED payout that was refunded or is a history row; a waiting one is FAILED.
   await x.execute(

@@ -1,8 +1,10 @@
 import { expect } from 'chai';
+import sinon from 'sinon';
 import { countsStatementText } from '#src/compliance/counts.ts';
 import { exceptionCounts, heldUnderpaidPage } from '#src/compliance/exceptions.ts';
 import { type PlanNode, planNodes } from '#src/db/plan.ts';
 import { committedModel } from '#src/docs/generate.ts';
+import { inflowsNeedingAttention } from '#src/settlement/operator.ts';
 import { createMerchant } from '../client.ts';
 import { removeQueues, seedQueues } from '../compliance/fixtures.ts';
 import { harness } from '../harness.ts';
@@ -11,8 +13,10 @@ import { harness } from '../harness.ts';
  * The operators' console reads its counts from indexes, never by reading a hot table whole: each
  * exception queue from the partial index that holds exactly its rows (its cost is the queue's
  * size, not the table's), and the live counts per state from an index that starts with the state
- * column. Planned, as prepared statements are, over a history where most rows are done and a few
- * wait for a person. The benchmark (bench/scenarios/console-counts.ts) times the same on 100,000 payouts.
+ * column; its lists of a queue read a page from an index in page order, never sorting the queue.
+ * Planned, as prepared statements are, over a history where most rows are done and a few wait for
+ * a person. The benchmark (bench/scenarios/console-counts.ts, console-lists.ts) checks the same on
+ * 100,000 payouts.
  */
 
 const HOT = ['payouts', 'inflows', 'refunds', 'webhook_deliveries'];
@@ -52,6 +56,49 @@ async function scansOf(text: string, args = ''): Promise<string[][]> {
       });
   }
   return plans;
+}
+
+type InflowsFilter = Parameters<typeof inflowsNeedingAttention>[1];
+
+/**
+ * How the statement the ORM sends for a page of `admin.settlement.inflows` reads inflows (a payout's
+ * status, read per row in a subplan, aside), and whether anything sorts; with the cursor the first
+ * page gave when `later`.
+ */
+async function inflowsPagePlan(
+  filter: InflowsFilter,
+  later: boolean,
+): Promise<{ scans: string[]; sorted: boolean }> {
+  const deps = harness().service.deps;
+  const page = (cursor?: string) =>
+    inflowsNeedingAttention(deps.orm.em.fork(), filter, {
+      limit: 20,
+      cursor,
+      cursorKey: deps.secrets.cursorKey,
+    });
+  const cursor = later ? (await page()).meta.next_cursor : undefined;
+  expect(cursor, 'a second page').to.not.equal(null);
+  const spy = sinon.spy(deps.orm.em.getConnection(), 'execute');
+  let sent: { query: string; params: unknown[] } | undefined;
+  try {
+    await page(cursor ?? undefined);
+    const found = spy.getCalls().find((c) => /from "inflows"/.test(String(c.args[0])));
+    if (!found) throw new Error('no query on inflows');
+    sent = { query: String(found.args[0]), params: (found.args[1] ?? []) as unknown[] };
+  } finally {
+    spy.restore();
+  }
+  const rows = (await deps.orm.em.fork().execute(`explain (format json) ${sent.query}`, sent.params)) as {
+    'QUERY PLAN': { Plan: PlanNode }[];
+  }[];
+  const plan = rows[0]!['QUERY PLAN'][0]!.Plan;
+  const outer = planNodes(plan, { subplans: false });
+  return {
+    scans: outer
+      .filter((n) => n['Relation Name'] === 'inflows' || n['Index Name']?.startsWith('inflows_'))
+      .map((n) => `${n['Node Type']}${n['Index Name'] ? ` using ${n['Index Name']}` : ''}`),
+    sorted: outer.some((n) => /Sort/.test(n['Node Type'])),
+  };
 }
 
 describe('console count plans', () => {
@@ -97,6 +144,25 @@ describe('console count plans', () => {
       );
     }
   });
+
+  // The operators' list of money waiting for a decision, every variant, first page and the next:
+  // read in page order from the index of the HELD and UNMATCHED inflows (all tenants, or one) and
+  // stopped at the page, passing over the HELD money of failed payouts; never a sort of the queue.
+  const states: (InflowsFilter['state'] | undefined)[] = [undefined, 'HELD', 'UNMATCHED'];
+  for (const state of states) {
+    for (const byTenant of [false, true]) {
+      for (const later of [false, true]) {
+        const index = byTenant ? 'inflows_tenant_attention_index' : 'inflows_attention_index';
+        it(`admin.settlement.inflows${state ? ` (${state})` : ''}${byTenant ? ' of a tenant' : ''}, ${later ? 'the next page' : 'the first page'}: ${index}, no sort`, async () => {
+          const filter = { state, tenantId: byTenant ? tenantId : undefined };
+          expect(await inflowsPagePlan(filter, later)).to.deep.equal({
+            scans: [`Index Scan using ${index}`],
+            sorted: false,
+          });
+        });
+      }
+    }
+  }
 
   // Payouts are the exception: their counts read the table (see the exception_queues migration for
   // why the status has no index of its own there); the exception queues never do.
