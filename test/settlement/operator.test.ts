@@ -316,6 +316,83 @@ describe('operator tools for settlement (admin.settlement.*)', () => {
     ]);
   });
 
+  it('lists exactly the money waiting for a decision, per state filter, oldest first, a page at a time', async () => {
+    // HELD against a payout still held for review: that payout's decision, listed.
+    const heldPayout = await payoutWithInstruction(merchant, { settlement_currency: 'NGN' });
+    const short = await bankCredit(heldPayout.instruction.account_unique, '100.00');
+    // HELD against a payout that has since FAILED: its refund returns the money, nobody decides.
+    const failedPayout = await payoutWithInstruction(merchant, { settlement_currency: 'NGN' });
+    const refunded = await bankCredit(failedPayout.instruction.account_unique, '200.00');
+    await approvedMove('payout', 'fail', failedPayout.id, '--note', 'merchant will not top up');
+    // Below every open instruction (HELD, attributed to nobody), paid in full (MATCHED), and
+    // money an operator recorded as returned (RETURNED).
+    const usdt = await payoutWithInstruction(merchant);
+    const below = await sendUsdt('TRON', usdt.instruction.account_unique, '1');
+    const back = await sendUsdt('TRON', usdt.instruction.account_unique, '2');
+    const paid = await payoutWithInstruction(merchant);
+    const full = await sendUsdt('TRON', paid.instruction.account_unique, paid.instruction.expected);
+    await mine('TRON', confirmationsOf('TRON'));
+    await settle();
+    await approvedMove('inflow', 'return', (await inflowByRef(back))!.id, '--note', 'sent back');
+    // Late money: UNMATCHED.
+    const lateFor = await payoutWithInstruction(merchant);
+    await lapse(deps().config.PAYMENT_INSTRUCTION_TTL_MS + 60_000);
+    const lateTx = await sendUsdt('TRON', lateFor.instruction.account_unique, lateFor.instruction.expected);
+    await mine('TRON', confirmationsOf('TRON'));
+    await settle();
+
+    const byRef = async (ref: string) => (await inflowByRef(ref))!;
+    const [held, refundedHeld, unattributed, late] = [
+      await byRef(short.externalRef),
+      await byRef(refunded.externalRef),
+      await byRef(below),
+      await byRef(lateTx),
+    ];
+    expect([held, unattributed, late].map((i) => i.state)).to.deep.equal(['HELD', 'HELD', 'UNMATCHED']);
+    expect([refundedHeld, await byRef(back), await byRef(full)].map((i) => i.state)).to.deep.equal([
+      'HELD',
+      'RETURNED',
+      'MATCHED',
+    ]);
+    expect((await getPayout(merchant, failedPayout.id)).status).to.equal('FAILED');
+    // Page order: (created_at, id).
+    const inOrder = async (...inflows: Inflow[]) =>
+      (
+        await deps()
+          .orm.em.fork()
+          .find(
+            Inflow,
+            { id: { $in: inflows.map((i) => i.id) } },
+            { orderBy: { createdAt: 'asc', id: 'asc' } },
+          )
+      ).map((i) => i.id);
+    const listed = async (...argv: string[]) =>
+      ((await admin('inflow', 'list', '--tenant', merchant.tenantId, ...argv)).data as { id: string }[]).map(
+        (i) => i.id,
+      );
+    expect(await listed()).to.deep.equal(await inOrder(held, unattributed, late));
+    expect(await listed('--state', 'HELD')).to.deep.equal(await inOrder(held, unattributed));
+    expect(await listed('--state', 'UNMATCHED')).to.deep.equal([late.id]);
+
+    // A page at a time: the same rows, each once.
+    const walked: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await admin(
+        'inflow',
+        'list',
+        '--tenant',
+        merchant.tenantId,
+        '--limit',
+        '1',
+        ...(cursor ? ['--cursor', cursor] : []),
+      );
+      walked.push(...page.data.map((i: { id: string }) => i.id));
+      cursor = page.meta.next_cursor ?? undefined;
+    } while (cursor);
+    expect(walked).to.deep.equal(await inOrder(held, unattributed, late));
+  });
+
   it('is closed to callers without the admin token', async () => {
     const err = await run(['inflow', 'list'], {
       serviceUrl: harness().url,
