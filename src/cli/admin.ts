@@ -173,12 +173,18 @@ const COMMANDS: Record<string, Command> = {
     call: (c) => c.admin.me.query(),
   }),
   'inflow list': command({
-    synopsis: '[--tenant TENANT_ID] [--state HELD|UNMATCHED] [--limit N] [--cursor CURSOR]',
-    summary: 'settlements waiting for a decision, oldest first',
-    options: { tenant: { type: 'string' }, state: { type: 'string' }, ...PAGE_OPTIONS },
+    synopsis: '[--tenant TENANT_ID] [--state HELD|UNMATCHED] [--unattributed] [--limit N] [--cursor CURSOR]',
+    summary: 'settlements waiting for a decision, oldest first (--unattributed: money no payout took)',
+    options: {
+      tenant: { type: 'string' },
+      state: { type: 'string' },
+      unattributed: { type: 'boolean' },
+      ...PAGE_OPTIONS,
+    },
     input: (v) => ({
       tenant_id: v.tenant as string | undefined,
       state: choice(v, 'state', ['HELD', 'UNMATCHED'] as const),
+      ...(v.unattributed ? { unattributed: true } : {}),
       ...page(v),
     }),
     call: (c, input) => c.admin.settlement.inflows.query(input),

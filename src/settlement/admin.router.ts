@@ -21,11 +21,19 @@ const note = z.string().trim().min(1).max(1000);
 
 /** Mounted as `admin.settlement` in `src/router.ts`. */
 export const settlementAdminRouter = router({
-  /** HELD and UNMATCHED inflows still waiting for a decision, oldest first. */
+  /**
+   * HELD and UNMATCHED inflows still waiting for a decision, oldest first. `unattributed: true`
+   * lists the INFLOWS_UNMATCHED queue (money no payout took); without it, the money held against
+   * the payouts of PAYOUTS_HELD_UNDERPAID too.
+   */
   inflows: adminProcedure
     .input(
       pageQuery
-        .extend({ tenant_id: z.uuid().optional(), state: z.enum(['HELD', 'UNMATCHED']).optional() })
+        .extend({
+          tenant_id: z.uuid().optional(),
+          state: z.enum(['HELD', 'UNMATCHED']).optional(),
+          unattributed: z.boolean().optional(),
+        })
         .strict()
         .default({ limit: 20 }),
     )
@@ -33,7 +41,7 @@ export const settlementAdminRouter = router({
     .query(async ({ ctx, input }) => {
       const page = await inflowsNeedingAttention(
         ctx.em,
-        { tenantId: input.tenant_id, state: input.state },
+        { tenantId: input.tenant_id, state: input.state, unattributed: input.unattributed },
         { limit: input.limit, cursor: input.cursor, cursorKey: ctx.deps.secrets.cursorKey },
       );
       return { data: page.items.map((r) => toAdminInflow(r.inflow, r.accountPayoutId)), meta: page.meta };

@@ -47,6 +47,12 @@ export const Inflow = defineEntity({
       expression:
         'create index "inflows_tenant_attention_index" on "inflows" ("tenant_id", "created_at", "id") where "state" in (\'HELD\', \'UNMATCHED\')',
     },
+    {
+      // The part of that list no payout took (the INFLOWS_UNMATCHED queue), as the console pages it.
+      name: 'inflows_unattributed_index',
+      expression:
+        'create index "inflows_unattributed_index" on "inflows" ("created_at", "id") where "state" in (\'HELD\', \'UNMATCHED\') and "payout_id" is null',
+    },
   ],
   properties: {
     id: idColumn(),

@@ -41,7 +41,7 @@ import { attributeLocked, lockAttributionTarget, type MatchOutcome } from './mat
  */
 export async function inflowsNeedingAttention(
   em: EntityManager,
-  filter: { tenantId?: string; state?: 'HELD' | 'UNMATCHED' },
+  filter: { tenantId?: string; state?: 'HELD' | 'UNMATCHED'; unattributed?: boolean },
   page: PageRequest,
 ): Promise<{ items: { inflow: Inflow; accountPayoutId: string | null }[]; meta: PageMeta }> {
   // HELD money whose payout no longer waits for money (FAILED: its refund returns it).
@@ -62,8 +62,10 @@ export async function inflowsNeedingAttention(
       state,
       [payoutMovedOn]: [],
       ...(filter.tenantId ? { tenant: filter.tenantId } : {}),
+      // Exactly the INFLOWS_UNMATCHED queue, read from inflows_unattributed_index.
+      ...(filter.unattributed ? { payout: null } : {}),
     } as FilterQuery<Inflow>,
-    list: `admin:inflows:${filter.tenantId ?? '*'}:${filter.state ?? '*'}`,
+    list: `admin:inflows:${filter.tenantId ?? '*'}:${filter.state ?? '*'}:${filter.unattributed ? 'unattributed' : '*'}`,
     order: 'asc',
     ...page,
   });

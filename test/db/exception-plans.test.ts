@@ -164,6 +164,16 @@ describe('console count plans', () => {
     }
   }
 
+  // The console's INFLOWS_UNMATCHED queue: from an index of its own.
+  for (const later of [false, true]) {
+    it(`admin.settlement.inflows (unattributed), ${later ? 'the next page' : 'the first page'}: inflows_unattributed_index, no sort`, async () => {
+      expect(await inflowsPagePlan({ unattributed: true }, later)).to.deep.equal({
+        scans: ['Index Scan using inflows_unattributed_index'],
+        sorted: false,
+      });
+    });
+  }
+
   // Payouts are the exception: their counts read the table (see the exception_queues migration for
   // why the status has no index of its own there); the exception queues never do.
   it('admin.machines counts the states of every other hot table from an index, without a sequential scan', async () => {

@@ -373,6 +373,9 @@ describe('operator tools for settlement (admin.settlement.*)', () => {
     expect(await listed()).to.deep.equal(await inOrder(held, unattributed, late));
     expect(await listed('--state', 'HELD')).to.deep.equal(await inOrder(held, unattributed));
     expect(await listed('--state', 'UNMATCHED')).to.deep.equal([late.id]);
+    // The INFLOWS_UNMATCHED queue: the money no payout took.
+    expect(await listed('--unattributed')).to.deep.equal(await inOrder(unattributed, late));
+    expect(await listed('--state', 'HELD', '--unattributed')).to.deep.equal([unattributed.id]);
 
     // A page at a time: the same rows, each once.
     const walked: string[] = [];

@@ -140,10 +140,9 @@ function ReturnInflow({ id }: { id: string }) {
 function UnmatchedInflows() {
   const canPropose = useCan('operator');
   // UNMATCHED money, and HELD money that no payout could take (below every open instruction).
-  const all = usePages(['admin.settlement.inflows', 'undecided'], (cursor) =>
-    api.admin.settlement.inflows.query({ limit: 20, cursor }),
+  const list = usePages(['admin.settlement.inflows', 'unattributed'], (cursor) =>
+    api.admin.settlement.inflows.query({ limit: 20, cursor, unattributed: true }),
   );
-  const list = { ...all, rows: all.rows.filter((i) => i.payout_id === null) };
   return (
     <Queue
       id="unmatched"
