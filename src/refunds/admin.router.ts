@@ -77,8 +77,9 @@ export const refundAdminRouter = router({
       }),
 
     /**
-     * Proposes raising the refund of a held payout once its tenant has a destination; the result
-     * (RAISED, ALREADY_RAISED, NO_DESTINATION, NOT_ELIGIBLE) is the approved proposal's.
+     * Proposes raising the refund of a held payout (FAILED, money received, no refund) once its
+     * tenant has an active destination for the currency; it runs once a second operator approves
+     * (at once with FOUR_EYES=false), and the approved proposal's result holds the refund.
      */
     raise: adminProcedure
       .meta({ role: 'operator' })

@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { moneyMove } from '#src/approvals/moves.ts';
+import { AppError, invalidField } from '#src/http/errors.ts';
 import { idIn } from '#src/http/schemas.ts';
 import type { Refund } from './entities.ts';
 import { refundOut, toRefundResource } from './resource.ts';
-import { checkRefundRetry, raiseRefundIn, retryRefundIn } from './service.ts';
+import { checkRefundRetry, type RaiseOutcome, raiseRefundIn, retryRefundIn } from './service.ts';
 
 /** A refund as operators see it: the merchant's view plus the tenant and the failure context. */
 export const adminRefundOut = refundOut.extend({ tenant_id: z.string() });
@@ -33,16 +34,28 @@ export const refundMoves = {
     targets: (a) => [a.payout_id],
     run: async (em, deps, { args, now }) => {
       const outcome = await raiseRefundIn(em, deps, args.payout_id, now);
-      return {
-        outcome: outcome.kind,
-        refund_id:
-          outcome.kind === 'RAISED'
-            ? outcome.refund.id
-            : outcome.kind === 'ALREADY_RAISED'
-              ? outcome.refundId
-              : null,
-        reason: outcome.kind === 'NOT_ELIGIBLE' ? outcome.reason : null,
-      };
+      if (outcome.kind !== 'RAISED') throw raiseRefusal(outcome);
+      return { refund: toAdminRefund(outcome.refund) };
     },
   }),
 };
+
+/** Why an operator's raise raised nothing: the refund job takes these in its stride, an operator is told. */
+function raiseRefusal(outcome: Exclude<RaiseOutcome, { kind: 'RAISED' }>): AppError {
+  switch (outcome.kind) {
+    case 'NO_PAYOUT':
+      return new AppError('PAYOUT_NOT_FOUND');
+    case 'NOT_ELIGIBLE':
+      return invalidField('payout_id', outcome.reason);
+    case 'ALREADY_RAISED':
+      return invalidField(
+        'payout_id',
+        `has its refund already${outcome.refundId ? ` (${outcome.refundId})` : ''}; a payout is refunded once`,
+      );
+    case 'NO_DESTINATION':
+      return invalidField(
+        'payout_id',
+        `belongs to a tenant with no active ${outcome.currency} refund destination; raise it once the merchant has registered one`,
+      );
+  }
+}

@@ -165,7 +165,9 @@ export function isSameAccount(d: RefundDestination, refund: Refund): boolean {
 export type RaiseOutcome =
   | { kind: 'RAISED'; refund: Refund }
   | { kind: 'ALREADY_RAISED'; refundId: string | null }
-  | { kind: 'NO_DESTINATION' }
+  | { kind: 'NO_DESTINATION'; currency: string }
+  | { kind: 'NO_PAYOUT' }
+  /** `reason`: what keeps the payout from having a refund, said of the payout. */
   | { kind: 'NOT_ELIGIBLE'; reason: string };
 
 /**
@@ -195,19 +197,23 @@ export async function raiseRefundIn(
   payoutId: string,
   now: Date,
 ): Promise<RaiseOutcome> {
-  if (!isUuid(payoutId)) return { kind: 'NOT_ELIGIBLE', reason: 'no such payout' };
+  if (!isUuid(payoutId)) return { kind: 'NO_PAYOUT' };
   const payout = await tx.findOne(Payout, payoutId, { lockMode: LockMode.PESSIMISTIC_WRITE });
-  if (!payout) return { kind: 'NOT_ELIGIBLE', reason: 'no such payout' };
-  if (payout.status !== 'FAILED') return { kind: 'NOT_ELIGIBLE', reason: `payout is ${payout.status}` };
+  if (!payout) return { kind: 'NO_PAYOUT' };
+  if (payout.status !== 'FAILED') {
+    return { kind: 'NOT_ELIGIBLE', reason: `is ${payout.status}; only a FAILED payout is refunded` };
+  }
   const received = toDecimal(payout.receivedAmount);
-  if (!received.gt(0)) return { kind: 'NOT_ELIGIBLE', reason: 'no money was received' };
+  if (!received.gt(0)) {
+    return { kind: 'NOT_ELIGIBLE', reason: 'received no money; there is nothing to refund' };
+  }
   const existing = await tx.findOne(Refund, { payout: payoutId });
   if (existing || payout.isRefunded) {
     return { kind: 'ALREADY_RAISED', refundId: existing?.id ?? payout.refundReference ?? null };
   }
   const currency = payout.settlementCurrency;
   const destination = await activeRefundDestination(tx, payout.tenant.id, currency);
-  if (!destination) return { kind: 'NO_DESTINATION' };
+  if (!destination) return { kind: 'NO_DESTINATION', currency };
 
   const snapshot = destinationSnapshot(destination);
   const amounts = refundAmounts(deps.corridors, currency, snapshot.destinationNetwork, received);
@@ -254,6 +260,7 @@ export async function raiseRefundTask(deps: Deps, task: ClaimedTask): Promise<Ta
       );
       break;
     case 'ALREADY_RAISED':
+    case 'NO_PAYOUT':
     case 'NOT_ELIGIBLE':
       break;
     default:

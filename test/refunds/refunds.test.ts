@@ -318,7 +318,7 @@ describe('refunds of failed payouts', () => {
       );
     expect(await raiseRefund(deps(), id)).to.deep.equal({
       kind: 'NOT_ELIGIBLE',
-      reason: 'no money was received',
+      reason: 'received no money; there is nothing to refund',
     });
     await runRefundsOnce(deps());
     expect(await refundOf(merchant, id)).to.equal(undefined);
@@ -349,10 +349,8 @@ describe('refunds of failed payouts', () => {
       refund_destination_active: false,
     });
     expect(mine?.received_amount).to.be.greaterThan(0);
-    expect(await approvedMove('refund', 'raise', id)).to.include({
-      outcome: 'NO_DESTINATION',
-      refund_id: null,
-    });
+    // Without a destination there is nothing to raise: the proposal is refused.
+    await expectRaiseRefused(id, /no active NGN refund destination/);
 
     await setNgnDestination(merchant, '0123456789');
     const ready = (await admin('refund', 'held', '--tenant', merchant.tenantId)).data as Record<
@@ -360,15 +358,13 @@ describe('refunds of failed payouts', () => {
       unknown
     >[];
     expect(ready.find((h) => h.payout_id === id)).to.include({ refund_destination_active: true });
-    const raised = (await approvedMove('refund', 'raise', id)) as { outcome: string; refund_id: string };
-    expect(raised.outcome).to.equal('RAISED');
-    expect(await approvedMove('refund', 'raise', id)).to.deep.equal({
-      outcome: 'ALREADY_RAISED',
-      refund_id: raised.refund_id,
-      reason: null,
-    });
+    const { refund: raised } = (await approvedMove('refund', 'raise', id)) as {
+      refund: { id: string; status: string; payout_id: string };
+    };
+    expect(raised).to.include({ payout_id: id, status: 'PENDING' });
+    await expectRaiseRefused(id, new RegExp(`has its refund already \\(${raised.id}\\)`));
     await runRefundsOnce(deps());
-    expect(await refundOf(merchant, id)).to.include({ id: raised.refund_id, status: 'SUCCESSFUL' });
+    expect(await refundOf(merchant, id)).to.include({ id: raised.id, status: 'SUCCESSFUL' });
     const after = (await admin('refund', 'held', '--tenant', merchant.tenantId)).data as Record<
       string,
       unknown
@@ -438,9 +434,17 @@ describe('refunds of failed payouts', () => {
 });
 
 async function expectRetryRefused(refundId: string, issue: RegExp): Promise<void> {
+  await expectMoveRefused(['refund', 'retry', refundId], issue);
+}
+
+async function expectRaiseRefused(payoutId: string, issue: RegExp): Promise<void> {
+  await expectMoveRefused(['refund', 'raise', payoutId], issue);
+}
+
+async function expectMoveRefused(argv: string[], issue: RegExp): Promise<void> {
   let error: unknown;
   try {
-    await approvedMove('refund', 'retry', refundId);
+    await approvedMove(...argv);
   } catch (err) {
     error = err;
   }
