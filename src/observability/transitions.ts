@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from '#src/lib/log.ts';
 import type { Metrics } from './metrics.ts';
@@ -54,7 +55,16 @@ export function observeTransitions(orm: MikroORM, observer: TransitionObserver):
   observers.set(orm.config, observer);
 }
 
-/** The observer of the ORM behind an EntityManager, if one was set. */
+// Work that is always rolled back (a money move rehearsed at its proposal, src/approvals) changes
+// nothing that anyone should count or read in the logs.
+const rehearsals = new AsyncLocalStorage<true>();
+
+/** Runs `work`, which is always rolled back, with no observer told of the status changes it writes. */
+export function unobserved<T>(work: () => Promise<T>): Promise<T> {
+  return rehearsals.run(true, work);
+}
+
+/** The observer of the ORM behind an EntityManager, if one was set (none inside {@link unobserved}). */
 export function observerOf(em: EntityManager): TransitionObserver | undefined {
-  return observers.get(em.config);
+  return rehearsals.getStore() ? undefined : observers.get(em.config);
 }
