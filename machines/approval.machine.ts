@@ -5,7 +5,9 @@ import type { MachineTexts, StateMeta, TransitionMeta } from './texts.ts';
  * A proposal of an operator to move money (four eyes, maker-checker): attribute an inflow, record
  * one as returned, fail a held payout, retry or raise a refund. The action runs only once a second
  * operator approves it, in the transaction that records the approval; the machine decides whether
- * a decision is allowed, the caller runs the action.
+ * a decision is allowed, the caller runs the action. An action is proposed only if it would run at
+ * that moment: the caller rehearses it with its own checks first (and rolls it back), and an action
+ * they refuse is refused there and then, with no proposal.
  *
  *   (proposed) --> PENDING
  *   PENDING --APPROVE [bySecondPerson]--> APPROVED (final; the action ran)
@@ -157,7 +159,7 @@ export const approvalTexts = {
   holdsMoney: false,
   created: {
     description:
-      'An operator asks to move money (attribute or return an inflow, fail a held payout, retry or raise a refund) and says why in a note. With four eyes off (FOUR_EYES=false), the action runs at once and the proposal is recorded as approved by its proposer.',
+      'An operator asks to move money (attribute or return an inflow, fail a held payout, retry or raise a refund) and says why in a note. The action’s own checks run first, and nothing stays of that trial: an action they refuse now (no such inflow, a payout not held, a refund not failed...) is refused with their reason and no proposal is made. With four eyes off (FOUR_EYES=false), the action runs at once and the proposal is recorded as approved by its proposer.',
     by: ['OPERATOR'],
   },
   guards: {

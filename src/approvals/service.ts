@@ -6,7 +6,8 @@ import { applyEvent, initialState, type Transition } from '#src/engine/engine.ts
 import { AppError, type ErrorCode, invalidField } from '#src/http/errors.ts';
 import { type PageMeta, type PageRequest, paginate } from '#src/http/pagination.ts';
 import type { Commit } from '#src/http/procedures.ts';
-import { isUuid } from '#src/lib/ids.ts';
+import { isUuid, newId } from '#src/lib/ids.ts';
+import { unobserved } from '#src/observability/transitions.ts';
 import type { OperatorIdentity } from '#src/operators/auth.ts';
 import { Operator } from '#src/operators/entities.ts';
 import { Approval, type MoneyMove } from './entities.ts';
@@ -15,10 +16,13 @@ import type { MoneyMoveDef, MoveActor } from './moves.ts';
 /**
  * Four eyes on money moves (issue 18): a move becomes a proposal (an `approvals` row, PENDING,
  * with a note); a second operator's approval runs the move in the transaction that records the
- * approval, with the move's own checks. A refused move leaves the proposal FAILED with the reason,
- * in a transaction of its own after the first rolled back, so nothing of the move stays. The row
- * lock the engine takes makes a second, concurrent approval wait and then find the proposal
- * decided: the move runs once. With FOUR_EYES=false the proposer's own approval runs it at once.
+ * approval, with the move's own checks. A proposal is made only of a move that would run now: it
+ * is rehearsed first, with those same checks, and a move they refuse is refused with their error
+ * and leaves nothing. A move refused at approval (the world changed meanwhile) leaves the proposal
+ * FAILED with the reason, in a transaction of its own after the first rolled back, so nothing of
+ * the move stays. The row lock the engine takes makes a second, concurrent approval wait and then
+ * find the proposal decided: the move runs once. With FOUR_EYES=false the proposer's own approval
+ * runs it at once.
  */
 
 /** What the approvals need of an `admin.*` call: who calls, its audit row, its transaction. */
@@ -112,9 +116,40 @@ async function runApproved(
   return row;
 }
 
+/** Thrown out of a rehearsal's transaction, so that it rolls back. */
+class Rehearsed extends Error {}
+
+/**
+ * Runs a move as an approval would run it now, on an EntityManager of its own (nothing it loads
+ * reaches the caller's), in a transaction that always rolls back, with no observer told of its
+ * status changes: the move's own checks say whether it would run. Their refusal, an AppError, is
+ * thrown as it is, like any other error; `prepared` is what `def.prepare` returned, outside any
+ * transaction.
+ */
+async function rehearse(
+  deps: Deps,
+  def: MoneyMoveDef,
+  call: { args: Record<string, unknown>; actor: MoveActor; now: Date; prepared: unknown },
+): Promise<void> {
+  try {
+    await unobserved(() =>
+      deps.orm.em.fork().transactional(async (tx) => {
+        await def.run(tx, deps, call);
+        // Flushed, so that what the database itself would refuse is refused now too.
+        await tx.flush();
+        throw new Rehearsed();
+      }),
+    );
+  } catch (err) {
+    if (!(err instanceof Rehearsed)) throw err;
+  }
+}
+
 /**
  * An operator's money move: a PENDING proposal with four eyes on; with them off, the move runs at
- * once and is recorded as a proposal approved by its proposer (refused moves leave no proposal).
+ * once and is recorded as a proposal approved by its proposer. Either way a move that its checks
+ * refuse now is refused with their error and leaves no proposal (and no audit row): with four eyes
+ * on, the move is rehearsed first and rolled back, and runs for real only once approved.
  */
 export async function proposeMove(
   call: AdminCall,
@@ -126,8 +161,15 @@ export async function proposeMove(
   const reason = requireNote(note);
   const args = def.args.parse(rawArgs);
   const fourEyes = deps.config.FOUR_EYES;
-  const prepared = !fourEyes && def.prepare ? await def.prepare(deps, args) : undefined;
+  // Checks that ask an outside system, before any transaction opens (and again at approval).
+  const prepared = def.prepare ? await def.prepare(deps, args) : undefined;
   const now = deps.clock.now();
+  const id = newId();
+  if (fourEyes) {
+    // Nobody has approved yet: the rehearsal's actor is the proposer, on the proposal to be.
+    const actor: MoveActor = { approverId: operator.id, proposerId: operator.id, approvalId: id };
+    await rehearse(deps, def, { args, actor, now, prepared });
+  }
   const expiresAt = new Date(now.getTime() + deps.config.APPROVAL_TTL_HOURS * HOUR_MS);
   return call.commit(async (em) => {
     const initial = initialState(approvalMachine, {
@@ -135,6 +177,7 @@ export async function proposeMove(
       expiresAt: expiresAt.toISOString(),
     });
     const approval = em.create(Approval, {
+      id,
       status: initial.status as ApprovalStatus,
       snapshot: initial.snapshot,
       action: def.action,

@@ -6,9 +6,11 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { cliEnv, HelpText, reportOf, run, usage } from '#src/cli/admin.ts';
+import { failedRefund, heldPayout, strayInflow } from '../approvals/fixtures.ts';
 import { call, errorOf } from '../client.ts';
 import { harness } from '../harness.ts';
 import { cliAs, newOperator } from '../operators/fixtures.ts';
+import { payoutReadyMerchant } from '../payouts/fixtures.ts';
 
 const exec = promisify(execFile);
 
@@ -92,8 +94,13 @@ describe('admin CLI over tRPC', () => {
       newOperator('operator'),
       newOperator('approver'),
     ]);
-    // Proposing checks only that the arguments are well-formed: targets that exist are not needed.
-    const [payout, refund, inflow] = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
+    // Proposing checks that the move would run: each needs a target in the state its move needs.
+    const merchant = await payoutReadyMerchant();
+    const [{ payoutId: payout }, { refundId: refund }, { inflowId: inflow }] = [
+      await heldPayout(merchant),
+      await failedRefund({ corrected: true }),
+      await strayInflow(merchant),
+    ];
     const fail = (await cliAs(ada)('payout', 'fail', payout, '--note', 'held for a week')).approval.id;
     const retry = (await cliAs(ada)('refund', 'retry', refund, '--note', 'address fixed')).approval.id;
     const back = (await cliAs(ben)('inflow', 'return', inflow, '--note', 'sent back by hand')).approval.id;

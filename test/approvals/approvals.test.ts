@@ -1,20 +1,21 @@
 import { expect } from 'chai';
 import { Approval } from '#src/approvals/entities.ts';
 import { runApprovalsOnce } from '#src/approvals/job.ts';
+import { proposeMove } from '#src/approvals/service.ts';
 import { AuditEntry } from '#src/audit/entities.ts';
+import { AuditNote } from '#src/audit/service.ts';
 import { StatusLog } from '#src/payouts/entities.ts';
+import { Refund } from '#src/refunds/entities.ts';
+import { Inflow } from '#src/settlement/entities.ts';
+import { settlementMoves } from '#src/settlement/moves.ts';
 import type { Merchant } from '../client.ts';
+import { payoutOf } from '../dispatch/fixtures.ts';
 import { harness } from '../harness.ts';
+import { expectTrpcRefusal, rowCounts } from '../http/hostile.ts';
 import { cliAs, newOperator, type TestOperator, trpcCall } from '../operators/fixtures.ts';
 import { payoutReadyMerchant } from '../payouts/fixtures.ts';
-import {
-  creditBody,
-  deps,
-  getPayout,
-  inflowByRef,
-  payoutWithInstruction,
-  postBankCallback,
-} from '../settlement/fixtures.ts';
+import { deps, getPayout, payoutWithInstruction } from '../settlement/fixtures.ts';
+import { failedRefund, heldMoney, heldPayout as heldPayoutWithInflow, strayInflow } from './fixtures.ts';
 
 /** The catalogue code (or USAGE) and details of a refused CLI command. */
 async function refusal(promise: Promise<unknown>): Promise<{ code: string; message: string; details: any }> {
@@ -28,12 +29,22 @@ async function refusal(promise: Promise<unknown>): Promise<{ code: string; messa
 
 /** A NGN payout held for review: 100 NGN of more arrived, so `payout fail` is possible. */
 async function heldPayout(merchant: Merchant): Promise<string> {
-  const payout = await payoutWithInstruction(merchant, { settlement_currency: 'NGN' });
-  const body = creditBody({ account_number: payout.instruction.account_unique, amount: '100.00' });
-  const res = await postBankCallback(body);
-  expect(res.status, res.text).to.equal(204);
-  expect(await inflowByRef(String(body.session_id))).to.include({ state: 'HELD' });
-  return payout.id;
+  return (await heldPayoutWithInflow(merchant)).payoutId;
+}
+
+/** How many payout status changes the service has counted (`payout_transitions_total`). */
+async function transitionsCounted(): Promise<number> {
+  const { values } = await deps().metrics.payoutTransitions.get();
+  return values.reduce((sum, v) => sum + v.value, 0);
+}
+
+/** What the tables gained or lost between two counts (tables that did not change left out). */
+function rowsChanged(before: Record<string, number>, after: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(
+    Object.keys(after)
+      .filter((table) => after[table] !== before[table])
+      .map((table) => [table, after[table]! - (before[table] ?? 0)]),
+  );
 }
 
 /** The payout's timeline rows that name the approval. */
@@ -315,6 +326,184 @@ describe('four eyes on money moves (admin.approvals.*)', () => {
       expect(res.body.error.data.details, path).to.deep.equal([{ field, issue: 'must be a UUID' }]);
     }
     expect(await deps().orm.em.fork().count(Approval, {})).to.equal(before);
+  });
+
+  it('refuses a proposal that its move would refuse now, with the move’s own error, and writes nothing', async () => {
+    const held = await heldPayoutWithInflow(merchant);
+    const stray = await strayInflow(merchant);
+    const open = await payoutWithInstruction(merchant);
+    const refund = await failedRefund({ corrected: false });
+    const money = await heldMoney({ destination: false });
+    const none = crypto.randomUUID();
+    const heldInflowIssue =
+      `is HELD and attributed to payout ${held.payoutId}; ` +
+      'only UNMATCHED inflows and HELD inflows attributed to no payout can be decided';
+    // [procedure, input, code, details (when the move gives some)]
+    const cases: [string, Record<string, string>, string, unknown?][] = [
+      ['admin.settlement.failPayout', { payout_id: none }, 'PAYOUT_NOT_FOUND'],
+      [
+        'admin.settlement.failPayout',
+        { payout_id: open.id },
+        'VALIDATION_FAILED',
+        [{ field: 'payout_id', issue: 'is awaiting payment, not held for review' }],
+      ],
+      ['admin.settlement.attribute', { inflow_id: none, payout_id: stray.payoutId }, 'INFLOW_NOT_FOUND'],
+      ['admin.settlement.attribute', { inflow_id: stray.inflowId, payout_id: none }, 'PAYOUT_NOT_FOUND'],
+      [
+        'admin.settlement.attribute',
+        { inflow_id: stray.inflowId, payout_id: held.payoutId },
+        'VALIDATION_FAILED',
+        [{ field: 'payout_id', issue: 'settles in NGN, the inflow is USDT' }],
+      ],
+      [
+        'admin.settlement.attribute',
+        { inflow_id: held.inflowId, payout_id: open.id },
+        'VALIDATION_FAILED',
+        [{ field: 'inflow_id', issue: heldInflowIssue }],
+      ],
+      ['admin.settlement.returnInflow', { inflow_id: none }, 'INFLOW_NOT_FOUND'],
+      [
+        'admin.settlement.returnInflow',
+        { inflow_id: held.inflowId },
+        'VALIDATION_FAILED',
+        [{ field: 'inflow_id', issue: heldInflowIssue }],
+      ],
+      ['admin.refunds.retry', { refund_id: none }, 'REFUND_NOT_FOUND'],
+      [
+        'admin.refunds.retry',
+        { refund_id: refund.refundId },
+        'VALIDATION_FAILED',
+        [
+          {
+            field: 'refund_id',
+            issue: 'the tenant’s active destination is the one that failed; it must be corrected first',
+          },
+        ],
+      ],
+      ['admin.refunds.raise', { payout_id: none }, 'PAYOUT_NOT_FOUND'],
+      [
+        'admin.refunds.raise',
+        { payout_id: held.payoutId },
+        'VALIDATION_FAILED',
+        [{ field: 'payout_id', issue: 'is PENDING_PAYMENT; only a FAILED payout is refunded' }],
+      ],
+      [
+        'admin.refunds.raise',
+        { payout_id: money.payoutId },
+        'VALIDATION_FAILED',
+        [
+          {
+            field: 'payout_id',
+            issue:
+              'belongs to a tenant with no active NGN refund destination; raise it once the merchant has registered one',
+          },
+        ],
+      ],
+      [
+        'admin.refunds.raise',
+        { payout_id: refund.payoutId },
+        'VALIDATION_FAILED',
+        [
+          {
+            field: 'payout_id',
+            issue: `has its refund already (${refund.refundId}); a payout is refunded once`,
+          },
+        ],
+      ],
+    ];
+    const before = await rowCounts();
+    const counted = await transitionsCounted();
+    for (const [path, input, code, details] of cases) {
+      const label = `${path} ${JSON.stringify(input)}`;
+      const res = await trpcCall(path, 'mutation', { ...input, note: 'never possible' }, proposer.token);
+      expectTrpcRefusal(res.status, JSON.stringify(res.body), label);
+      expect(res.body.error.data.app_code, label).to.equal(code);
+      if (details) expect(res.body.error.data.details, label).to.deep.equal(details);
+    }
+    // No proposal, no audit row (a refused call changes nothing), nothing of the rehearsals.
+    expect(rowsChanged(before, await rowCounts())).to.deep.equal({});
+    expect(await transitionsCounted(), 'no transition counted').to.equal(counted);
+  });
+
+  it('keeps a proposal that would run PENDING, writing the proposal alone, and runs it once approved', async () => {
+    const held = await heldPayoutWithInflow(merchant);
+    const attributable = await strayInflow(merchant);
+    const returnable = await strayInflow(merchant);
+    const refund = await failedRefund({ corrected: true });
+    const money = await heldMoney({ destination: true });
+    const em = () => deps().orm.em.fork();
+    const states = async () => ({
+      held: (await getPayout(merchant, held.payoutId)).status,
+      attributed: (await em().findOneOrFail(Inflow, attributable.inflowId)).snapshot,
+      open: (await getPayout(merchant, attributable.payoutId)).status_timeline.length,
+      returned: (await em().findOneOrFail(Inflow, returnable.inflowId)).snapshot,
+      refund: await em()
+        .findOneOrFail(Refund, refund.refundId)
+        .then((r) => [r.status, r.attemptNumber]),
+      money: (await payoutOf(money.merchant, money.payoutId)).is_refunded,
+    });
+    const proposals: [string, Record<string, string>][] = [
+      ['admin.settlement.failPayout', { payout_id: held.payoutId }],
+      ['admin.settlement.attribute', { inflow_id: attributable.inflowId, payout_id: attributable.payoutId }],
+      ['admin.settlement.returnInflow', { inflow_id: returnable.inflowId }],
+      ['admin.refunds.retry', { refund_id: refund.refundId }],
+      ['admin.refunds.raise', { payout_id: money.payoutId }],
+    ];
+    const unchanged = await states();
+    const before = await rowCounts();
+    const counted = await transitionsCounted();
+    const ids: string[] = [];
+    for (const [path, input] of proposals) {
+      const res = await trpcCall(path, 'mutation', { ...input, note: 'possible now' }, proposer.token);
+      expect(res.status, `${path}: ${JSON.stringify(res.body)}`).to.equal(200);
+      expect(res.body.result.data.approval, path).to.include({ state: 'PENDING', result: null });
+      ids.push(res.body.result.data.approval.id);
+    }
+    // The proposals and their audit rows, and nothing else: the rehearsals left no trace.
+    expect(rowsChanged(before, await rowCounts())).to.deep.equal({ approvals: 5, audit: 5 });
+    expect(await states()).to.deep.equal(unchanged);
+    expect(await transitionsCounted(), 'no transition counted').to.equal(counted);
+
+    // Each runs once approved, named on the rows it writes by the very proposal id it was rehearsed under.
+    const results = [];
+    for (const id of ids) {
+      const { approval } = await cliAs(approver)('approval', 'approve', id);
+      expect(approval, approval.action).to.include({ state: 'APPROVED', id });
+      results.push(approval.result);
+    }
+    expect(results[0].payout).to.include({ id: held.payoutId, status: 'FAILED' });
+    expect((await rowsOfApproval(held.payoutId, ids[0]!))[0]?.metadata).to.include({
+      proposer_id: proposer.id,
+    });
+    expect(results[1].inflow).to.include({ id: attributable.inflowId, payout_id: attributable.payoutId });
+    expect(results[2].inflow).to.include({ id: returnable.inflowId, state: 'RETURNED' });
+    expect(results[3].refund).to.include({ id: refund.refundId, status: 'PENDING', attempt_number: 2 });
+    expect(results[4].refund).to.include({ payout_id: money.payoutId, status: 'PENDING' });
+    expect(await transitionsCounted()).to.be.greaterThan(counted);
+  });
+
+  it('rehearses a move on an EntityManager of its own: the proposal’s holds the proposal alone', async () => {
+    const payoutId = await heldPayout(merchant);
+    const em = deps().orm.em.fork();
+    const approval = await proposeMove(
+      {
+        deps: deps(),
+        operator: { id: proposer.id, name: proposer.name, role: proposer.role },
+        audit: new AuditNote(),
+        commit: (work) => em.transactional(work),
+      },
+      settlementMoves['payout.fail'],
+      { payout_id: payoutId },
+      'straight to the service',
+    );
+    expect(approval.status).to.equal('PENDING');
+    const managed = em
+      .getUnitOfWork()
+      .getIdentityMap()
+      .values()
+      .map((e) => e.constructor.name);
+    expect([...new Set(managed)]).to.deep.equal(['Approval']);
+    expect((await getPayout(merchant, payoutId)).status).to.equal('PENDING_PAYMENT');
   });
 
   it('with FOUR_EYES=false, runs the move at once and records it as approved by its proposer', async () => {

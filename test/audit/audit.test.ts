@@ -4,8 +4,10 @@ import { AuditEntry } from '#src/audit/entities.ts';
 import { redactArguments } from '#src/audit/service.ts';
 import { ROOT_OPERATOR_ID } from '#src/operators/entities.ts';
 import { appRouter } from '#src/router.ts';
+import { failedRefund, heldMoney, heldPayout, strayInflow } from '../approvals/fixtures.ts';
 import { harness } from '../harness.ts';
 import { cliAs, newOperator } from '../operators/fixtures.ts';
+import { payoutReadyMerchant } from '../payouts/fixtures.ts';
 import { deadDelivery } from '../webhooks/receiver.ts';
 
 /** One tRPC call over HTTP with its own request id; the parsed body. */
@@ -80,27 +82,30 @@ const CASES: Record<string, Case> = {
     return { input: { delivery_id: job.id }, targets: [job.id, job.event.id] };
   },
   // Money moves are proposals: their call writes the proposal (and its row) and moves nothing.
+  // Proposing checks that the move would run, so each needs a target in the state it needs.
   'admin.settlement.attribute': async () => {
-    const [inflow, payout] = [randomUUID(), randomUUID()];
-    return { input: { inflow_id: inflow, payout_id: payout, note: 'n' }, targets: [inflow, payout] };
+    const stray = await strayInflow(await payoutReadyMerchant());
+    return {
+      input: { inflow_id: stray.inflowId, payout_id: stray.payoutId, note: 'n' },
+      targets: [stray.inflowId, stray.payoutId],
+    };
   },
   'admin.settlement.returnInflow': async () => {
-    const inflow = randomUUID();
-    return { input: { inflow_id: inflow, note: 'n' }, targets: [inflow] };
+    const { inflowId } = await strayInflow(await payoutReadyMerchant());
+    return { input: { inflow_id: inflowId, note: 'n' }, targets: [inflowId] };
   },
   'admin.settlement.failPayout': async () => {
-    const payout = randomUUID();
-    return { input: { payout_id: payout, note: 'n' }, targets: [payout] };
+    const { payoutId } = await heldPayout(await payoutReadyMerchant());
+    return { input: { payout_id: payoutId, note: 'n' }, targets: [payoutId] };
   },
   'admin.refunds.retry': async () => {
-    const refund = randomUUID();
-    return { input: { refund_id: refund, note: 'n' }, targets: [refund] };
+    const { refundId } = await failedRefund({ corrected: true });
+    return { input: { refund_id: refundId, note: 'n' }, targets: [refundId] };
   },
   'admin.refunds.raise': async () => {
-    const payout = randomUUID();
-    return { input: { payout_id: payout, note: 'n' }, targets: [payout] };
+    const { payoutId } = await heldMoney({ destination: true });
+    return { input: { payout_id: payoutId, note: 'n' }, targets: [payoutId] };
   },
-  // Raising the refund of a payout that does not exist is approved and finds it NOT_ELIGIBLE.
   'admin.approvals.approve': async () => {
     const { approval } = await proposedByAnother();
     return { input: { approval_id: approval.id }, targets: [approval.id, ...approval.target_ids] };
@@ -111,10 +116,11 @@ const CASES: Record<string, Case> = {
   },
 };
 
-/** A proposal of an operator other than root (root approves or rejects it). */
+/** A proposal of an operator other than root (root approves or rejects it): failing a held payout. */
 async function proposedByAnother(): Promise<{ approval: { id: string; target_ids: string[] } }> {
   const proposer = cliAs(await newOperator('operator'));
-  return proposer('refund', 'raise', randomUUID(), '--note', 'audited');
+  const { payoutId } = await heldPayout(await payoutReadyMerchant());
+  return proposer('payout', 'fail', payoutId, '--note', 'audited');
 }
 
 /** The outcome each call above must record, when it is not OK. */
@@ -155,16 +161,17 @@ describe('the audit trail (admin.audit.*)', () => {
   });
 
   it('writes nothing for a call that changed nothing', async () => {
-    const requestId = `audit-${randomUUID()}`;
-    const res = await call(
-      'admin.operators.revoke',
-      'mutation',
-      { operator_id: randomUUID() },
-      rootToken(),
-      requestId,
-    );
-    expect(res.status).to.equal(404);
-    expect(await rowsOf(requestId)).to.deep.equal([]);
+    const refused: [string, Record<string, unknown>][] = [
+      ['admin.operators.revoke', { operator_id: randomUUID() }],
+      // A proposal its move refuses (no such payout) is refused, and no proposal is made.
+      ['admin.settlement.failPayout', { payout_id: randomUUID(), note: 'n' }],
+    ];
+    for (const [path, input] of refused) {
+      const requestId = `audit-${randomUUID()}`;
+      const res = await call(path, 'mutation', input, rootToken(), requestId);
+      expect(res.status, path).to.equal(404);
+      expect(await rowsOf(requestId), path).to.deep.equal([]);
+    }
   });
 
   it('leaves secrets out of the arguments it keeps', () => {

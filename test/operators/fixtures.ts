@@ -66,7 +66,8 @@ export async function trpcCall(
 /**
  * A money move as the CLI makes it, proposed by root (with a note unless the arguments carry
  * one) and approved by a second operator, an approver: the move's result. A move its checks
- * refuse is thrown as the move's own refusal (the proposal's failure code and the details).
+ * refuse is thrown as the move's own refusal: the proposal's when they refuse it then, else the
+ * approval's with the proposal's failure code and the details.
  */
 export async function approvedMove(...argv: string[]): Promise<any> {
   const args = argv.includes('--note') ? argv : [...argv, '--note', 'approved in a test'];
