@@ -46,6 +46,7 @@ const EVENTS = {
   below: { type: 'BELOW_EVERY_OPEN_INSTRUCTION', now: NOW },
   noInstruction: { type: 'NO_OPEN_INSTRUCTION', now: NOW },
   covered: { type: 'PAYOUT_COVERED', now: NOW },
+  payoutFailed: { type: 'PAYOUT_FAILED', now: NOW },
   operatorCovers: { type: 'OPERATOR_ATTRIBUTE', payoutId: 'payout-2', covers: true, now: NOW },
   operatorShort: { type: 'OPERATOR_ATTRIBUTE', payoutId: 'payout-2', covers: false, now: NOW },
   operatorReturn: { type: 'OPERATOR_RETURN', now: NOW },
@@ -61,6 +62,7 @@ const STATES = {
   heldUnattributed: () => apply(apply(start(19), EVENTS.confirmations), EVENTS.below),
   unmatched: () => apply(apply(start(19), EVENTS.confirmations), EVENTS.noInstruction),
   returned: () => apply(apply(start(0), EVENTS.noInstruction), EVENTS.operatorReturn),
+  forRefund: () => apply(apply(start(0), EVENTS.short), EVENTS.payoutFailed),
 };
 
 /** The events each state takes; every other event leaves it as it is. */
@@ -68,10 +70,11 @@ const TAKEN: Record<keyof typeof STATES, EventName[]> = {
   pending: ['confirmations'],
   confirmed: ['covers', 'short', 'below', 'noInstruction'],
   matched: [],
-  heldAttributed: ['covered'],
+  heldAttributed: ['covered', 'payoutFailed'],
   heldUnattributed: ['operatorCovers', 'operatorShort', 'operatorReturn'],
   unmatched: ['operatorCovers', 'operatorShort', 'operatorReturn'],
   returned: [],
+  forRefund: [],
 };
 
 describe('inflow machine', () => {
@@ -110,6 +113,16 @@ describe('inflow machine', () => {
     expect(matched.context.payoutId).to.equal('payout-1');
   });
 
+  it('hands money held against a payout to its refund when the payout fails, for good', () => {
+    const forRefund = apply(STATES.heldAttributed(), EVENTS.payoutFailed);
+    expect(forRefund.value).to.equal('FOR_REFUND');
+    expect(forRefund.status).to.equal('done');
+    expect(forRefund.context).to.deep.equal({ confirmationsRequired: 0, payoutId: 'payout-1' });
+    // Only money held against a payout goes with that payout: nobody's money waits for an operator.
+    expectIgnored(STATES.heldUnattributed(), EVENTS.payoutFailed);
+    expectIgnored(STATES.unmatched(), EVENTS.payoutFailed);
+  });
+
   it('keeps money held against a payout out of operators’ hands: it is that payout’s', () => {
     const held = STATES.heldAttributed();
     for (const name of ['operatorCovers', 'operatorShort', 'operatorReturn'] as const) {
@@ -138,7 +151,7 @@ describe('inflow machine', () => {
     });
   }
 
-  it('takes exactly the events of its state and ignores every other, MATCHED and RETURNED for good', () => {
+  it('takes exactly the events of its state and ignores every other, MATCHED, RETURNED and FOR_REFUND for good', () => {
     for (const [state, make] of Object.entries(STATES) as [keyof typeof STATES, () => Snapshot][]) {
       for (const [name, event] of Object.entries(EVENTS) as [EventName, InflowEvent][]) {
         const snapshot = make();

@@ -4,9 +4,9 @@ import type { MachineTexts, StateMeta, TransitionMeta } from './texts.ts';
 /**
  * An inflow: money a merchant sent to one of the service's accounts (a chain transfer to a deposit
  * address, a bank credit to a virtual account), from the moment the rail reports it until it is
- * attributed to a payout or handed to operations. Settlement matching decides which instruction
- * money belongs to (`src/settlement/rules.ts`); this machine decides what that verdict does to the
- * inflow, and what operators may still do with it.
+ * attributed to a payout, handed to operations, or handed to a failed payout's refund. Settlement
+ * matching decides which instruction money belongs to (`src/settlement/rules.ts`); this machine
+ * decides what that verdict does to the inflow, and what operators may still do with it.
  *
  *   PENDING_CONFIRMATION --(always) [needsNoConfirmations]--> CONFIRMED (a bank credit)
  *   PENDING_CONFIRMATION --CONFIRMATIONS [hasConfirmations]--> CONFIRMED
@@ -15,14 +15,19 @@ import type { MachineTexts, StateMeta, TransitionMeta } from './texts.ts';
  *   CONFIRMED --BELOW_EVERY_OPEN_INSTRUCTION--> HELD.unattributed
  *   CONFIRMED --NO_OPEN_INSTRUCTION--> UNMATCHED (late, repeated, or nothing was open)
  *   HELD.attributed --PAYOUT_COVERED--> MATCHED (a later inflow completed the payout)
+ *   HELD.attributed --PAYOUT_FAILED--> FOR_REFUND (final: the payout failed, its refund returns the money)
  *   HELD.unattributed | UNMATCHED --OPERATOR_ATTRIBUTE [coversPayout]--> MATCHED
  *   HELD.unattributed | UNMATCHED --OPERATOR_ATTRIBUTE--> HELD.attributed
  *   HELD.unattributed | UNMATCHED --OPERATOR_RETURN--> RETURNED (final)
  *
  * Money held against a payout (HELD.attributed) is that payout's: no operator may attribute it
- * elsewhere or return it by hand; if the payout is failed, its refund returns the money. Any other
- * event is ignored: the snapshot comes back as the very same object, and the caller treats that as
- * a refusal. The machine asks for no actions: the payout's machine records the settlement.
+ * elsewhere or return it by hand. It leaves HELD with its payout: MATCHED when the payout is
+ * covered, FOR_REFUND when the payout fails (in the transaction that fails it,
+ * `src/settlement/payout-failure.ts`), after which the payout's refund says where the money is. So
+ * every HELD inflow either waits for an operator (attributed to nobody) or belongs to a payout still
+ * waiting for money. Any other event is ignored: the snapshot comes back as the very same object,
+ * and the caller treats that as a refusal. The machine asks for no actions: the payout's machine
+ * records the settlement, and the payout's failure.
  *
  * Every state and transition carries its plain-language text (`description`, `meta`: see
  * `./texts.ts`); `inflowTexts` at the end holds the rest.
@@ -34,7 +39,8 @@ export type InflowStatus =
   | 'MATCHED'
   | 'HELD'
   | 'UNMATCHED'
-  | 'RETURNED';
+  | 'RETURNED'
+  | 'FOR_REFUND';
 
 export interface InflowContext {
   /** Confirmations the rail requires before the money counts (frozen when recorded; 0 for a bank credit). */
@@ -60,6 +66,7 @@ export type InflowEvent =
   | { type: 'BELOW_EVERY_OPEN_INSTRUCTION'; now: Date }
   | { type: 'NO_OPEN_INSTRUCTION'; now: Date }
   | { type: 'PAYOUT_COVERED'; now: Date }
+  | { type: 'PAYOUT_FAILED'; now: Date }
   | ({ type: 'OPERATOR_ATTRIBUTE'; now: Date } & Attribution)
   | { type: 'OPERATOR_RETURN'; now: Date };
 
@@ -124,7 +131,7 @@ export const inflowMachine = setup({
 }).createMachine({
   id: 'inflow',
   description:
-    'Money a merchant sent to one of our accounts: confirmed, matched to a payout, held, or left to operators.',
+    "Money a merchant sent to one of our accounts: confirmed, matched to a payout, held, left to operators, or handed to a failed payout's refund.",
   initial: 'PENDING_CONFIRMATION',
   context: ({ input }) => ({ confirmationsRequired: input.confirmationsRequired, payoutId: null }),
   states: {
@@ -204,6 +211,12 @@ export const inflowMachine = setup({
                 'Later money (a top-up, or an operator’s attribution) brings the payout’s total to what it asked for: this money is matched with it.',
               meta: { by: ['SYSTEM', 'OPERATOR_FOUR_EYES'] },
             },
+            PAYOUT_FAILED: {
+              target: '#inflow.FOR_REFUND',
+              description:
+                'The payout fails (an operator decided the shortfall will not be made up), in the same transaction: the money is handed to the payout’s refund, which returns it to the merchant with everything else the payout received. The settlement job hands over the same way any money it finds still held against a payout that already failed.',
+              meta: { by: ['OPERATOR_FOUR_EYES', 'SYSTEM'] },
+            },
           },
         },
         unattributed: {
@@ -236,6 +249,14 @@ export const inflowMachine = setup({
       type: 'final',
       description: 'An operator recorded that the money went back to the merchant outside the service.',
       meta: { money: 'BACK_WITH_MERCHANT' },
+    },
+    // WITH_US, as MATCHED: where the money is when the inflow's part ends. The refund owns it from
+    // there and its states say when the money leaves us; this final state never changes again.
+    FOR_REFUND: {
+      type: 'final',
+      description:
+        'The payout the money was held against failed: the money goes back to the merchant with that payout’s refund, and nobody decides anything more about this inflow. It is with us when it comes here; from here on, the refund says where it is (on its way, back with the merchant, or failed and waiting for an operator), and until the merchant has a refund destination the failed payout holds it for an operator.',
+      meta: { money: 'WITH_US' },
     },
   },
 });

@@ -16,7 +16,7 @@ import type { MachineTexts, StateMeta, TransitionMeta } from './texts.ts';
  *   PENDING_PAYMENT.awaiting --INSTRUCTION_EXPIRED--> EXPIRED
  *   PENDING_PAYMENT.held --SETTLEMENT_CONFIRMED [coversExpected]--> PAYMENT_RECEIVED
  *   PENDING_PAYMENT.held --SETTLEMENT_CONFIRMED [isUnderpaid, raisesTotal]--> held (new total)
- *   PENDING_PAYMENT.held --OPERATOR_FAIL--> FAILED (refund)
+ *   PENDING_PAYMENT.held --OPERATOR_FAIL--> FAILED (refund; the inflows held against it go FOR_REFUND)
  *   PAYMENT_RECEIVED --DISPATCH_ACCEPTED--> PROCESSING.inFlight
  *   PAYMENT_RECEIVED --DISPATCH_FAILED [isRetryable, hasAttemptsLeft]--> PAYMENT_RECEIVED (dispatch again)
  *   PAYMENT_RECEIVED --DISPATCH_FAILED [otherwise]--> FAILED (refund)
@@ -360,7 +360,17 @@ export const payoutMachine = setup({
               target: '#payout.FAILED',
               description:
                 'An operator decides the shortfall will not be made up: the payout fails and the money received goes back to the merchant through a refund.',
-              meta: { by: ['OPERATOR_FOUR_EYES'], causes: [{ machine: 'refund', creates: true }] },
+              meta: {
+                by: ['OPERATOR_FOUR_EYES'],
+                causes: [
+                  { machine: 'refund', creates: true },
+                  {
+                    machine: 'inflow',
+                    event: 'PAYOUT_FAILED',
+                    note: 'every inflow held against it, at the same moment',
+                  },
+                ],
+              },
               actions: [
                 'recordRejectedHold',
                 { type: 'timeline', params: { reasonCode: 'SETTLEMENT_UNDERPAID' } },

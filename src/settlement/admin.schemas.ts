@@ -12,6 +12,7 @@ const INFLOW_STATES = [
   'HELD',
   'UNMATCHED',
   'RETURNED',
+  'FOR_REFUND',
 ] as const;
 
 export const adminInflowOut = z.object({

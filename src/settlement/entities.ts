@@ -6,9 +6,9 @@ import { Tenant } from '#src/tenants/entities.ts';
 
 /**
  * A settlement received from a merchant, recorded exactly once (unique rail reference). It ends
- * MATCHED to a payout, or stays where operators see it: HELD (underpaid), UNMATCHED (late, or
- * matching nothing); its machine is `machines/inflow.machine.ts`. Payer identity is kept for
- * operators and never returned.
+ * MATCHED to a payout, FOR_REFUND when the payout it was held against failed, or stays where
+ * operators see it: HELD (underpaid), UNMATCHED (late, or matching nothing); its machine is
+ * `machines/inflow.machine.ts`. Payer identity is kept for operators and never returned.
  */
 export const Inflow = defineEntity({
   name: 'Inflow',
@@ -73,10 +73,19 @@ export const Inflow = defineEntity({
     confirmationsRequired: p.integer().default(0),
     /**
      * Where the money is (`machines/inflow.machine.ts`): PENDING_CONFIRMATION → CONFIRMED →
-     * MATCHED | HELD | UNMATCHED, and RETURNED by an operator. Operational, not a merchant-facing
-     * status: merchants see is_matched, is_underpaid and payout_id. Written only with `snapshot`.
+     * MATCHED | HELD | UNMATCHED, RETURNED by an operator, and FOR_REFUND from HELD when its payout
+     * fails. Operational, not a merchant-facing status: merchants see is_matched, is_underpaid and
+     * payout_id. Written only with `snapshot`.
      */
-    state: p.enum(['PENDING_CONFIRMATION', 'CONFIRMED', 'MATCHED', 'HELD', 'UNMATCHED', 'RETURNED'] as const),
+    state: p.enum([
+      'PENDING_CONFIRMATION',
+      'CONFIRMED',
+      'MATCHED',
+      'HELD',
+      'UNMATCHED',
+      'RETURNED',
+      'FOR_REFUND',
+    ] as const),
     /** The inflow machine's persisted snapshot. */
     snapshot: p.json<Record<string, unknown>>(),
     isMatched: p.boolean().default(false),

@@ -86,6 +86,15 @@ describe('the compliance view of the machines', () => {
     expect(finals).to.deep.equal(['SUCCESSFUL', 'FAILED', 'EXPIRED']);
     // A failed refund waits for an operator: not final.
     expect(machineOf('refund').states.find((s) => s.path === 'FAILED')!.final).to.equal(false);
+    // Money held against a payout waits for a person; once the payout failed, its refund's.
+    const inflow = machineOf('inflow');
+    expect(inflow.states.filter((s) => s.final).map((s) => s.path)).to.have.members([
+      'MATCHED',
+      'RETURNED',
+      'FOR_REFUND',
+    ]);
+    const money = Object.fromEntries(inflow.states.map((s) => [s.path, s.money]));
+    expect(money).to.include({ 'HELD.attributed': 'HELD_FOR_PERSON', FOR_REFUND: 'WITH_US' });
   });
 
   it('writes every guard in plain words with the threshold read from the configuration', () => {
@@ -154,6 +163,18 @@ describe('the compliance view of the machines', () => {
     ).to.deep.equal(toFailed.filter((t) => t.event !== 'INSTRUCTION_GENERATION_FAILED').map((t) => t.number));
     // ... and an approved proposal raises the refund of money held without a destination.
     expect(raisedBy.filter((c) => c.machine !== 'payout').map((c) => c.machine)).to.deep.equal(['approval']);
+    // An operator's failure of a held payout hands the money held against it to its refund, and
+    // that is the only way money held against a payout goes FOR_REFUND.
+    const inflow = model.machines.find((m) => m.name === 'inflow')!;
+    const operatorFail = payout.transitions.find((t) => t.event === 'OPERATOR_FAIL')!;
+    const forRefund = inflow.transitions.filter((t) => t.to === 'FOR_REFUND');
+    expect(forRefund.map((t) => [t.from, t.event])).to.deep.equal([['HELD.attributed', 'PAYOUT_FAILED']]);
+    expect(
+      operatorFail.causes.filter((c) => c.machine === 'inflow').map((c) => [c.event, c.transitions]),
+    ).to.deep.equal([['PAYOUT_FAILED', forRefund.map((t) => t.number)]]);
+    expect(forRefund[0]!.caused_by.map((c) => [c.machine, c.transition])).to.deep.equal([
+      ['payout', operatorFail.number],
+    ]);
     // An outflow's outcome moves its payout.
     const succeeded = payout.transitions.find((t) => t.event === 'PROCESSOR_SUCCEEDED')!;
     expect(succeeded.caused_by.map((c) => c.machine)).to.deep.equal(['outflow', 'outflow']);
