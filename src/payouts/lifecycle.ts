@@ -10,6 +10,7 @@ import { scheduleTask, scheduleTasks } from '#src/jobs/tasks.ts';
 import { newId } from '#src/lib/ids.ts';
 import type { Decimal } from '#src/lib/money.ts';
 import { observerOf } from '#src/observability/transitions.ts';
+import { failsHoldingMoney, handHeldToRefund } from '#src/settlement/payout-failure.ts';
 import { Payout, type PayoutStatus, StatusLog } from './entities.ts';
 import {
   type InstructionView,
@@ -23,7 +24,9 @@ import {
 /**
  * Where a payout changes status: every change goes through `payoutMachine` via the engine, and
  * in the same transaction this module appends the timeline row, writes the outbox events and
- * makes the follow-up work due. Nothing else writes `payouts.status`.
+ * makes the follow-up work due; a payout that fails while waiting for money hands the inflows
+ * held against it to its refund (`src/settlement/payout-failure.ts`). Nothing else writes
+ * `payouts.status`.
  */
 
 export type { TriggeredBy } from '#machines/payout.machine.ts';
@@ -102,6 +105,7 @@ async function recordEffects(em: EntityManager, effects: Effects): Promise<void>
     });
   }
   for (const kind of wanted.tasks) await scheduleTask(em, { kind, subjectId: payout.id, dueAt: now, now });
+  if (failsHoldingMoney(effects.from, effects.to)) await handHeldToRefund(emSql(em), [payout.id], now);
   if (wanted.events.length > 0) await emitPayoutEvents(em, payout, wanted.events, now);
 }
 
@@ -465,7 +469,8 @@ const decimalOrNull = (d: Decimal | undefined) => (d === undefined ? null : d.to
  * Applies one event to each payout of a batch inside the caller's transaction, where the caller
  * read them with {@link lockPayouts}: the batch form of {@link applyPayoutEvent}, with the same
  * machine and the same effects (status and snapshot, timeline row, outbox events carrying the
- * payout as the transaction leaves it, tasks), written in four statements whatever the batch size.
+ * payout as the transaction leaves it, tasks, the held money of a payout failed while waiting for
+ * money), written in four statements whatever the batch size (two more for that held money).
  * A payout appears at most once per batch. Returns what each step did, in order.
  */
 export async function applyPayoutSteps(tx: Sql, steps: readonly PayoutStep[]): Promise<StepOutcome[]> {
@@ -482,6 +487,7 @@ export async function applyPayoutSteps(tx: Sql, steps: readonly PayoutStep[]): P
     at: Date;
   }[] = [];
   const tasks: { kind: TaskKind; subjectId: string }[] = [];
+  const failedHolding: string[] = [];
   for (const item of steps) {
     const { payout, event } = item;
     if (seen.has(payout.id)) throw new Error(`payout ${payout.id} appears twice in one batch`);
@@ -565,6 +571,7 @@ export async function applyPayoutSteps(tx: Sql, steps: readonly PayoutStep[]): P
       }
     }
     for (const kind of effects.tasks) tasks.push({ kind, subjectId: payout.id });
+    if (failsHoldingMoney(done.from as PayoutStatus, done.to as PayoutStatus)) failedHolding.push(payout.id);
     updates.push({ step: item, status: done.to, snapshot: done.snapshot });
   }
   if (updates.length === 0) return outcomes;
@@ -598,5 +605,6 @@ export async function applyPayoutSteps(tx: Sql, steps: readonly PayoutStep[]): P
     const now = updates[0]!.step.event.now;
     await scheduleTasks(tx, tasks, { dueAt: now, now });
   }
+  if (failedHolding.length > 0) await handHeldToRefund(tx, failedHolding, updates[0]!.step.event.now);
   return outcomes;
 }

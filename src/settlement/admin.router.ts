@@ -66,7 +66,10 @@ export const settlementAdminRouter = router({
       return toProposal(ctx.em, await proposeMove(ctx, settlementMoves['inflow.attribute'], args, why));
     }),
 
-  /** Proposes failing a payout held for review (its refund follows from the refunds job). */
+  /**
+   * Proposes failing a payout held for review: once approved, the inflows held against it go
+   * FOR_REFUND at once, and its refund follows from the refunds job.
+   */
   failPayout: adminProcedure
     .meta({ role: 'operator' })
     .input(z.strictObject({ payout_id: idIn, note }))

@@ -5,6 +5,7 @@ import { pullBankStatement } from './bank-statement.ts';
 import { type ChainScan, scanChain } from './chain-scan.ts';
 import type { RailSource } from './entities.ts';
 import { type MatchSummary, matchConfirmedInflows } from './matching.ts';
+import { sweepHeldOfFailedPayouts } from './payout-failure.ts';
 import type { RailRead } from './rail-reader.ts';
 
 /** What one run of the settlement job did. */
@@ -15,13 +16,16 @@ export interface SettlementRun {
   /** Rails whose read failed this run (the cursor stays where it was; the next run retries). */
   failedScans: RailSource[];
   matching: MatchSummary;
+  /** Inflows found HELD against a FAILED payout and handed to its refund (FOR_REFUND); null when that failed. */
+  handedToRefund: number | null;
 }
 
 /**
  * One run of the settlement job: scan every network (record new transfers, count
  * confirmations), read the bank's statement when its interval is up (record the credits whose
  * notification never came), then match every CONFIRMED inflow, bank credits the callback could
- * not match included. A rail that cannot be read does not stop the others or the matching.
+ * not match included; last, hand to their refunds any inflows still HELD against a FAILED payout
+ * (`sweepHeldOfFailedPayouts`). A rail that cannot be read does not stop the others or the matching.
  */
 export async function runSettlementOnce(deps: Deps): Promise<SettlementRun> {
   const scans: ChainScan[] = [];
@@ -46,5 +50,11 @@ export async function runSettlementOnce(deps: Deps): Promise<SettlementRun> {
     failed('BANK', err);
   }
   const matching = await matchConfirmedInflows(deps);
-  return { scans, statement, failedScans, matching };
+  let handedToRefund: number | null = null;
+  try {
+    handedToRefund = await sweepHeldOfFailedPayouts(deps);
+  } catch (err) {
+    deps.log.error({ err }, 'handing money held against failed payouts to their refunds failed; will retry');
+  }
+  return { scans, statement, failedScans, matching, handedToRefund };
 }

@@ -10,7 +10,8 @@ import { initialState, restore, type Step, step } from '#src/engine/engine.ts';
  * Where an inflow's state changes: every write of `inflows.state` comes from the inflow machine
  * (`machines/inflow.machine.ts`), stepped in memory here and written by the caller together with
  * the snapshot, in the transaction that decided it (matching's batches, the chain scan's
- * confirmations, an operator's action), as the payout batches do with `step()`.
+ * confirmations, an operator's action, a payout's failure: `./payout-failure.ts`), as the payout
+ * batches do with `step()`.
  */
 
 /** An inflow as its machine needs it: the `state` column is the machine's top-level state. */

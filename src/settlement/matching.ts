@@ -21,8 +21,10 @@ import { type InstructionFacts, judgeBankInflow, judgeCryptoInflow, settlementTo
  * (neither ever waits), then instructions (id order), then payouts (id order). A single inflow
  * (the bank callback, a retry) is claimed and then waits for its address (address order), then
  * the same. Instruction generation locks CREATED payouts and then the addresses (address order),
- * instruction expiry locks instructions and then payouts, and operators lock the inflow, the
- * instruction and the payout, so none of them can close a cycle with matching.
+ * instruction expiry locks instructions and then payouts, operators lock the inflow, the
+ * instruction and the payout, and a payout's failure locks the payout and then the inflows held
+ * against it (which matching writes only under that payout's lock), so none of them can close a
+ * cycle with matching.
  */
 
 /** Where one inflow ended. */

@@ -144,8 +144,9 @@ export async function attributeInflow(
 }
 
 /**
- * Fails a payout held for review (OPERATOR_FAIL): FAILED with SETTLEMENT_UNDERPAID, and the
- * machine makes the refund of what was received due. Anything but a held payout is refused.
+ * Fails a payout held for review (OPERATOR_FAIL): FAILED with SETTLEMENT_UNDERPAID, the machine
+ * makes the refund of what was received due, and the inflows held against the payout go
+ * FOR_REFUND in the same transaction (the payout's lifecycle). Anything but a held payout is refused.
  * `metadata` goes on the timeline row (who decided: `operator_id`, `approval_id`).
  */
 export async function failHeldPayout(

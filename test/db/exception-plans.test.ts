@@ -5,6 +5,7 @@ import { exceptionCounts, heldUnderpaidPage } from '#src/compliance/exceptions.t
 import { type PlanNode, planNodes } from '#src/db/plan.ts';
 import { committedModel } from '#src/docs/generate.ts';
 import { inflowsNeedingAttention } from '#src/settlement/operator.ts';
+import { claimHeldOfFailedPayouts } from '#src/settlement/payout-failure.ts';
 import { createMerchant } from '../client.ts';
 import { removeQueues, seedQueues } from '../compliance/fixtures.ts';
 import { harness } from '../harness.ts';
@@ -173,6 +174,19 @@ describe('console count plans', () => {
       });
     });
   }
+
+  // The settlement job's look for money still HELD against a FAILED payout, on every pass: the
+  // HELD inflows from an index, each one's payout by its key; never a read of either table whole.
+  it('the settlement job finds money held against failed payouts from indexes, never the tables', async () => {
+    for (const scans of await scansOf(claimHeldOfFailedPayouts.text, '(100)')) {
+      const inflows = scans.filter((s) => s.startsWith('inflows:') || s.includes('using inflows_'));
+      expect(inflows, 'inflows').to.not.be.empty;
+      for (const read of scans) expect(read).to.not.match(/Seq Scan/);
+      expect(scans.filter((s) => s.startsWith('payouts:'))).to.deep.equal([
+        'payouts: Index Scan using payouts_pkey',
+      ]);
+    }
+  });
 
   // Payouts are the exception: their counts read the table (see the exception_queues migration for
   // why the status has no index of its own there); the exception queues never do.

@@ -96,6 +96,7 @@ export async function settle(): Promise<SettlementRun> {
   const result = await runSettlementOnce(deps());
   expect(result.failedScans, 'chains that could not be scanned').to.deep.equal([]);
   expect(result.matching.failed, 'inflows whose matching failed').to.equal(0);
+  expect(result.handedToRefund, 'the hand-over of money held against failed payouts').to.not.equal(null);
   return result;
 }
 

@@ -16,6 +16,7 @@ import {
   getPayout,
   inflowByRef,
   lapse,
+  merchantInflows,
   mine,
   outboxEventTypes,
   payoutWithInstruction,
@@ -144,16 +145,38 @@ describe('operator tools for settlement (admin.settlement.*)', () => {
     });
   });
 
-  it('fails a held payout, which makes its refund due and takes its money off the list', async () => {
+  it('fails a held payout, which makes its refund due and hands its money to the refund, off the list', async () => {
     const payout = await payoutWithInstruction(merchant, { settlement_currency: 'NGN' });
     const held = await bankCredit(payout.instruction.account_unique, '500.00');
     expect(held.state).to.equal('HELD');
+    const second = await bankCredit(payout.instruction.account_unique, '300.00');
+    expect(second.state).to.equal('HELD');
     expect(
       (await admin('inflow', 'list', '--tenant', merchant.tenantId, '--state', 'HELD')).data,
-    ).to.have.length(1);
+    ).to.have.length(2);
+    const merchantSaw = await merchantInflows(merchant);
 
     const failed = await approvedMove('payout', 'fail', payout.id, '--note', 'merchant will not top up');
-    expect(failed.payout).to.include({ id: payout.id, status: 'FAILED', received_amount: '500' });
+    expect(failed.payout).to.include({ id: payout.id, status: 'FAILED', received_amount: '800' });
+    // In the transaction that failed the payout, through their machine: the money is the refund's.
+    for (const inflow of [held, second]) {
+      const now = await deps().orm.em.fork().findOneOrFail(Inflow, inflow.id);
+      expect([
+        now.state,
+        now.snapshot['value'],
+        now.snapshot['status'],
+        now.snapshot['context'],
+      ]).to.deep.equal([
+        'FOR_REFUND',
+        'FOR_REFUND',
+        'done',
+        { confirmationsRequired: 0, payoutId: payout.id },
+      ]);
+      expect(now).to.deep.include({ isMatched: false, isUnderpaid: true });
+      expect(now.payout?.id).to.equal(payout.id);
+    }
+    // Merchants see no inflow state: what they see of this money does not change.
+    expect(await merchantInflows(merchant)).to.deep.equal(merchantSaw);
     const p = await getPayout(merchant, payout.id);
     expect(p.status_timeline.at(-1)).to.deep.include({
       from_status: 'PENDING_PAYMENT',
@@ -167,6 +190,33 @@ describe('operator tools for settlement (admin.settlement.*)', () => {
       .findOne(Task, { kind: 'RAISE_REFUND', subjectId: payout.id });
     expect(refundTask, 'RAISE_REFUND due').to.not.equal(null);
     expect((await admin('inflow', 'list', '--tenant', merchant.tenantId)).data).to.deep.equal([]);
+    // Nothing is left for the settlement job to hand over.
+    expect((await settle()).handedToRefund).to.equal(0);
+  });
+
+  it('hands to its refund money still HELD against a payout that failed before failures handed it over', async () => {
+    const payout = await payoutWithInstruction(merchant, { settlement_currency: 'NGN' });
+    const held = await bankCredit(payout.instruction.account_unique, '500.00');
+    const snapshot = held.snapshot;
+    await approvedMove('payout', 'fail', payout.id, '--note', 'merchant will not top up');
+    // As a failure written before this rule left it: HELD against the FAILED payout.
+    await deps()
+      .orm.em.fork()
+      .execute(`update inflows set state = 'HELD', snapshot = ?::jsonb where id = ?`, [
+        JSON.stringify(snapshot),
+        held.id,
+      ]);
+    expect((await inflowByRef(held.externalRef))?.state).to.equal('HELD');
+
+    expect((await settle()).handedToRefund).to.equal(1);
+    const now = (await inflowByRef(held.externalRef))!;
+    expect([now.state, now.snapshot['value'], now.snapshot['context']]).to.deep.equal([
+      'FOR_REFUND',
+      'FOR_REFUND',
+      { confirmationsRequired: 0, payoutId: payout.id },
+    ]);
+    expect((await admin('inflow', 'list', '--tenant', merchant.tenantId)).data).to.deep.equal([]);
+    expect((await settle()).handedToRefund).to.equal(0);
   });
 
   it('pays a held payout whose instruction lapsed when an operator attributes the late top-up', async () => {
@@ -320,7 +370,7 @@ describe('operator tools for settlement (admin.settlement.*)', () => {
     // HELD against a payout still held for review: that payout's decision, listed.
     const heldPayout = await payoutWithInstruction(merchant, { settlement_currency: 'NGN' });
     const short = await bankCredit(heldPayout.instruction.account_unique, '100.00');
-    // HELD against a payout that has since FAILED: its refund returns the money, nobody decides.
+    // HELD against a payout that has since FAILED: FOR_REFUND, its refund returns the money, nobody decides.
     const failedPayout = await payoutWithInstruction(merchant, { settlement_currency: 'NGN' });
     const refunded = await bankCredit(failedPayout.instruction.account_unique, '200.00');
     await approvedMove('payout', 'fail', failedPayout.id, '--note', 'merchant will not top up');
@@ -350,7 +400,7 @@ describe('operator tools for settlement (admin.settlement.*)', () => {
     ];
     expect([held, unattributed, late].map((i) => i.state)).to.deep.equal(['HELD', 'HELD', 'UNMATCHED']);
     expect([refundedHeld, await byRef(back), await byRef(full)].map((i) => i.state)).to.deep.equal([
-      'HELD',
+      'FOR_REFUND',
       'RETURNED',
       'MATCHED',
     ]);
