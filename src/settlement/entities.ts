@@ -35,8 +35,8 @@ export const Inflow = defineEntity({
     },
     {
       // Operators' list of money waiting for a decision (`admin.settlement.inflows`), in its page
-      // order: every UNMATCHED and HELD inflow; the list leaves out, row by row, HELD money whose
-      // payout has failed (`inflowsNeedingAttention`).
+      // order: every UNMATCHED and HELD inflow (money held against a payout that failed is
+      // FOR_REFUND, not HELD: `inflowsNeedingAttention`).
       name: 'inflows_attention_index',
       expression:
         'create index "inflows_attention_index" on "inflows" ("created_at", "id") where "state" in (\'HELD\', \'UNMATCHED\')',

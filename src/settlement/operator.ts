@@ -1,4 +1,4 @@
-import { type EntityManager, type FilterQuery, LockMode, raw } from '@mikro-orm/postgresql';
+import { type EntityManager, type FilterQuery, LockMode } from '@mikro-orm/postgresql';
 import { emSql } from '#src/db/sql.ts';
 import { AppError, invalidField } from '#src/http/errors.ts';
 import { type PageMeta, type PageRequest, paginate } from '#src/http/pagination.ts';
@@ -18,6 +18,7 @@ import { attributeLocked, lockAttributionTarget, type MatchOutcome } from './mat
 
 /**
  * Money waiting for an operator, oldest first, a page at a time (`admin.settlement.inflows`):
+ * every UNMATCHED and HELD inflow, which are
  *
  * - UNMATCHED, and HELD attributed to no payout (HELD.unattributed): an operator attributes the
  *   money to a payout or records its return. These are exactly the `INFLOWS_UNMATCHED` queue that
@@ -27,28 +28,19 @@ import { attributeLocked, lockAttributionTarget, type MatchOutcome } from './mat
  *   fails it), so the console counts each such payout once in `PAYOUTS_HELD_UNDERPAID`, not its
  *   inflows. They are listed here, with `state=HELD`, as the money those payouts hold.
  *
- * HELD money attributed to a payout that has since ended (FAILED: its refund returns the money)
- * needs nobody and is left out.
+ * Money held against a payout leaves HELD when the payout does: MATCHED when it is covered,
+ * FOR_REFUND when it fails (its refund returns the money; `src/settlement/payout-failure.ts`), so
+ * no HELD inflow belongs to a payout that moved on, and the list needs no look at payouts.
  *
  * Every variant reads its page in order from `inflows_attention_index` (all tenants) or
- * `inflows_tenant_attention_index` (one), which hold the HELD and UNMATCHED inflows, and stops at
- * the page: no sort. HELD money whose payout moved on is ruled out by a negated subquery per
- * held row, not by a join: given a join, PostgreSQL judges from all payouts' statuses how few held
- * rows qualify, expects a page to read the whole queue, and sorts it; the negation it takes to rule
- * out few rows. A page costs its rows plus the HELD inflows of failed payouts it passes over,
- * which stay HELD for good: no index can leave them out without a column on the inflow written
- * when its payout fails.
+ * `inflows_tenant_attention_index` (one), which hold exactly the HELD and UNMATCHED inflows, and
+ * stops at the page: no sort, and a page costs its rows.
  */
 export async function inflowsNeedingAttention(
   em: EntityManager,
   filter: { tenantId?: string; state?: 'HELD' | 'UNMATCHED'; unattributed?: boolean },
   page: PageRequest,
 ): Promise<{ items: { inflow: Inflow; accountPayoutId: string | null }[]; meta: PageMeta }> {
-  // HELD money whose payout no longer waits for money (FAILED: its refund returns it).
-  const payoutMovedOn = raw(
-    (alias: string) =>
-      `not (${alias}.state = 'HELD' and ${alias}.payout_id is not null and (select p.status <> 'PENDING_PAYMENT' from payouts p where p.id = ${alias}.payout_id))`,
-  );
   // `in`: the predicate of both indexes, word for word. One state is picked by ruling the other
   // out (`<>`), a filter no other index serves: with `state = 'HELD'` PostgreSQL would combine the
   // index with inflows_state_network_index in a bitmap, count the state's rarity twice, expect a
@@ -60,7 +52,6 @@ export async function inflowsNeedingAttention(
   const { items: inflows, meta } = await paginate(em, Inflow, {
     where: {
       state,
-      [payoutMovedOn]: [],
       ...(filter.tenantId ? { tenant: filter.tenantId } : {}),
       // Exactly the INFLOWS_UNMATCHED queue, read from inflows_unattributed_index.
       ...(filter.unattributed ? { payout: null } : {}),

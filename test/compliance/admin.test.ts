@@ -167,7 +167,7 @@ describe('admin.exceptions: where money waits for a person', () => {
 
     // What the list shows is what the console counts: INFLOWS_UNMATCHED one by one (UNMATCHED and
     // HELD attributed to nobody), and PAYOUTS_HELD_UNDERPAID once per payout, whose HELD money the
-    // list shows beside them; HELD money of the failed payouts (n = 1, 2, 4, 5) is nobody's to decide.
+    // list shows beside them; the money of the failed payouts (n = 1, 2, 4, 5) is FOR_REFUND, their refunds'.
     it('lists in admin.settlement.inflows the money those queues count, and none else', async () => {
       const now = await exceptions();
       const added = (code: string) => now.queues[code]!.count - baseline.queues[code]!.count;

@@ -10,8 +10,8 @@ const em = () => harness().service.deps.orm.em.fork();
 /**
  * `rows` payouts, inflows, refunds and webhook deliveries of `tenantId`. One in `every` rows (all
  * by default) waits for a person (held underpaid, unmatched, FAILED, DEAD, money held without a
- * refund), and each such payout holds the short payment it received, HELD against it; the rest
- * are SUCCESSFUL, MATCHED, SUCCEEDED: a history.
+ * refund), and each such payout received a short payment: HELD against it while it is held,
+ * FOR_REFUND once it failed; the rest are SUCCESSFUL, MATCHED, SUCCEEDED: a history.
  */
 export async function seedQueues(
   tenantId: string,
@@ -48,21 +48,24 @@ export async function seedQueues(
     [tenantId],
   );
   // Per payout, the money it was paid with: a history row's MATCHED to it; a waiting row's short
-  // payment HELD against it (waiting for a decision while the payout is held, for nobody once it
-  // failed: its refund returns the money), and an UNMATCHED inflow beside it, as late money.
+  // payment HELD against it while the payout is held (waiting for its decision), FOR_REFUND once it
+  // failed (its refund returns the money), and an UNMATCHED inflow beside it, as late money.
   await x.execute(
     `insert into inflows (id, tenant_id, rail, provider_name, amount, currency, external_ref, to_account, state,
         snapshot, is_matched, is_underpaid, payout_id, overpayment_amount, arrived_at, created_at, updated_at)
      select gen_random_uuid(), p.tenant_id, 'BANK_TRANSFER', 'Sandbox Bank', i.amount, 'NGN', 'queue-' || gen_random_uuid(),
-            '9000000000', i.state, i.snapshot::jsonb, i.state = 'MATCHED', i.state = 'HELD',
+            '9000000000', i.state, i.snapshot::jsonb, i.state = 'MATCHED', i.state in ('HELD', 'FOR_REFUND'),
             case when i.state = 'UNMATCHED' then null else p.id end, 0, p.created_at, p.created_at, p.created_at
        from payouts p
        cross join lateral (
          select * from (values
            ('MATCHED', 1000, '{"value":"MATCHED","status":"done"}'),
            ('HELD', 400, '{"value":{"HELD":"attributed"},"status":"active"}'),
+           ('FOR_REFUND', 400, '{"value":"FOR_REFUND","status":"done"}'),
            ('UNMATCHED', 1000, '{"value":"UNMATCHED","status":"active"}')) as v(state, amount, snapshot)
-          where (v.state = 'MATCHED') = (p.received_amount = p.settlement_amount)) i
+          where (v.state = 'MATCHED') = (p.received_amount = p.settlement_amount)
+            and (v.state <> 'HELD' or p.status = 'PENDING_PAYMENT')
+            and (v.state <> 'FOR_REFUND' or p.status = 'FAILED')) i
       where p.tenant_id = ?`,
     [tenantId],
   );
