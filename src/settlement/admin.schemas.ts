@@ -1,19 +1,9 @@
 import { z } from 'zod';
 import { iso } from '#src/http/schemas.ts';
 import type { Payout } from '#src/payouts/entities.ts';
-import type { Inflow } from './entities.ts';
+import { INFLOW_STATES, type Inflow } from './entities.ts';
 
 /** What operators see of inflows and payouts in `admin.settlement.*` and in proposals' results. */
-
-const INFLOW_STATES = [
-  'PENDING_CONFIRMATION',
-  'CONFIRMED',
-  'MATCHED',
-  'HELD',
-  'UNMATCHED',
-  'RETURNED',
-  'FOR_REFUND',
-] as const;
 
 export const adminInflowOut = z.object({
   id: z.string(),

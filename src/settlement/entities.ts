@@ -1,8 +1,20 @@
 import { defineEntity, type InferEntity, p } from '@mikro-orm/postgresql';
+import type { InflowStatus } from '#machines/inflow.machine.ts';
 import { idColumn, money, timestamps } from '#src/db/columns.ts';
 import { PaymentInstruction } from '#src/instructions/entities.ts';
 import { Payout } from '#src/payouts/entities.ts';
 import { Tenant } from '#src/tenants/entities.ts';
+
+/** An inflow's states, as its machine names them (`machines/inflow.machine.ts`). */
+export const INFLOW_STATES = [
+  'PENDING_CONFIRMATION',
+  'CONFIRMED',
+  'MATCHED',
+  'HELD',
+  'UNMATCHED',
+  'RETURNED',
+  'FOR_REFUND',
+] as const satisfies readonly InflowStatus[];
 
 /**
  * A settlement received from a merchant, recorded exactly once (unique rail reference). It ends
@@ -77,15 +89,7 @@ export const Inflow = defineEntity({
      * fails. Operational, not a merchant-facing status: merchants see is_matched, is_underpaid and
      * payout_id. Written only with `snapshot`.
      */
-    state: p.enum([
-      'PENDING_CONFIRMATION',
-      'CONFIRMED',
-      'MATCHED',
-      'HELD',
-      'UNMATCHED',
-      'RETURNED',
-      'FOR_REFUND',
-    ] as const),
+    state: p.enum(INFLOW_STATES),
     /** The inflow machine's persisted snapshot. */
     snapshot: p.json<Record<string, unknown>>(),
     isMatched: p.boolean().default(false),
