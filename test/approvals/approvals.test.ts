@@ -12,20 +12,10 @@ import type { Merchant } from '../client.ts';
 import { payoutOf } from '../dispatch/fixtures.ts';
 import { harness } from '../harness.ts';
 import { expectTrpcRefusal, rowCounts } from '../http/hostile.ts';
-import { cliAs, newOperator, type TestOperator, trpcCall } from '../operators/fixtures.ts';
+import { cliAs, newOperator, refusal, type TestOperator, trpcCall } from '../operators/fixtures.ts';
 import { payoutReadyMerchant } from '../payouts/fixtures.ts';
 import { deps, getPayout, payoutWithInstruction } from '../settlement/fixtures.ts';
 import { failedRefund, heldMoney, heldPayout as heldPayoutWithInflow, strayInflow } from './fixtures.ts';
-
-/** The catalogue code (or USAGE) and details of a refused CLI command. */
-async function refusal(promise: Promise<unknown>): Promise<{ code: string; message: string; details: any }> {
-  const err = (await promise.then(
-    () => null,
-    (e: unknown) => e,
-  )) as { message: string; data?: { app_code?: string; details?: unknown } } | null;
-  expect(err, 'should have been refused').to.not.equal(null);
-  return { code: err!.data?.app_code ?? 'USAGE', message: err!.message, details: err!.data?.details };
-}
 
 /** A NGN payout held for review: 100 NGN of more arrived, so `payout fail` is possible. */
 async function heldPayout(merchant: Merchant): Promise<string> {

@@ -1,14 +1,14 @@
 import { expect } from 'chai';
 import { RefundDestination } from '#src/refund-destinations/entities.ts';
 import { runRefundsOnce } from '#src/refunds/job.ts';
-import { createMerchant, type Merchant } from '../client.ts';
+import type { Merchant } from '../client.ts';
 import {
   dispatch,
+  merchantWith,
   paidPayout,
   payoutOf,
   payoutTo,
   setNgnDestination,
-  setUsdtDestination,
 } from '../dispatch/fixtures.ts';
 import {
   confirmationsOf,
@@ -52,14 +52,6 @@ export async function strayInflow(merchant: Merchant): Promise<{ payoutId: strin
   return { payoutId: payout.id, inflowId: inflow!.id };
 }
 
-/** A merchant whose NGN refunds go to `ngnAccount` (ending 9999: a closed account that refuses them). */
-async function refundingMerchant(ngnAccount = '0123456789'): Promise<Merchant> {
-  const merchant = await createMerchant();
-  await setUsdtDestination(merchant, 'TLsV52sRDL79HXGGm9yzwKibb6BeruhUzy');
-  await setNgnDestination(merchant, ngnAccount);
-  return merchant;
-}
-
 /** A NGN payout whose money arrived and whose processor then failed it (account ending 1001). */
 async function failedNgnPayout(merchant: Merchant): Promise<string> {
   const id = await paidPayout(merchant, payoutTo('1001', 'NGN'));
@@ -75,7 +67,7 @@ async function failedNgnPayout(merchant: Merchant): Promise<string> {
 export async function failedRefund(options: {
   corrected: boolean;
 }): Promise<{ merchant: Merchant; payoutId: string; refundId: string }> {
-  const merchant = await refundingMerchant('0123459999');
+  const merchant = await merchantWith(undefined, '0123459999');
   const payoutId = await failedNgnPayout(merchant);
   await runRefundsOnce(deps());
   const refund = (await payoutOf(merchant, payoutId)).refund_reference as string;
@@ -91,7 +83,7 @@ export async function failedRefund(options: {
 export async function heldMoney(options: {
   destination: boolean;
 }): Promise<{ merchant: Merchant; payoutId: string }> {
-  const merchant = await refundingMerchant();
+  const merchant = await merchantWith();
   const id = await paidPayout(merchant, payoutTo('1001', 'NGN'));
   await deps()
     .orm.em.fork()

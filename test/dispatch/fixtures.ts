@@ -7,7 +7,7 @@ import { runInstructionsOnce } from '#src/instructions/job.ts';
 import { toDecimal } from '#src/lib/money.ts';
 import { Payout } from '#src/payouts/entities.ts';
 import { runSettlementOnce } from '#src/settlement/job.ts';
-import { call, type Merchant } from '../client.ts';
+import { call, createMerchant, type Merchant } from '../client.ts';
 import { harness } from '../harness.ts';
 
 /**
@@ -117,6 +117,20 @@ export async function setNgnDestination(merchant: Merchant, accountNumber: strin
     body: { currency: 'NGN', type: 'BANK_ACCOUNT', bank_code: '058', account_number: accountNumber },
   });
   expect(res.status, res.text).to.equal(200);
+}
+
+/**
+ * A merchant with both refund destinations: USDT at `usdtAddress` on TRON, NGN at `ngnAccount`
+ * (ending 9999: a closed account that refuses refunds).
+ */
+export async function merchantWith(
+  usdtAddress = 'TLsV52sRDL79HXGGm9yzwKibb6BeruhUzy',
+  ngnAccount = '0123456789',
+): Promise<Merchant> {
+  const merchant = await createMerchant();
+  await setUsdtDestination(merchant, usdtAddress);
+  await setNgnDestination(merchant, ngnAccount);
+  return merchant;
 }
 
 /** A payout request to a Nigerian bank account ending in `suffix` (the processor's magic values). */

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
 import { run } from '#src/cli/admin.ts';
 import { ROOT_OPERATOR_ID } from '#src/operators/entities.ts';
 import type { Role } from '#src/operators/roles.ts';
@@ -83,4 +84,20 @@ export async function approvedMove(...argv: string[]): Promise<any> {
     Object.assign(e.data, { app_code: failed.failure_code });
     throw err;
   }
+}
+
+/**
+ * How a refused admin call (a CLI command or a tRPC call) failed: its catalogue code (USAGE for a
+ * CLI usage error), message and details. Fails the test when the call succeeded.
+ */
+export async function refusal(
+  promise: Promise<unknown>,
+  what = 'the call',
+): Promise<{ code: string; message: string; details: any }> {
+  const err = (await promise.then(
+    () => null,
+    (e: unknown) => e,
+  )) as { message: string; data?: { app_code?: string; details?: unknown } } | null;
+  expect(err, `${what} should have been refused`).to.not.equal(null);
+  return { code: err!.data?.app_code ?? 'USAGE', message: err!.message, details: err!.data?.details };
 }

@@ -4,21 +4,9 @@ import { ROOT_OPERATOR_ID } from '#src/operators/entities.ts';
 import { hasRole, ROLES, type Role, requiredRole } from '#src/operators/roles.ts';
 import { appRouter } from '#src/router.ts';
 import { harness } from '../harness.ts';
-import { cliAs, newOperator, operatorWith, trpcCall } from './fixtures.ts';
+import { cliAs, newOperator, operatorWith, refusal, trpcCall } from './fixtures.ts';
 
 const root = cliAs();
-
-/** The catalogue code of a failed CLI command. */
-async function refusal(
-  promise: Promise<unknown>,
-): Promise<{ code: string; message: string; details: unknown }> {
-  const err = (await promise.then(
-    () => null,
-    (e: unknown) => e,
-  )) as { message: string; data?: { app_code?: string; details?: unknown } } | null;
-  expect(err, 'should have been refused').to.not.equal(null);
-  return { code: err!.data?.app_code ?? 'USAGE', message: err!.message, details: err!.data?.details };
-}
 
 /** Every procedure under `admin.*`, with its kind and the role it needs. */
 function adminProcedures(): { path: string; type: 'query' | 'mutation'; role: Role }[] {

@@ -8,15 +8,16 @@ import { maskAddress } from '#src/lib/masking.ts';
 import { toDecimal } from '#src/lib/money.ts';
 import { applyPayoutEvent } from '#src/payouts/lifecycle.ts';
 import { httpRails } from '#src/providers/http-rails.ts';
-import { RefundDestination } from '#src/refund-destinations/entities.ts';
 import { Refund } from '#src/refunds/entities.ts';
 import { runRefundsOnce } from '#src/refunds/job.ts';
 import { raiseRefund } from '#src/refunds/service.ts';
+import { heldMoney } from '../approvals/fixtures.ts';
 import { call, createMerchant, errorOf, type Merchant } from '../client.ts';
 import {
   deps,
   dispatch,
   eventTypesOf,
+  merchantWith,
   mine,
   paidPayout,
   payoutOf,
@@ -33,14 +34,6 @@ const TRON_FIXED = 'TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE';
 
 const admin = (...argv: string[]): Promise<any> =>
   run(argv, { serviceUrl: harness().url, token: harness().adminToken });
-
-/** A merchant with both refund destinations; the USDT one at `usdtAddress`, the NGN one at `ngnAccount`. */
-async function merchantWith(usdtAddress = TRON_OK, ngnAccount = '0123456789'): Promise<Merchant> {
-  const merchant = await createMerchant();
-  await setUsdtDestination(merchant, usdtAddress);
-  await setNgnDestination(merchant, ngnAccount);
-  return merchant;
-}
 
 /** A payout that fails at the processor (1001, ACCOUNT_CLOSED) after its settlement arrived. */
 async function failedPayout(
@@ -326,14 +319,8 @@ describe('refunds of failed payouts', () => {
   });
 
   it('holds the money of a failed payout without a destination; operators list it and raise the refund later', async () => {
-    const merchant = await merchantWith();
-    const id = await paidPayout(merchant, payoutTo('1001', 'NGN'));
     // The destination is gone by the time the payout fails.
-    await deps()
-      .orm.em.fork()
-      .nativeUpdate(RefundDestination, { tenant: merchant.tenantId, currency: 'NGN' }, { isActive: false });
-    await dispatch(merchant, id);
-    await runRefundsOnce(deps());
+    const { merchant, payoutId: id } = await heldMoney({ destination: false });
     expect(await refundOf(merchant, id)).to.equal(undefined);
     expect((await payoutOf(merchant, id)).is_refunded).to.equal(false);
 

@@ -6,7 +6,7 @@ import { ROOT_OPERATOR_ID } from '#src/operators/entities.ts';
 import { Inflow } from '#src/settlement/entities.ts';
 import type { Merchant } from '../client.ts';
 import { harness } from '../harness.ts';
-import { approvedMove } from '../operators/fixtures.ts';
+import { approvedMove, refusal } from '../operators/fixtures.ts';
 import { payoutReadyMerchant } from '../payouts/fixtures.ts';
 import {
   admin,
@@ -25,15 +25,13 @@ import {
   settle,
 } from './fixtures.ts';
 
-/** The catalogue code of a failed admin command. */
-async function refusal(...argv: string[]): Promise<{ code: string; message: string; details: unknown }> {
+/** How an admin command was refused (a money move: proposed, then approved by a second operator). */
+function refusedCommand(...argv: string[]) {
   const moves = ['inflow attribute', 'inflow return', 'payout fail'];
-  const err = await (moves.includes(argv.slice(0, 2).join(' ')) ? approvedMove : admin)(...argv).then(
-    () => null,
-    (e: { message: string; data?: { app_code?: string; details?: unknown } }) => e,
+  return refusal(
+    (moves.includes(argv.slice(0, 2).join(' ')) ? approvedMove : admin)(...argv),
+    argv.join(' '),
   );
-  expect(err, `${argv.join(' ')} should have been refused`).to.not.equal(null);
-  return { code: err!.data?.app_code ?? 'USAGE', message: err!.message, details: err!.data?.details };
 }
 
 /** A signed bank credit straight to the service; returns the recorded inflow. */
@@ -262,7 +260,7 @@ describe('operator tools for settlement (admin.settlement.*)', () => {
     expect(returned.inflow).to.include({ id: late.id, state: 'RETURNED', payout_id: null });
     expect((await admin('inflow', 'list', '--tenant', merchant.tenantId)).data).to.deep.equal([]);
     const open = await payoutWithInstruction(merchant);
-    const again = await refusal('inflow', 'attribute', late.id, '--payout', open.id);
+    const again = await refusedCommand('inflow', 'attribute', late.id, '--payout', open.id);
     expect(again.code).to.equal('VALIDATION_FAILED');
     expect(again.details).to.deep.equal([
       {
@@ -290,17 +288,17 @@ describe('operator tools for settlement (admin.settlement.*)', () => {
       [payout.id, 'is EXPIRED; only a PENDING_PAYMENT payout can take money'],
     ];
     for (const [payoutId, issue] of cases) {
-      const refused = await refusal('inflow', 'attribute', stray.id, '--payout', payoutId);
+      const refused = await refusedCommand('inflow', 'attribute', stray.id, '--payout', payoutId);
       expect(refused.code).to.equal('VALIDATION_FAILED');
       expect(refused.details).to.deep.equal([{ field: 'payout_id', issue }]);
     }
-    expect((await refusal('inflow', 'attribute', stray.id, '--payout', crypto.randomUUID())).code).to.equal(
-      'PAYOUT_NOT_FOUND',
-    );
-    expect((await refusal('inflow', 'attribute', crypto.randomUUID(), '--payout', ngn.id)).code).to.equal(
-      'INFLOW_NOT_FOUND',
-    );
-    const notHeld = await refusal('payout', 'fail', ngn.id);
+    expect(
+      (await refusedCommand('inflow', 'attribute', stray.id, '--payout', crypto.randomUUID())).code,
+    ).to.equal('PAYOUT_NOT_FOUND');
+    expect(
+      (await refusedCommand('inflow', 'attribute', crypto.randomUUID(), '--payout', ngn.id)).code,
+    ).to.equal('INFLOW_NOT_FOUND');
+    const notHeld = await refusedCommand('payout', 'fail', ngn.id);
     expect(notHeld.details).to.deep.equal([
       { field: 'payout_id', issue: 'is awaiting payment, not held for review' },
     ]);
@@ -320,7 +318,7 @@ describe('operator tools for settlement (admin.settlement.*)', () => {
       ['inflow', 'return', held.id, '--note', 'sent back'],
       ['inflow', 'attribute', held.id, '--payout', other.id],
     ]) {
-      const refused = await refusal(...argv);
+      const refused = await refusedCommand(...argv);
       expect(refused.code).to.equal('VALIDATION_FAILED');
       expect(refused.details).to.deep.equal([{ field: 'inflow_id', issue }]);
     }
