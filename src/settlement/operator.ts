@@ -33,8 +33,9 @@ import { attributeLocked, lockAttributionTarget, type MatchOutcome } from './mat
  * no HELD inflow belongs to a payout that moved on, and the list needs no look at payouts.
  *
  * Every variant reads its page in order from `inflows_attention_index` (all tenants) or
- * `inflows_tenant_attention_index` (one), which hold exactly the HELD and UNMATCHED inflows, and
- * stops at the page: no sort, and a page costs its rows.
+ * `inflows_tenant_attention_index` (one), which hold exactly the HELD and UNMATCHED inflows, or,
+ * `unattributed`, from `inflows_unattributed_index`, and stops at the page: no sort, and a page
+ * costs its rows.
  */
 export async function inflowsNeedingAttention(
   em: EntityManager,
