@@ -17,12 +17,14 @@ import {
 import type {
   BankCredit,
   BankGateway,
+  BankReversal,
   ChainGateway,
   ChainTransfer,
   PayoutProcessor,
   ProcessorResult,
   Rails,
   RailTransfer,
+  SettledPayout,
 } from './rails.ts';
 
 /**
@@ -58,6 +60,9 @@ const transfersBody = z.object({
 const statementBody = z.object({
   credits: z.array(
     z.object({
+      // A line without a type is a credit; REVERSAL takes back the credit it names.
+      type: z.enum(['CREDIT', 'REVERSAL']).default('CREDIT'),
+      reverses_session_id: z.string().min(1).max(128).nullish(),
       session_id: z.string().min(1).max(128),
       account_number: z.string().min(1).max(128),
       // A decimal string, never a JSON number: the amount arrives with exactly the bank's digits.
@@ -70,6 +75,24 @@ const statementBody = z.object({
   ),
   next_cursor: z.string().min(1).nullable(),
   as_of: z.iso.datetime({ offset: true }),
+});
+
+const settlementReportBody = z.object({
+  date: z.string(),
+  transfers: z.array(
+    z.object({
+      reference: z.string().min(1),
+      processor_reference: z.string().min(1).nullable(),
+      amount: decimalString,
+      currency: z.string().min(3).max(8),
+      status: z.enum(['SUCCESSFUL', 'FAILED', 'RETURNED']),
+      failure_code: z.string().min(1).nullable(),
+      settled_at: z.iso.datetime({ offset: true }),
+      returned_at: z.iso.datetime({ offset: true }).nullable(),
+    }),
+  ),
+  next_cursor: z.string().min(1).nullable(),
+  complete: z.boolean(),
 });
 
 const railTransferBody = z.object({
@@ -214,19 +237,42 @@ export function httpBankGateway(client: HttpClient): BankGateway {
       const response = await send(client, { method: 'GET', path: 'bank/statement', searchParams });
       if (response.status !== 200) throw unexpected(client, response);
       const body = parse(client, statementBody, response.body);
-      const credits = body.credits.map(
-        (c): BankCredit => ({
-          sessionId: c.session_id,
-          accountNumber: c.account_number,
-          amount: toDecimal(c.amount),
-          currency: c.currency,
-          payerName: c.payer_name,
-          payerAccount: c.payer_account,
-          occurredAt: new Date(c.occurred_at),
-        }),
-      );
-      if (credits.some((c) => !c.amount.gt(0))) throw unavailable(client, 'a credit of no amount');
-      return { credits, nextCursor: body.next_cursor, asOf: new Date(body.as_of) };
+      const reversals: BankReversal[] = [];
+      for (const r of body.credits) {
+        if (r.type !== 'REVERSAL') continue;
+        if (!r.reverses_session_id) throw unavailable(client, 'a reversal that names no credit');
+        reversals.push({
+          sessionId: r.session_id,
+          reversesSessionId: r.reverses_session_id,
+          accountNumber: r.account_number,
+          amount: toDecimal(r.amount),
+          currency: r.currency,
+          occurredAt: new Date(r.occurred_at),
+        });
+      }
+      const credits = body.credits
+        .filter((c) => c.type === 'CREDIT')
+        .map(
+          (c): BankCredit => ({
+            sessionId: c.session_id,
+            accountNumber: c.account_number,
+            amount: toDecimal(c.amount),
+            currency: c.currency,
+            payerName: c.payer_name,
+            payerAccount: c.payer_account,
+            occurredAt: new Date(c.occurred_at),
+          }),
+        );
+      if ([...credits, ...reversals].some((c) => !c.amount.gt(0))) {
+        throw unavailable(client, 'a statement line of no amount');
+      }
+      return {
+        credits,
+        reversals,
+        lines: body.credits.length,
+        nextCursor: body.next_cursor,
+        asOf: new Date(body.as_of),
+      };
     },
   };
 }
@@ -263,6 +309,31 @@ export function httpPayoutProcessor(client: HttpClient, name: string): PayoutPro
         path: `processor/payouts/${encodeURIComponent(reference)}`,
       });
       return isUnknownReference(response) ? null : processorResult(client, response, reference);
+    },
+
+    async settlementReport(day, args) {
+      const searchParams: Record<string, string> = { date: day, limit: String(args.limit) };
+      if (args.cursor !== null) searchParams['cursor'] = args.cursor;
+      const response = await send(client, { method: 'GET', path: 'processor/settlements', searchParams });
+      if (response.status !== 200) throw unexpected(client, response);
+      const body = parse(client, settlementReportBody, response.body);
+      if (body.date !== day) throw unavailable(client, 'a settlement report of another day');
+      const payouts = body.transfers.map(
+        (t): SettledPayout => ({
+          reference: t.reference,
+          processorReference: t.processor_reference,
+          amount: toDecimal(t.amount),
+          currency: t.currency,
+          status: t.status,
+          failureCode: t.failure_code,
+          settledAt: new Date(t.settled_at),
+          returnedAt: t.returned_at === null ? null : new Date(t.returned_at),
+        }),
+      );
+      if (payouts.some((p) => p.status === 'RETURNED' && p.returnedAt === null)) {
+        throw unavailable(client, 'a returned payout without its return time');
+      }
+      return { payouts, nextCursor: body.next_cursor, complete: body.complete };
     },
   };
 }

@@ -36,6 +36,18 @@ export interface BankCredit {
   occurredAt: Date;
 }
 
+/** The bank taking back a credit it made (a recall, a fraud reversal): a debit on its statement. */
+export interface BankReversal {
+  /** The bank's reference of the reversal itself. */
+  sessionId: string;
+  /** The session id of the credit it takes back. */
+  reversesSessionId: string;
+  accountNumber: string;
+  amount: Decimal;
+  currency: 'NGN';
+  occurredAt: Date;
+}
+
 /** Outcome of an outbound transfer on a refund rail (chain or bank). */
 export interface RailTransfer {
   reference: string;
@@ -92,12 +104,16 @@ export interface BankGateway {
    * The statement of credits to the service's virtual accounts, in the order the bank made them,
    * after `cursor` (opaque; null starts at the beginning), at most `limit`: the pull that finds
    * every credit whose notification never arrived. `asOf` is the bank's time up to which the
-   * statement is complete once a page comes back short.
+   * statement is complete once a page comes back short. The statement also lists the bank's
+   * reversals of earlier credits; `lines` counts both kinds on the page.
    */
-  listCredits(args: {
-    cursor: string | null;
-    limit: number;
-  }): Promise<{ credits: BankCredit[]; nextCursor: string | null; asOf: Date }>;
+  listCredits(args: { cursor: string | null; limit: number }): Promise<{
+    credits: BankCredit[];
+    reversals: BankReversal[];
+    lines: number;
+    nextCursor: string | null;
+    asOf: Date;
+  }>;
 }
 
 /** What the processor says about one dispatch attempt. */
@@ -110,6 +126,19 @@ export interface ProcessorResult {
   failureReason: string | null;
   /** For FAILED: whether a new attempt may succeed. */
   retryable: boolean;
+}
+
+/** A payout's final state as the processor's settlement report lists it. */
+export interface SettledPayout {
+  reference: string;
+  processorReference: string | null;
+  amount: Decimal;
+  currency: string;
+  /** RETURNED: it succeeded, then the beneficiary's institution sent the money back. */
+  status: 'SUCCESSFUL' | 'FAILED' | 'RETURNED';
+  failureCode: string | null;
+  settledAt: Date;
+  returnedAt: Date | null;
 }
 
 export interface PayoutProcessor {
@@ -134,6 +163,15 @@ export interface PayoutProcessor {
   }): Promise<ProcessorResult>;
   /** The processor's view of an attempt, or null if it never received it. */
   query(reference: string): Promise<ProcessorResult | null>;
+  /**
+   * The settlement report of one UTC day (`YYYY-MM-DD`): the payouts that reached their final
+   * state that day and those returned that day, a page after `cursor`; `complete` once the day
+   * is over at the processor.
+   */
+  settlementReport(
+    day: string,
+    args: { cursor: string | null; limit: number },
+  ): Promise<{ payouts: SettledPayout[]; nextCursor: string | null; complete: boolean }>;
 }
 
 export interface Rails {

@@ -31,7 +31,7 @@ const NGN_DECIMALS = 2;
 const CLOSED_SUFFIXES = ['9999'];
 const MISSING_SUFFIXES = ['0000'];
 /** Virtual account numbers avoid every magic ending, so that paying one never looks like a test case. */
-const MAGIC_SUFFIXES = ['0000', '1001', '1002', '1003', '1004', '9999'];
+const MAGIC_SUFFIXES = ['0000', '1001', '1002', '1003', '1004', '1005', '1006', '9999'];
 
 // The payer's bank when the simulation names none: GTBank, by its NIP institution code.
 const DEFAULT_PAYER_INSTITUTION = '000013';
@@ -49,12 +49,29 @@ export interface VirtualAccount {
 export interface BankCredit {
   sessionId: string;
   accountNumber: string;
+  /** What the notification said. */
   amount: Decimal;
+  /** What the statement lists: the amount, unless the credit was made to differ on purpose. */
+  statementAmount: Decimal;
+  /** The reversal of this credit, once the bank took it back. */
+  reversal: BankReversal | null;
   payerName: string;
   payerAccount: string;
   occurredAt: Date;
   notification: CallbackDelivery | null;
 }
+
+/** The bank taking a credit back (a payer's bank recalled it, fraud): a debit of the virtual account. */
+export interface BankReversal {
+  sessionId: string;
+  reversesSessionId: string;
+  accountNumber: string;
+  amount: Decimal;
+  occurredAt: Date;
+}
+
+/** One line of the statement, in the order the bank booked them. */
+type StatementEntry = { type: 'CREDIT'; credit: BankCredit } | { type: 'REVERSAL'; reversal: BankReversal };
 
 /** A transfer out of the bank (a refund), by the service's reference. */
 export interface BankTransfer {
@@ -82,7 +99,11 @@ export interface SandboxBank {
     payerName?: string;
     payerAccount?: string;
     callback?: boolean;
+    /** The amount the statement lists, when it is to differ from the notification's. */
+    statementAmount?: Decimal | string;
   }): BankCredit;
+  /** Takes a credit back: the statement lists a reversal (404 for an unknown session id, 409 when already reversed). */
+  reverse(sessionId: string): BankReversal;
   virtualAccount(accountNumber: string): VirtualAccount | undefined;
   /** Credits so far, oldest first, of one account or of all. */
   credits(accountNumber?: string): readonly BankCredit[];
@@ -117,21 +138,48 @@ const creditBody = z.object({
     .optional(),
   // false: the credit is made and the bank never calls back (a lost notification, on purpose).
   callback: z.boolean().default(true),
+  // The amount the statement lists, when it is to differ from the notification's (a break, on purpose).
+  statement_amount: amountField(NGN_DECIMALS).optional(),
 });
 
 const MAX_STATEMENT_PAGE = 500;
 const statementQuery = listQuery({ maxPage: MAX_STATEMENT_PAGE, defaultPage: 100 });
 
-/** A credit as the notification and the statement both describe it. */
-function creditJson(c: Omit<BankCredit, 'notification'>) {
+/** A credit as the notification describes it (the statement: with the amount it lists, and its type). */
+function creditJson(
+  c: Pick<BankCredit, 'sessionId' | 'accountNumber' | 'payerName' | 'payerAccount' | 'occurredAt'>,
+  amount: Decimal,
+) {
   return {
     session_id: c.sessionId,
     account_number: c.accountNumber,
-    amount: c.amount.toFixed(NGN_DECIMALS),
+    amount: amount.toFixed(NGN_DECIMALS),
     currency: 'NGN',
     payer_name: c.payerName,
     payer_account: c.payerAccount,
     occurred_at: c.occurredAt.toISOString(),
+  };
+}
+
+function entryJson(entry: StatementEntry) {
+  if (entry.type === 'CREDIT') {
+    return {
+      type: 'CREDIT',
+      ...creditJson(entry.credit, entry.credit.statementAmount),
+      reverses_session_id: null,
+    };
+  }
+  const r = entry.reversal;
+  return {
+    type: 'REVERSAL',
+    session_id: r.sessionId,
+    account_number: r.accountNumber,
+    amount: r.amount.toFixed(NGN_DECIMALS),
+    currency: 'NGN',
+    payer_name: null,
+    payer_account: null,
+    occurred_at: r.occurredAt.toISOString(),
+    reverses_session_id: r.reversesSessionId,
   };
 }
 
@@ -168,7 +216,8 @@ export function bankParty(options: {
   const byReference = new Map<string, VirtualAccount>();
   const byNumber = new Map<string, VirtualAccount>();
   const credits: BankCredit[] = [];
-  const statement = positionCursors(randomBytes(4).toString('hex'), () => credits.length);
+  const entries: StatementEntry[] = [];
+  const statement = positionCursors(randomBytes(4).toString('hex'), () => entries.length);
   const transfers = new Map<string, BankTransfer>();
   const knownBanks = new Set([
     SANDBOX_BANK.code,
@@ -205,6 +254,8 @@ export function bankParty(options: {
       sessionId: sessionId(DEFAULT_PAYER_INSTITUTION),
       accountNumber: account.accountNumber,
       amount,
+      statementAmount: args.statementAmount === undefined ? amount : toDecimal(args.statementAmount),
+      reversal: null,
       payerName: args.payerName ?? accountHolderName('NG', '058', payerAccount),
       payerAccount,
       occurredAt,
@@ -216,12 +267,29 @@ export function bankParty(options: {
         ? null
         : callbacks.deliver(
             account.callbackUrl,
-            { event: 'credit', ...creditJson(record) },
+            { event: 'credit', ...creditJson(record, amount) },
             options.callbackDelayMs,
           );
     const done: BankCredit = { ...record, notification };
     credits.push(done);
+    entries.push({ type: 'CREDIT', credit: done });
     return done;
+  };
+
+  const reverse: SandboxBank['reverse'] = (session) => {
+    const original = credits.find((c) => c.sessionId === session);
+    if (!original) throw new RailError(404, 'TRANSFER_NOT_FOUND', 'No credit with that session id.');
+    if (original.reversal) throw new RailError(409, 'ALREADY_REVERSED', 'That credit was reversed already.');
+    const reversal: BankReversal = {
+      sessionId: sessionId(SANDBOX_BANK.code),
+      reversesSessionId: original.sessionId,
+      accountNumber: original.accountNumber,
+      amount: original.statementAmount,
+      occurredAt: clock.now(),
+    };
+    original.reversal = reversal;
+    entries.push({ type: 'REVERSAL', reversal });
+    return reversal;
   };
 
   const router = new Router();
@@ -291,10 +359,10 @@ export function bankParty(options: {
       after = position;
     }
     const asOf = clock.now();
-    const page = credits.slice(after, after + query.limit);
+    const page = entries.slice(after, after + query.limit);
     const end = after + page.length;
     ctx.body = {
-      credits: page.map(creditJson),
+      credits: page.map(entryJson),
       next_cursor: end > 0 ? statement.encode(end) : null,
       as_of: asOf.toISOString(),
     };
@@ -308,14 +376,27 @@ export function bankParty(options: {
       payerName: body.payer_name,
       payerAccount: body.payer_account,
       callback: body.callback,
+      statementAmount: body.statement_amount,
     });
     ctx.status = 201;
-    ctx.body = { ...creditJson(done), status: 'SUCCESSFUL', callback: body.callback };
+    ctx.body = {
+      ...creditJson(done, done.amount),
+      statement_amount: done.statementAmount.toFixed(NGN_DECIMALS),
+      status: 'SUCCESSFUL',
+      callback: body.callback,
+    };
+  });
+
+  router.post('/sandbox/bank/credits/:sessionId/reversal', (ctx) => {
+    const reversal = reverse(pathParam(ctx.params, 'sessionId'));
+    ctx.status = 201;
+    ctx.body = entryJson({ type: 'REVERSAL', reversal });
   });
 
   return {
     router,
     credit,
+    reverse,
     virtualAccount: (accountNumber) => byNumber.get(accountNumber),
     credits: (accountNumber) =>
       accountNumber === undefined ? credits : credits.filter((c) => c.accountNumber === accountNumber),

@@ -1,14 +1,25 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import Router from '@koa/router';
 import { z } from 'zod';
 import { type Corridors, DESTINATION_TYPES, NETWORKS } from '#src/corridors/corridors.ts';
 import type { Clock } from '#src/lib/clock.ts';
+import { dayEnd, dayOf } from '#src/lib/days.ts';
 import { currencyDecimals, isCurrency } from '#src/lib/money.ts';
 import { isChainAddress } from '#src/providers/addresses.ts';
 import type { PayoutProcessor } from '#src/providers/rails.ts';
 import type { CallbackDelivery, CallbackSender } from './callbacks.ts';
-import { readJson, validate } from './http.ts';
-import { amountField, optionalJson, pathParam, RailError, railErrors, referenceField } from './rail-http.ts';
+import { readJson, SandboxError, validate } from './http.ts';
+import {
+  amountField,
+  dayField,
+  optionalJson,
+  pathParam,
+  positionCursors,
+  RailError,
+  railErrors,
+  listQuery as railListQuery,
+  referenceField,
+} from './rail-http.ts';
 
 /**
  * The payout processor: takes one dispatch attempt per reference, answers at once (ACCEPTED, or
@@ -30,7 +41,21 @@ export interface PayoutOutcome {
 /** What the processor does with one attempt: reject it at once, or accept it and settle later. */
 export type PayoutPlan =
   | { kind: 'REJECT'; outcome: PayoutOutcome }
-  | { kind: 'ACCEPT'; outcome: PayoutOutcome; callback: boolean };
+  | {
+      kind: 'ACCEPT';
+      outcome: PayoutOutcome;
+      callback: boolean;
+      /** A success the processor takes back this long after it settled (a late return); null: never. */
+      returnAfterMs?: number | null;
+      /** False: the settlement report never lists this payout (a report missing a transfer). */
+      reported?: boolean;
+    };
+
+/** How long after its success a `1005` payout is returned: three days, as bounce-backs come. */
+export const LATE_RETURN_AFTER_MS = 3 * 24 * 60 * 60 * 1000;
+
+/** A final state as the settlement report lists it: a returned payout succeeded first. */
+export type SettledStatus = 'SUCCESSFUL' | 'FAILED' | 'RETURNED';
 
 export const FAILURE_REASONS = {
   INVALID_DESTINATION: 'The destination is incomplete or unknown to the processor.',
@@ -74,6 +99,11 @@ export interface ProcessorPayout extends PayoutSubmission {
   submissions: number;
   receivedAt: Date;
   settledAt: Date | null;
+  /** When the processor took a success back (the beneficiary's institution returned it), or null. */
+  returnedAt: Date | null;
+  returnReason: string | null;
+  /** False once the settlement report leaves this payout out (magic `1006`, or on request). */
+  reported: boolean;
   /** Callbacks sent for this payout, forced ones included. */
   callbacks: CallbackDelivery[];
 }
@@ -90,6 +120,10 @@ export interface SandboxProcessor {
    * whatever the overrides say, contradictory or not. The payout itself does not change.
    */
   sendCallback(reference: string, overrides?: Partial<PayoutOutcome>): CallbackDelivery;
+  /** Returns a successful payout now (or at `at`): the settlement report shows it RETURNED. */
+  returnPayout(reference: string, args?: { at?: Date; reason?: string }): ProcessorPayout;
+  /** Leaves a payout out of every settlement report from now on. */
+  omitFromReport(reference: string): ProcessorPayout;
 }
 
 type PlanInput = Omit<PayoutSubmission, 'reference' | 'amount' | 'callbackUrl'>;
@@ -114,6 +148,10 @@ export function planPayout(input: PlanInput, corridors: Corridors): PayoutPlan {
       return { kind: 'ACCEPT', outcome: failure('PROCESSOR_TIMEOUT', true), callback: true };
     case '1004':
       return { kind: 'ACCEPT', outcome: SUCCESS, callback: false };
+    case '1005':
+      return { kind: 'ACCEPT', outcome: SUCCESS, callback: true, returnAfterMs: LATE_RETURN_AFTER_MS };
+    case '1006':
+      return { kind: 'ACCEPT', outcome: SUCCESS, callback: true, reported: false };
     default:
       return { kind: 'ACCEPT', outcome: SUCCESS, callback: true };
   }
@@ -175,6 +213,37 @@ const forcedCallbackBody = z.object({
 
 const listQuery = z.object({ reference: z.string().max(128).optional() });
 
+const MAX_REPORT_PAGE = 1000;
+const reportQuery = railListQuery({ maxPage: MAX_REPORT_PAGE, defaultPage: 500 }).extend({
+  date: dayField,
+});
+
+const returnBody = z.object({
+  returned_at: z.iso.datetime({ offset: true }).optional(),
+  reason: z.string().trim().min(1).max(200).optional(),
+});
+
+const DEFAULT_RETURN_REASON = "Returned by the beneficiary's institution: the account could not be credited.";
+
+/** The state a payout has in the settlement report now. */
+function settledStatus(p: ProcessorPayout): SettledStatus | null {
+  if (p.returnedAt) return 'RETURNED';
+  return p.status === 'ACCEPTED' ? null : p.status;
+}
+
+function reportLineJson(p: ProcessorPayout, status: SettledStatus) {
+  return {
+    reference: p.reference,
+    processor_reference: p.processorReference,
+    amount: p.amount.toFixed(currencyDecimals(p.currency)),
+    currency: p.currency,
+    status,
+    failure_code: p.plan.outcome.failureCode,
+    settled_at: p.settledAt?.toISOString() ?? null,
+    returned_at: p.returnedAt?.toISOString() ?? null,
+  };
+}
+
 function resultJson(p: ProcessorPayout) {
   const final = p.status === 'ACCEPTED' ? null : p.plan.outcome;
   return {
@@ -202,6 +271,8 @@ function recordJson(p: ProcessorPayout) {
     submissions: p.submissions,
     received_at: p.receivedAt.toISOString(),
     settled_at: p.settledAt?.toISOString() ?? null,
+    returned_at: p.returnedAt?.toISOString() ?? null,
+    in_settlement_report: p.reported,
     callbacks: p.callbacks.map((c) => ({
       id: c.id,
       status: c.status,
@@ -220,6 +291,7 @@ export function processorParty(options: {
 }): SandboxProcessor {
   const { clock, callbacks } = options;
   const payouts = new Map<string, ProcessorPayout>();
+  const reportEpoch = randomBytes(4).toString('hex');
   const settledSignals = new Map<string, PromiseWithResolvers<ProcessorPayout>>();
 
   function signal(reference: string): PromiseWithResolvers<ProcessorPayout> {
@@ -263,7 +335,55 @@ export function processorParty(options: {
   function find(reference: string): ProcessorPayout {
     const payout = payouts.get(reference);
     if (!payout) throw new RailError(404, 'PAYOUT_NOT_FOUND', 'No payout with that reference.');
+    return lateReturns(payout);
+  }
+
+  /** A `1005` payout is returned once the clock is past its return time, worked out when looked at. */
+  function lateReturns(payout: ProcessorPayout): ProcessorPayout {
+    const after = payout.plan.kind === 'ACCEPT' ? payout.plan.returnAfterMs : null;
+    if (after && payout.status === 'SUCCESSFUL' && payout.settledAt && !payout.returnedAt) {
+      const due = new Date(payout.settledAt.getTime() + after);
+      if (due <= clock.now()) {
+        payout.returnedAt = due;
+        payout.returnReason = DEFAULT_RETURN_REASON;
+      }
+    }
     return payout;
+  }
+
+  function returnPayout(reference: string, args: { at?: Date; reason?: string } = {}): ProcessorPayout {
+    const payout = find(reference);
+    if (payout.status !== 'SUCCESSFUL' || !payout.settledAt) {
+      throw new RailError(409, 'PAYOUT_NOT_SUCCESSFUL', 'Only a payout that succeeded can be returned.');
+    }
+    if (payout.returnedAt) return payout;
+    const at = args.at ?? clock.now();
+    if (at < payout.settledAt) {
+      throw new SandboxError('INVALID_REQUEST', 'returned_at: must not be before the payout settled');
+    }
+    payout.returnedAt = at;
+    payout.returnReason = args.reason ?? DEFAULT_RETURN_REASON;
+    return payout;
+  }
+
+  /**
+   * The settlement report of one UTC day: every payout that reached its final state that day,
+   * and every payout returned that day (a return is listed on the day it happened, and the
+   * payout's own day then lists it RETURNED too), in the order of those events.
+   */
+  function reportOf(day: string): { payout: ProcessorPayout; status: SettledStatus }[] {
+    const lines: { payout: ProcessorPayout; status: SettledStatus; at: number }[] = [];
+    for (const payout of payouts.values()) {
+      lateReturns(payout);
+      const status = settledStatus(payout);
+      if (!payout.reported || status === null || !payout.settledAt) continue;
+      const settledOn = dayOf(payout.settledAt);
+      const returnedOn = payout.returnedAt ? dayOf(payout.returnedAt) : null;
+      if (settledOn === day) lines.push({ payout, status, at: payout.settledAt.getTime() });
+      else if (returnedOn === day) lines.push({ payout, status, at: payout.returnedAt!.getTime() });
+    }
+    lines.sort((a, b) => a.at - b.at || a.payout.reference.localeCompare(b.payout.reference));
+    return lines;
   }
 
   function forceCallback(reference: string, overrides: Partial<PayoutOutcome> = {}): CallbackDelivery {
@@ -327,6 +447,9 @@ export function processorParty(options: {
       submissions: 1,
       receivedAt: clock.now(),
       settledAt: null,
+      returnedAt: null,
+      returnReason: null,
+      reported: plan.kind === 'REJECT' || plan.reported !== false,
       callbacks: [],
     };
     payouts.set(payout.reference, payout);
@@ -360,10 +483,55 @@ export function processorParty(options: {
     ctx.body = { reference, delivery_id: delivery.id, callback: JSON.parse(delivery.body) };
   });
 
+  // The settlement report the service reconciles against (`docs/reconciliation.md`).
+  router.get('/processor/settlements', (ctx) => {
+    const query = validate(reportQuery, ctx.query);
+    const lines = reportOf(query.date);
+    const cursors = positionCursors(reportEpoch, () => lines.length);
+    let after = 0;
+    if (query.cursor) {
+      const position = cursors.decode(query.cursor);
+      if (position === null) throw new SandboxError('INVALID_REQUEST', 'cursor: is not a cursor of this API');
+      after = position;
+    }
+    const page = lines.slice(after, after + query.limit);
+    const end = after + page.length;
+    ctx.body = {
+      date: query.date,
+      transfers: page.map((l) => reportLineJson(l.payout, l.status)),
+      next_cursor: end < lines.length ? cursors.encode(end) : null,
+      // The day is over at the processor: its report will list nothing more for it (returns aside).
+      complete: dayEnd(query.date) <= clock.now(),
+    };
+  });
+
+  router.post('/sandbox/processor/payouts/:reference/return', async (ctx) => {
+    const body = validate(returnBody, await optionalJson(ctx));
+    const payout = returnPayout(pathParam(ctx.params, 'reference'), {
+      at: body.returned_at ? new Date(body.returned_at) : undefined,
+      reason: body.reason,
+    });
+    ctx.body = recordJson(payout);
+  });
+
+  router.post('/sandbox/processor/payouts/:reference/omit-from-report', (ctx) => {
+    const payout = find(pathParam(ctx.params, 'reference'));
+    payout.reported = false;
+    ctx.body = recordJson(payout);
+  });
+
   return {
     router,
+    returnPayout,
+    omitFromReport(reference) {
+      const payout = find(reference);
+      payout.reported = false;
+      return payout;
+    },
     payouts: (reference) =>
-      [...payouts.values()].filter((p) => reference === undefined || p.reference === reference),
+      [...payouts.values()]
+        .filter((p) => reference === undefined || p.reference === reference)
+        .map(lateReturns),
     settled: (reference) => {
       const payout = payouts.get(reference);
       if (payout && payout.status !== 'ACCEPTED') return Promise.resolve(payout);

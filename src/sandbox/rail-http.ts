@@ -1,6 +1,7 @@
 import type { Context, Next } from 'koa';
 import { z } from 'zod';
 import { NETWORKS, type Network } from '#src/corridors/corridors.ts';
+import { isDay } from '#src/lib/days.ts';
 import { type Decimal, toDecimal } from '#src/lib/money.ts';
 import { readJson, validate } from './http.ts';
 
@@ -122,3 +123,6 @@ export function listQuery(options: { maxPage: number; defaultPage: number }) {
     limit: z.coerce.number().int().min(1).max(options.maxPage).default(options.defaultPage),
   });
 }
+
+/** A UTC day as `YYYY-MM-DD`, as the daily reports (settlement report, statement of a day) name it. */
+export const dayField = z.string().refine(isDay, 'must be a day of the calendar such as 2026-11-28');

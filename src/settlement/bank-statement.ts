@@ -1,5 +1,5 @@
 import type { Deps } from '#src/deps.ts';
-import type { BankCredit } from '#src/providers/rails.ts';
+import type { BankCredit, BankReversal } from '#src/providers/rails.ts';
 import { recordBankCredits } from './bank-credits.ts';
 import { type RailRead, readRail } from './rail-reader.ts';
 
@@ -12,6 +12,8 @@ import { type RailRead, readRail } from './rail-reader.ts';
  * recorded, and reading it again changes nothing.
  */
 
+type StatementLine = BankCredit | BankReversal;
+
 /** Credits asked for per page; one page is one transaction. */
 export const STATEMENT_PAGE_SIZE = 200;
 /** Pages read per pass, so that one pass never reads for ever behind a busy bank. */
@@ -22,18 +24,24 @@ export async function pullBankStatement(
   deps: Deps,
   options: { pageSize?: number; maxPages?: number } = {},
 ): Promise<RailRead> {
-  return readRail<BankCredit>(
+  return readRail<StatementLine>(
     deps,
     {
       source: 'BANK',
       intervalMs: deps.config.BANK_STATEMENT_INTERVAL_MS,
       async list(cursor, limit) {
         const page = await deps.rails.bank.listCredits({ cursor, limit });
-        return { items: page.credits, nextCursor: page.nextCursor, asOf: page.asOf };
+        // A reversal is a line of the statement too (so a full page is known to be full), but it
+        // records no inflow: reconciliation reports it (`src/reconciliation/`).
+        const lines: StatementLine[] = [...page.credits, ...page.reversals].sort(
+          (a, b) => a.occurredAt.getTime() - b.occurredAt.getTime(),
+        );
+        return { items: lines, nextCursor: page.nextCursor, asOf: page.asOf };
       },
-      timeOf: (credit) => credit.occurredAt,
+      timeOf: (line) => line.occurredAt,
       async save(tx, page, now) {
-        const { recorded } = await recordBankCredits(tx, page.items, now, deps.log);
+        const credits = page.items.filter((line): line is BankCredit => !('reversesSessionId' in line));
+        const { recorded } = await recordBankCredits(tx, credits, now, deps.log);
         if (recorded > 0) {
           deps.log.info({ recorded }, 'bank statement: credits whose notification never came recorded');
         }

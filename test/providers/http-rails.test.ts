@@ -157,7 +157,53 @@ describe('HTTP rails', () => {
       ]);
       expect(second.asOf).to.deep.equal(clock.now());
       const none = await rails.bank.listCredits({ cursor: second.nextCursor, limit: 100 });
-      expect(none).to.deep.include({ credits: [], nextCursor: second.nextCursor });
+      expect(none).to.deep.include({ credits: [], reversals: [], lines: 0, nextCursor: second.nextCursor });
+
+      clock.advance(1000);
+      const reversal = rig.sandbox.bank.reverse(notified.sessionId);
+      const reversed = await rails.bank.listCredits({ cursor: second.nextCursor, limit: 100 });
+      expect(reversed).to.deep.include({ credits: [], lines: 1 });
+      expect(reversed.reversals).to.deep.equal([
+        {
+          sessionId: reversal.sessionId,
+          reversesSessionId: notified.sessionId,
+          accountNumber,
+          amount: toDecimal('200'),
+          currency: 'NGN',
+          occurredAt: clock.now(),
+        },
+      ]);
+    });
+
+    it('processor: the settlement report of a day, page by page, with a late return', async () => {
+      clock.set(new Date('2026-04-01T12:00:00Z'));
+      await rails.processor.submit(submission('rails-rep-1', '0123456789', `${rig.receiver.url}/rep`));
+      await rig.sandbox.processor.settled('rails-rep-1');
+      clock.advance(1000);
+      await rails.processor.submit(submission('rails-rep-2', '0123451005', `${rig.receiver.url}/rep`));
+      await rig.sandbox.processor.settled('rails-rep-2');
+      const first = await rails.processor.settlementReport('2026-04-01', { cursor: null, limit: 1 });
+      expect(first.complete).to.equal(false);
+      expect(first.payouts).to.have.length(1);
+      expect(first.payouts[0]).to.deep.include({
+        reference: 'rails-rep-1',
+        currency: 'NGN',
+        status: 'SUCCESSFUL',
+        failureCode: null,
+        settledAt: new Date('2026-04-01T12:00:00Z'),
+        returnedAt: null,
+      });
+      expect(first.payouts[0]!.amount.toFixed()).to.equal('150000');
+      clock.set(new Date('2026-04-05T00:00:00Z'));
+      const rest = await rails.processor.settlementReport('2026-04-01', {
+        cursor: first.nextCursor,
+        limit: 10,
+      });
+      expect(rest.complete).to.equal(true);
+      expect(rest.nextCursor).to.equal(null);
+      expect(rest.payouts.map((p) => [p.reference, p.status, p.returnedAt])).to.deep.equal([
+        ['rails-rep-2', 'RETURNED', new Date('2026-04-04T12:00:01Z')],
+      ]);
     });
 
     it('bank: transfers out by reference, with the magic failures', async () => {

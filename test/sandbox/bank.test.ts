@@ -297,6 +297,8 @@ describe('sandbox bank', () => {
       expect(first.status).to.equal(200);
       expect(first.body.credits).to.deep.equal(
         made.slice(0, 2).map((c) => ({
+          type: 'CREDIT',
+          reverses_session_id: null,
           session_id: c.session_id,
           account_number: account,
           amount: c.amount,
@@ -311,6 +313,50 @@ describe('sandbox bank', () => {
       expect(second.body.credits.map((c: any) => c.amount)).to.deep.equal(['3.00']);
       const empty = await statement(`?cursor=${second.body.next_cursor}`);
       expect(empty.body).to.deep.include({ credits: [], next_cursor: second.body.next_cursor });
+    });
+
+    it('lists a statement amount that differs from the notification when told to', async () => {
+      const start = await end();
+      const account = (await openAccount('instr-differs')).body.account_number;
+      const made = await call('POST', '/sandbox/bank/transfers', {
+        account_number: account,
+        amount: '1000',
+        statement_amount: '990.50',
+        currency: 'NGN',
+      });
+      expect(made.status).to.equal(201);
+      expect(made.body).to.include({ amount: '1000.00', statement_amount: '990.50' });
+      const [notice] = await rig.receiver.waitFor('/credits/instr-differs');
+      expect(notice!.body.amount).to.equal('1000.00');
+      const listed = await statement(`?cursor=${start}`);
+      expect(listed.body.credits.map((c: any) => [c.session_id, c.amount])).to.deep.equal([
+        [made.body.session_id, '990.50'],
+      ]);
+    });
+
+    it('reverses a credit on request: the statement lists the reversal after it, once', async () => {
+      const start = await end();
+      const account = (await openAccount('instr-reversed')).body.account_number;
+      const made = await credit(account, '2500');
+      clock.advance(86_400_000);
+      const reversed = await call('POST', `/sandbox/bank/credits/${made.body.session_id}/reversal`);
+      expect(reversed.status).to.equal(201);
+      expect(reversed.body).to.include({
+        type: 'REVERSAL',
+        reverses_session_id: made.body.session_id,
+        account_number: account,
+        amount: '2500.00',
+        occurred_at: clock.now().toISOString(),
+      });
+      const listed = await statement(`?cursor=${start}`);
+      expect(listed.body.credits.map((c: any) => [c.type, c.amount])).to.deep.equal([
+        ['CREDIT', '2500.00'],
+        ['REVERSAL', '2500.00'],
+      ]);
+      const again = await call('POST', `/sandbox/bank/credits/${made.body.session_id}/reversal`);
+      expect([again.status, again.body.error.code]).to.deep.equal([409, 'ALREADY_REVERSED']);
+      const unknown = await call('POST', '/sandbox/bank/credits/000000/reversal');
+      expect([unknown.status, unknown.body.error.code]).to.deep.equal([404, 'TRANSFER_NOT_FOUND']);
     });
 
     it('refuses a cursor it did not issue and a limit out of range', async () => {

@@ -125,6 +125,101 @@ describe('sandbox payout processor', () => {
     });
   });
 
+  describe('the settlement report of a day', () => {
+    const report = async (day: string, query = '') =>
+      (await call('GET', `/processor/settlements?date=${day}${query}`)).body;
+    const today = () => clock.now().toISOString().slice(0, 10);
+
+    it('lists the day’s final states with references and amounts, a page at a time', async () => {
+      clock.set(new Date('2026-03-10T10:00:00Z'));
+      const ok = await submit('rep-ok', '0123456789');
+      await rig.sandbox.processor.settled('rep-ok');
+      clock.advance(1000);
+      await submit('rep-1001', '0123451001');
+      clock.advance(1000);
+      await submit('rep-1004', '0123451004', { amount: '5.00' });
+      await rig.sandbox.processor.settled('rep-1004');
+      const day = await report(today());
+      expect(day.complete).to.equal(false);
+      expect(day.transfers.map((t: any) => [t.reference, t.status, t.amount, t.currency])).to.deep.equal([
+        ['rep-ok', 'SUCCESSFUL', '150000.00', 'NGN'],
+        ['rep-1001', 'FAILED', '150000.00', 'NGN'],
+        ['rep-1004', 'SUCCESSFUL', '5.00', 'NGN'],
+      ]);
+      const lines = day.transfers;
+      expect(lines[0]).to.include({
+        processor_reference: ok.body.processor_reference,
+        failure_code: null,
+        returned_at: null,
+      });
+      const first = await report(today(), '&limit=1');
+      expect(first.transfers).to.have.length(1);
+      const rest = await report(today(), `&cursor=${first.next_cursor}&limit=1000`);
+      expect([...first.transfers, ...rest.transfers]).to.deep.equal(day.transfers);
+      expect(rest.next_cursor).to.equal(null);
+      clock.set(new Date('2026-03-11T00:00:00Z'));
+      expect((await report('2026-03-10')).complete).to.equal(true);
+      expect((await report('2026-03-11')).transfers).to.deep.equal([]);
+    });
+
+    it('1005: returns the payout three days after its success, listed on both days', async () => {
+      clock.set(new Date('2026-03-20T10:00:00Z'));
+      await submit('rep-1005', '0123451005');
+      await rig.sandbox.processor.settled('rep-1005');
+      expect(
+        (await report('2026-03-20')).transfers.find((t: any) => t.reference === 'rep-1005').status,
+      ).to.equal('SUCCESSFUL');
+      clock.set(new Date('2026-03-23T10:00:01Z'));
+      const settledDay = (await report('2026-03-20')).transfers.find((t: any) => t.reference === 'rep-1005');
+      expect(settledDay).to.include({ status: 'RETURNED', returned_at: '2026-03-23T10:00:00.000Z' });
+      const returnDay = (await report('2026-03-23')).transfers.map((t: any) => [t.reference, t.status]);
+      expect(returnDay).to.deep.equal([['rep-1005', 'RETURNED']]);
+      // The callback said SUCCESSFUL and the status query still does: only the report tells.
+      expect(await status('rep-1005')).to.include({ status: 'SUCCESSFUL' });
+    });
+
+    it('1006 and omit-from-report: the report never lists the payout, which still succeeded', async () => {
+      clock.set(new Date('2026-03-25T10:00:00Z'));
+      await submit('rep-1006', '0123451006');
+      await submit('rep-omitted', '0123456789');
+      await rig.sandbox.processor.settled('rep-1006');
+      await rig.sandbox.processor.settled('rep-omitted');
+      const omitted = await call('POST', '/sandbox/processor/payouts/rep-omitted/omit-from-report');
+      expect(omitted.body).to.include({ status: 'SUCCESSFUL', in_settlement_report: false });
+      expect((await report('2026-03-25')).transfers).to.deep.equal([]);
+      expect(await status('rep-1006')).to.include({ status: 'SUCCESSFUL' });
+    });
+
+    it('returns a payout on request, at a time given, and only a successful one', async () => {
+      clock.set(new Date('2026-03-26T10:00:00Z'));
+      await submit('rep-return', '0123456789');
+      await rig.sandbox.processor.settled('rep-return');
+      const returned = await call('POST', '/sandbox/processor/payouts/rep-return/return', {
+        returned_at: '2026-03-28T08:00:00Z',
+        reason: 'Beneficiary deceased',
+      });
+      expect(returned.status).to.equal(200);
+      expect(returned.body).to.include({ returned_at: '2026-03-28T08:00:00.000Z' });
+      expect((await report('2026-03-28')).transfers.map((t: any) => t.reference)).to.deep.equal([
+        'rep-return',
+      ]);
+      await submit('rep-closed', '0123451001');
+      const refused = await call('POST', '/sandbox/processor/payouts/rep-closed/return');
+      expect([refused.status, refused.body.error.code]).to.deep.equal([409, 'PAYOUT_NOT_SUCCESSFUL']);
+      const early = await call('POST', '/sandbox/processor/payouts/rep-ok/return', {
+        returned_at: '2020-01-01T00:00:00Z',
+      });
+      expect(early.status).to.equal(400);
+    });
+
+    it('refuses a day that is not one', async () => {
+      for (const day of ['2026-02-30', '20260301', '']) {
+        expect((await call('GET', `/processor/settlements?date=${day}`)).status).to.equal(400);
+      }
+      expect((await call('GET', '/processor/settlements')).status).to.equal(400);
+    });
+  });
+
   describe('validation like a real processor', () => {
     const invalid = async (reference: string, account: string, fields: Record<string, unknown>) => {
       const answer = await submit(reference, account, fields);
