@@ -66,7 +66,6 @@ export async function createDeps(options: DepsOptions): Promise<Deps> {
     log,
   });
   const metrics = createMetrics();
-  // Before openSql: the Sql it opens carries the observer of this ORM.
   observeTransitions(orm, transitionObserver(log, metrics));
   registerPoolMetrics(metrics, await orm.em.getConnection().getNativeClient());
   const timeoutMs = config.PROVIDER_TIMEOUT_MS;

@@ -7,7 +7,6 @@ import { AppError, type ErrorCode, invalidField } from '#src/http/errors.ts';
 import { type PageMeta, type PageRequest, paginate } from '#src/http/pagination.ts';
 import type { Commit } from '#src/http/procedures.ts';
 import { isUuid, newId } from '#src/lib/ids.ts';
-import { unobserved } from '#src/observability/transitions.ts';
 import type { OperatorIdentity } from '#src/operators/auth.ts';
 import { Operator } from '#src/operators/entities.ts';
 import { Approval, type MoneyMove } from './entities.ts';
@@ -121,8 +120,8 @@ class Rehearsed extends Error {}
 
 /**
  * Runs a move as an approval would run it now, on an EntityManager of its own (nothing it loads
- * reaches the caller's), in a transaction that always rolls back, with no observer told of its
- * status changes: the move's own checks say whether it would run. Their refusal, an AppError, is
+ * reaches the caller's), in a transaction that always rolls back (so no observer is told of its
+ * status changes): the move's own checks say whether it would run. Their refusal, an AppError, is
  * thrown as it is, like any other error; `prepared` is what `def.prepare` returned, outside any
  * transaction.
  */
@@ -132,14 +131,12 @@ async function rehearse(
   call: { args: Record<string, unknown>; actor: MoveActor; now: Date; prepared: unknown },
 ): Promise<void> {
   try {
-    await unobserved(() =>
-      deps.orm.em.fork().transactional(async (tx) => {
-        await def.run(tx, deps, call);
-        // Flushed, so that what the database itself would refuse is refused now too.
-        await tx.flush();
-        throw new Rehearsed();
-      }),
-    );
+    await deps.orm.em.fork().transactional(async (tx) => {
+      await def.run(tx, deps, call);
+      // Flushed, so that what the database itself would refuse is refused now too.
+      await tx.flush();
+      throw new Rehearsed();
+    });
   } catch (err) {
     if (!(err instanceof Rehearsed)) throw err;
   }

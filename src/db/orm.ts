@@ -4,6 +4,7 @@ import { Migrator } from '@mikro-orm/migrations';
 import { defineConfig, MikroORM } from '@mikro-orm/postgresql';
 import type { Clock } from '#src/lib/clock.ts';
 import type { Logger } from '#src/lib/log.ts';
+import { afterCommitSubscriber } from './after-commit.ts';
 import { bindClock } from './columns.ts';
 import { ServicePostgreSqlDriver } from './driver.ts';
 import { entities } from './entities.ts';
@@ -15,6 +16,7 @@ export function ormConfig(options: { url: string; poolSize: number; log?: Logger
     driver: ServicePostgreSqlDriver,
     clientUrl: options.url,
     entities,
+    subscribers: [afterCommitSubscriber],
     extensions: [Migrator],
     pool: { min: 0, max: options.poolSize },
     // Requests fork their own EntityManager; touching the global one is a bug.

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type pg from 'pg';
-import { observerOf, type TransitionObserver } from '#src/observability/transitions.ts';
+import { afterCommit, tellNow } from './after-commit.ts';
 
 /**
  * Plain SQL for the hot paths (create and read payouts, the workers' batches), on the ORM's own
@@ -13,6 +13,11 @@ import { observerOf, type TransitionObserver } from '#src/observability/transiti
  *
  * Write statements with `$n` parameters and without `?` (the ORM reads `?` as a placeholder when
  * a statement runs through {@link emSql}).
+ *
+ * Behind a transaction pooler (PgBouncer in `pool_mode=transaction`) a connection's server session
+ * changes between transactions, so a statement prepared under a name on one may be missing on the
+ * next. {@link openSql} detects the pooler and then sends every statement unnamed (parsed and
+ * planned at each execution, within one round trip); docs/scaling.md has what that costs.
  */
 
 /** A statement of the hot paths: SQL text with `$n` parameters, prepared under `name`. */
@@ -49,8 +54,25 @@ export interface Sql {
   rows<R>(statement: Statement, values?: readonly unknown[]): Promise<R[]>;
   /** Runs `work` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(work: (tx: Sql) => Promise<T>): Promise<T>;
-  /** Told of the payout status changes written through this `Sql` (`src/observability/transitions.ts`). */
-  readonly observer?: TransitionObserver;
+  /**
+   * Calls `callback` once what this `Sql` wrote has committed: after its transaction commits,
+   * never when it rolls back; at once outside a transaction (each statement commits on its own).
+   */
+  afterCommit(callback: () => void): void;
+  /**
+   * Where this `Sql`'s connections come from (the ORM's configuration, shared by every
+   * EntityManager forked from one ORM): what per-database registries, such as the transition
+   * observer's, are keyed by.
+   */
+  readonly origin: object;
+}
+
+/** How {@link poolSql} sends statements. */
+export interface PoolSqlOptions {
+  /** See {@link Sql.origin}; the pool itself by default. */
+  origin?: object;
+  /** Prepared under a name per connection (the default), or unnamed: behind a transaction pooler. */
+  named?: boolean;
 }
 
 // A statement is prepared on each connection that runs it, under a name unique to that connection
@@ -60,9 +82,14 @@ const connectionIds = new WeakMap<pg.ClientBase, string>();
 const instance = randomBytes(4).toString('hex');
 let nextConnection = 0;
 
-function run<R>(client: pg.ClientBase, s: Statement, values: readonly unknown[]): Promise<R[]> {
+function run<R>(
+  client: pg.ClientBase,
+  s: Statement,
+  values: readonly unknown[],
+  named: boolean,
+): Promise<R[]> {
   let name: string | undefined;
-  if (!s.replan) {
+  if (named && !s.replan) {
     let id = connectionIds.get(client);
     if (id === undefined) {
       id = `${instance}_${++nextConnection}`;
@@ -75,34 +102,44 @@ function run<R>(client: pg.ClientBase, s: Statement, values: readonly unknown[])
     .then((result) => result.rows as R[]);
 }
 
-function clientSql(client: pg.ClientBase, observer?: TransitionObserver): Sql {
-  return {
-    rows: (s, values = []) => run(client, s, values),
-    transaction: (work) => work(clientSql(client, observer)),
-    observer,
+/**
+ * One transaction's statements on its connection. A nested `transaction` runs in the same
+ * transaction (no savepoint), so what it buffers for after the commit stays with the outer one.
+ */
+function clientSql(client: pg.ClientBase, named: boolean, origin: object, committed: (() => void)[]): Sql {
+  const tx: Sql = {
+    rows: (s, values = []) => run(client, s, values, named),
+    transaction: (work) => work(tx),
+    afterCommit: (callback) => committed.push(callback),
+    origin,
   };
+  return tx;
 }
 
 /** Statements on a pool: each on a free connection, a transaction on one connection of its own. */
-export function poolSql(pool: pg.Pool, observer?: TransitionObserver): Sql {
+export function poolSql(pool: pg.Pool, options: PoolSqlOptions = {}): Sql {
+  const named = options.named ?? true;
+  const origin = options.origin ?? pool;
   return {
-    observer,
+    origin,
+    afterCommit: tellNow,
     async rows<R>(s: Statement, values: readonly unknown[] = []): Promise<R[]> {
       const client = await pool.connect();
       try {
-        return await run<R>(client, s, values);
+        return await run<R>(client, s, values, named);
       } finally {
         client.release();
       }
     },
     async transaction<T>(work: (tx: Sql) => Promise<T>): Promise<T> {
       const client = await pool.connect();
+      const committed: (() => void)[] = [];
       let broken: Error | undefined;
+      let result: T;
       try {
         await client.query('begin');
-        const result = await work(clientSql(client, observer));
+        result = await work(clientSql(client, named, origin, committed));
         await client.query('commit');
-        return result;
       } catch (err) {
         try {
           await client.query('rollback');
@@ -114,6 +151,8 @@ export function poolSql(pool: pg.Pool, observer?: TransitionObserver): Sql {
       } finally {
         client.release(broken);
       }
+      for (const callback of committed) tellNow(callback);
+      return result;
     },
   };
 }
@@ -179,7 +218,8 @@ export function emSql(em: EntityManager): Sql {
       return em.execute<R[]>(converted.text, params);
     },
     transaction: (work) => em.transactional((tx) => work(emSql(tx))),
-    observer: observerOf(em),
+    afterCommit: (callback) => afterCommit(em, callback),
+    origin: em.config,
   };
 }
 
@@ -202,15 +242,33 @@ function bindValue(value: unknown): unknown {
 
 /**
  * The service's `Sql`: prepared statements on the ORM's own pool (they share its connections and
- * their budget). The embedded database (PGlite) serves every connection from one session and
- * interleaves their protocol messages one by one outside a transaction, so an extended-protocol
- * exchange (parse, bind, execute) of one connection can run on another's statement or portal
- * there; on it, statements go through the ORM instead, as single simple-protocol messages.
+ * their budget), unnamed behind a transaction pooler. The embedded database (PGlite) serves every
+ * connection from one session and interleaves their protocol messages one by one outside a
+ * transaction, so an extended-protocol exchange (parse, bind, execute) of one connection can run
+ * on another's statement or portal there; on it, statements go through the ORM instead, as single
+ * simple-protocol messages.
  */
 export async function openSql(orm: MikroORM): Promise<Sql> {
   const [row] = await orm.em.fork().execute<{ version: string }[]>('select version()');
   if (row?.version.includes('PGlite')) return emSql(orm.em.fork());
-  return poolSql(await orm.em.getConnection().getNativeClient(), observerOf(orm.em));
+  const pool: pg.Pool = await orm.em.getConnection().getNativeClient();
+  return poolSql(pool, { origin: orm.config, named: !(await behindPooler(pool)) });
+}
+
+/**
+ * Whether the pool's connections reach PostgreSQL through a pooler: a pooler answers the
+ * connection's start-up with a process id of its own (PgBouncer makes one up for each client),
+ * which is not that of the server session a statement then runs on. A direct connection's are
+ * always the same.
+ */
+export async function behindPooler(pool: pg.Pool): Promise<boolean> {
+  const client = await pool.connect();
+  try {
+    const { rows } = await client.query<{ pid: number }>('select pg_backend_pid() as pid');
+    return (client as pg.ClientBase & { processID?: number }).processID !== rows[0]?.pid;
+  } finally {
+    client.release();
+  }
 }
 
 const UTC_TIMESTAMP = /^(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d:\d\d)(?:\.(\d{1,6}))?(?:\+00(?::00)?|Z)$/;

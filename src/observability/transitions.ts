@@ -1,5 +1,6 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import { afterCommit } from '#src/db/after-commit.ts';
+import type { Sql } from '#src/db/sql.ts';
 import type { Logger } from '#src/lib/log.ts';
 import type { Metrics } from './metrics.ts';
 
@@ -15,7 +16,7 @@ export interface PayoutStatusChange {
   triggeredBy: string;
 }
 
-/** Told of every payout status change, in the transaction that writes it. */
+/** Told of every payout status change, once the transaction that writes it has committed. */
 export interface TransitionObserver {
   payout(change: PayoutStatusChange): void;
 }
@@ -46,8 +47,9 @@ export function transitionObserver(log: Logger, metrics: Metrics): TransitionObs
   };
 }
 
-// Keyed by the ORM's configuration, which every EntityManager forked from one ORM shares: how the
-// lifecycle, handed only an EntityManager or a Sql, finds the observer of its own instance.
+// Keyed by the ORM's configuration, which every EntityManager forked from one ORM shares and
+// every `Sql` opened on it names as its origin: how the lifecycle, handed only an EntityManager or
+// a Sql, finds the observer of its own instance.
 const observers = new WeakMap<object, TransitionObserver>();
 
 /** Makes `observer` the one told of the status changes written through this ORM (and its `Sql`). */
@@ -55,16 +57,13 @@ export function observeTransitions(orm: MikroORM, observer: TransitionObserver):
   observers.set(orm.config, observer);
 }
 
-// Work that is always rolled back (a money move rehearsed at its proposal, src/approvals) changes
-// nothing that anyone should count or read in the logs.
-const rehearsals = new AsyncLocalStorage<true>();
-
-/** Runs `work`, which is always rolled back, with no observer told of the status changes it writes. */
-export function unobserved<T>(work: () => Promise<T>): Promise<T> {
-  return rehearsals.run(true, work);
-}
-
-/** The observer of the ORM behind an EntityManager, if one was set (none inside {@link unobserved}). */
-export function observerOf(em: EntityManager): TransitionObserver | undefined {
-  return rehearsals.getStore() ? undefined : observers.get(em.config);
+/**
+ * Tells the observer of the ORM behind `via` (if one was set) of a status change once the
+ * transaction that writes it has committed; a change rolled back is never told.
+ */
+export function tellTransition(via: EntityManager | Sql, change: PayoutStatusChange): void {
+  const observer = observers.get('origin' in via ? via.origin : via.config);
+  if (!observer) return;
+  if ('origin' in via) via.afterCommit(() => observer.payout(change));
+  else afterCommit(via, () => observer.payout(change));
 }

@@ -9,7 +9,7 @@ import type { TaskKind } from '#src/jobs/entities.ts';
 import { scheduleTask, scheduleTasks } from '#src/jobs/tasks.ts';
 import { newId } from '#src/lib/ids.ts';
 import type { Decimal } from '#src/lib/money.ts';
-import { observerOf } from '#src/observability/transitions.ts';
+import { tellTransition } from '#src/observability/transitions.ts';
 import { failsHoldingMoney, handHeldToRefund } from '#src/settlement/payout-failure.ts';
 import { Payout, type PayoutStatus, StatusLog } from './entities.ts';
 import {
@@ -83,7 +83,7 @@ async function recordEffects(em: EntityManager, effects: Effects): Promise<void>
   const { payout, now } = effects;
   const wanted = effectsOf(effects.actions);
   if (effects.from !== effects.to) {
-    observerOf(em)?.payout({
+    tellTransition(em, {
       payoutId: payout.id,
       tenantId: payout.tenant.id,
       from: effects.from,
@@ -348,7 +348,7 @@ export async function insertNewPayout(
     });
   }
   if (!row.created) throw new KeyTaken();
-  sql.observer?.payout({
+  tellTransition(sql, {
     payoutId: payout.id,
     tenantId: payout.tenantId,
     from: null,
@@ -505,7 +505,7 @@ export async function applyPayoutSteps(tx: Sql, steps: readonly PayoutStep[]): P
     const now = event.now;
     const effects = effectsOf(done.actions);
     if (done.changed) {
-      tx.observer?.payout({
+      tellTransition(tx, {
         payoutId: payout.id,
         tenantId: payout.tenant_id,
         from: done.from,

@@ -44,6 +44,8 @@ function watchedSql(refuse: (name: string, inTransaction: boolean) => boolean = 
       seen.transactions++;
       return inner.transaction((tx) => work(wrap(tx, false)));
     },
+    afterCommit: (callback) => inner.afterCommit(callback),
+    origin: inner.origin,
   });
   return {
     sql: wrap(real, true),
@@ -134,6 +136,8 @@ describe('webhook delivery in batches', () => {
           return real.rows(s, values);
         },
         transaction: (work) => real.transaction(work),
+        afterCommit: (callback) => real.afterCommit(callback),
+        origin: real.origin,
       };
       await publishEvents(sql, { now: harness().clock.now(), limit: 1, tenantIds: [] });
       const [probe] = probes;
