@@ -13,12 +13,20 @@ const GONE_MESSAGE =
 
 /**
  * True when `error` (or anything in its `cause` chain) says the database could not be reached or
- * dropped the connection: a moment's outage, answered 503 with Retry-After, never a 500.
+ * dropped the connection: a moment's outage, answered 503 with Retry-After, never a 500. A FATAL
+ * error ends the session, whatever its state: the database dropped or renamed (3D000), the role's
+ * login refused (28000, 28P01).
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
   for (let e = error, depth = 0; e && typeof e === 'object' && depth < 8; depth++) {
     if (e instanceof ConnectionException) return true;
-    const { code, sqlState, message } = e as { code?: unknown; sqlState?: unknown; message?: unknown };
+    const { code, sqlState, message, severity } = e as {
+      code?: unknown;
+      sqlState?: unknown;
+      message?: unknown;
+      severity?: unknown;
+    };
+    if (severity === 'FATAL' || severity === 'PANIC') return true;
     for (const state of [code, sqlState]) {
       if (typeof state === 'string' && (GONE_STATES.test(state) || GONE_SOCKET.has(state))) return true;
     }

@@ -1,10 +1,15 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import pg from 'pg';
+import { loadConfig } from '#src/config.ts';
 import { isDatabaseUnavailable } from '#src/db/unavailable.ts';
+import { createLogger } from '#src/lib/log.ts';
+import { secretsFrom } from '#src/secrets.ts';
+import { type RunningService, startService } from '#src/service.ts';
 import { call, createMerchant, errorOf } from '../client.ts';
 import { harness } from '../harness.ts';
 import { type Response, resolve, servedDocument } from '../openapi/document.ts';
+import { createScratchDatabase } from '../scratch-database.ts';
 
 /** The connections of the service's pool that are checked out, and the callers waiting for one. */
 async function poolInUse(): Promise<{ checkedOut: number; waiting: number }> {
@@ -34,6 +39,17 @@ describe('a database connection lost under a request', () => {
       false,
     );
     expect(isDatabaseUnavailable(new Error('boom'))).to.equal(false);
+    // A session the server refuses or ends (the database dropped, the login refused) is FATAL.
+    expect(
+      isDatabaseUnavailable(
+        Object.assign(new Error('database "x" does not exist'), { code: '3D000', severity: 'FATAL' }),
+      ),
+    ).to.equal(true);
+    expect(
+      isDatabaseUnavailable(
+        Object.assign(new Error('relation "x" does not exist'), { code: '42P01', severity: 'ERROR' }),
+      ),
+    ).to.equal(false);
   });
 
   it('is answered 503 SERVICE_UNAVAILABLE with Retry-After and the envelope; the retry succeeds', async function () {
@@ -91,5 +107,57 @@ describe('a database connection lost under a request', () => {
     });
     expect(retry.status, retry.text).to.equal(200);
     expect(await poolInUse()).to.deep.equal({ checkedOut: 0, waiting: 0 });
+  });
+});
+
+describe('a database dropped under a running service', () => {
+  it('answers API requests 503 SERVICE_UNAVAILABLE with Retry-After, as readiness does', async function () {
+    // The embedded database cannot be dropped from under its service.
+    if (harness().embedded) this.skip();
+    this.timeout(60_000);
+    const scratch = await createScratchDatabase(harness().databaseUrl);
+    if ('refused' in scratch) this.skip();
+    let service: RunningService | undefined;
+    try {
+      service = await startService({
+        config: loadConfig({ PORT: '0', DATABASE_URL: scratch.url, JOBS: 'none' }),
+        databaseUrl: scratch.url,
+        providersUrl: harness().sandboxUrl,
+        secrets: secretsFrom({
+          encryptionKey: randomBytes(32),
+          adminToken: `adm_test_${randomBytes(16).toString('hex')}`,
+          callbackSecret: randomBytes(32).toString('base64url'),
+        }),
+        log: createLogger({ level: 'silent' }),
+      });
+      expect((await fetch(`${service.url}/health/ready`)).status).to.equal(200);
+      await scratch.drop();
+      const ready = await fetch(`${service.url}/health/ready`);
+      expect(ready.status).to.equal(503);
+      const requests: [string, string][] = [
+        ['GET', '/v1/payouts'],
+        ['GET', '/v1/refund-destinations'],
+        ['POST', '/v1/payouts'],
+      ];
+      for (const [method, path] of requests) {
+        const res = await fetch(`${service.url}${path}`, {
+          method,
+          headers: {
+            'X-API-Key': 'sk_test_unknown',
+            'Idempotency-Key': randomUUID(),
+            'Content-Type': 'application/json',
+          },
+          body: method === 'POST' ? '{}' : undefined,
+        });
+        const text = await res.text();
+        expect(res.status, `${method} ${path}: ${text}`).to.equal(503);
+        expect(res.headers.get('retry-after')).to.equal('1');
+        expect(JSON.parse(text).error.code).to.equal('SERVICE_UNAVAILABLE');
+        expect(text).to.not.match(/does not exist|postgres|stack/i);
+      }
+    } finally {
+      await service?.close();
+      await scratch.drop();
+    }
   });
 });
