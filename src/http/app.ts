@@ -11,6 +11,7 @@ import { methodPolicy } from './methods.ts';
 import { accessLog, errorEnvelope, rawBody, refuseDeepJson, requestId } from './middleware.ts';
 import { observabilityRoutes } from './observability.ts';
 import { openApiDocument } from './openapi.ts';
+import { rateLimitPolicy } from './rate-limit.ts';
 import { outputSchemas, requestContext, restRouter } from './rest.ts';
 import { isTrpcPath } from './trpc.ts';
 
@@ -29,6 +30,7 @@ export function createApp(deps: Deps, appRouter: AppRouter): Koa {
   app.use(requestId());
   app.use(accessLog(deps.log, deps.metrics, new Set(Object.keys(appRouter._def.procedures))));
   app.use(errorEnvelope(deps.log));
+  app.use(rateLimitPolicy(() => deps.rateLimiter));
   app.use(methodPolicy([rest, callbacks]));
   app.use(rawBody());
   app.use(observabilityRoutes(deps));

@@ -1,3 +1,4 @@
+import type { Context, Next } from 'koa';
 /**
  * Token bucket per caller (API key id), held in memory: each instance enforces the limit on the
  * traffic it sees, which bounds a misbehaving client without a shared store on the hot path.
@@ -62,4 +63,21 @@ export interface RateLimitState {
 /** The `RateLimit` field value of a caller's state. */
 export function rateLimitField(state: RateLimitState): string {
   return `"${RATE_LIMIT_POLICY}";r=${state.remaining};t=${state.resetSeconds}`;
+}
+
+/** Paths of the merchant API, whose every response carries the rate-limit policy. */
+export function isMerchantApiPath(path: string): boolean {
+  return path === '/v1' || path.startsWith('/v1/');
+}
+
+/**
+ * Sets `RateLimit-Policy` on every response under /v1, before anything can refuse the request:
+ * a 405, 413 or 415 made ahead of the route says the policy as a 200 does. Reads the limiter at
+ * each request, so that the one in force answers.
+ */
+export function rateLimitPolicy(limiter: () => RateLimiter) {
+  return async (ctx: Context, next: Next) => {
+    if (isMerchantApiPath(ctx.path)) ctx.set('RateLimit-Policy', limiter().policy);
+    await next();
+  };
 }

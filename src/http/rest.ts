@@ -65,7 +65,6 @@ export function restRouter(deps: Deps, appRouter: AnyRouter): Router {
     const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
     router[method](koaPath, async (ctx) => {
       const response: ResponseHolder = {};
-      ctx.set('RateLimit-Policy', deps.rateLimiter.policy);
       const base =
         route.method === 'GET' || route.method === 'DELETE' ? firstValues(ctx.query) : jsonBody(ctx);
       for (const [name, value] of Object.entries(ctx.params)) {

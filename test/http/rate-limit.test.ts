@@ -71,4 +71,31 @@ describe('rate-limit headers', () => {
     expect(res.headers.get('ratelimit-policy')).to.equal('"api-key";q=3;w=30');
     expect(res.headers.get('ratelimit')).to.equal(null);
   });
+
+  it('advertises the policy on what is refused before the route: 405, 413, 415 and an unknown /v1 path', async () => {
+    const refusals = [
+      await call('DELETE', '/v1/payouts', { key: merchant.key }),
+      await call('POST', '/v1/payouts', {
+        key: merchant.key,
+        rawBody: 'x'.repeat(1024 * 1024 + 1),
+        headers: { 'content-type': 'application/json' },
+      }),
+      await call('POST', '/v1/payouts', {
+        key: merchant.key,
+        rawBody: 'destination_type=BANK_ACCOUNT',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      }),
+      await call('GET', '/v1/no-such-thing', { key: merchant.key }),
+    ];
+    expect(refusals.map((r) => [r.status, errorOf(r).code])).to.deep.equal([
+      [405, 'METHOD_NOT_ALLOWED'],
+      [413, 'PAYLOAD_TOO_LARGE'],
+      [415, 'UNSUPPORTED_MEDIA_TYPE'],
+      [404, 'ROUTE_NOT_FOUND'],
+    ]);
+    for (const r of refusals) expect(r.headers.get('ratelimit-policy')).to.equal('"api-key";q=3;w=30');
+    // Outside the merchant API there is no bucket to speak of.
+    const health = await call('GET', '/health/live');
+    expect(health.headers.get('ratelimit-policy')).to.equal(null);
+  });
 });
