@@ -8,6 +8,28 @@ const flag = (fallback: boolean) => flagValue.default(fallback);
 /** A flag whose default depends on the setup (see {@link setupDefaults}): undefined when unset. */
 const setupFlag = flagValue.optional();
 
+/**
+ * An http(s) URL that request paths are appended to (the providers' base, the callbacks' base):
+ * a query string or a fragment would end up in the middle of every request's URL, so each is
+ * refused at start with what is wrong, not later with the HTTP library's message.
+ */
+const baseUrl = z.string().transform((value, ctx): string => {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    ctx.addIssue({ code: 'custom', message: 'is not a URL' });
+    return z.NEVER;
+  }
+  const problems: string[] = [];
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    problems.push(`must be http or https, not ${url.protocol.slice(0, -1)}`);
+  if (url.search) problems.push('must have no query string (a base URL: paths are added after it)');
+  if (url.hash) problems.push('must have no fragment (#…)');
+  for (const message of problems) ctx.addIssue({ code: 'custom', message });
+  return problems.length > 0 ? z.NEVER : value;
+});
+
 /** The background jobs, each a worker thread of its own (`src/jobs/registry.ts`). */
 export const JOB_NAMES = [
   'instructions',
@@ -61,12 +83,12 @@ export const configSchema = z.object({
     .regex(/^[A-Za-z0-9+/]{43}=$/, 'must be 32 bytes, base64-encoded')
     .optional(),
   SANDBOX_PORT: int(3100),
-  PROVIDERS_URL: z.string().url().optional(),
+  PROVIDERS_URL: baseUrl.optional(),
   PROVIDER_TIMEOUT_MS: int(5000, 1),
   /** Shared secret that signs provider callbacks (bank credits, processor outcomes). */
   PROVIDER_CALLBACK_SECRET: z.string().min(16).optional(),
   /** Public base URL providers call back; defaults to the service's own address. */
-  CALLBACK_BASE_URL: z.string().url().optional(),
+  CALLBACK_BASE_URL: baseUrl.optional(),
   INSTRUCTION_SWEEP_INTERVAL_MS: int(30_000, 1),
   PAYMENT_INSTRUCTION_TTL_MS: int(1_800_000, 1),
   QUOTE_TTL_MS: int(30_000, 1),

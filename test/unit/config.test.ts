@@ -57,3 +57,30 @@ describe('configuration: production never behaves like the demo', () => {
     expect(() => loadConfig({ WEBHOOK_ALLOW_LOCALHOST: 'on' })).to.throw(/WEBHOOK_ALLOW_LOCALHOST/);
   });
 });
+
+describe('configuration: base URLs', () => {
+  it('takes an http(s) URL with a path, and credentials', () => {
+    expect(loadConfig({ PROVIDERS_URL: 'https://user:pw@providers.example/api/' }).PROVIDERS_URL).to.equal(
+      'https://user:pw@providers.example/api/',
+    );
+    expect(loadConfig({ CALLBACK_BASE_URL: 'http://10.0.0.5:3000' }).CALLBACK_BASE_URL).to.equal(
+      'http://10.0.0.5:3000',
+    );
+  });
+
+  it('stops the start naming the variable and what is wrong: a query string, a fragment, a scheme, no URL', () => {
+    expect(() => loadConfig({ PROVIDERS_URL: 'http://127.0.0.1:3100/?token=abc' })).to.throw(
+      /PROVIDERS_URL: must have no query string/,
+    );
+    expect(() => loadConfig({ PROVIDERS_URL: 'http://127.0.0.1:3100/#x' })).to.throw(
+      /PROVIDERS_URL: must have no fragment/,
+    );
+    expect(() => loadConfig({ PROVIDERS_URL: 'ftp://providers.example/' })).to.throw(
+      /PROVIDERS_URL: must be http or https, not ftp/,
+    );
+    expect(() => loadConfig({ PROVIDERS_URL: 'providers.example' })).to.throw(/PROVIDERS_URL: is not a URL/);
+    expect(() => loadConfig({ CALLBACK_BASE_URL: 'https://me.example/?a=1' })).to.throw(
+      /CALLBACK_BASE_URL: must have no query string/,
+    );
+  });
+});
