@@ -66,3 +66,22 @@ export function controlCharacterIssue(input: unknown, rule: TextRule): ErrorDeta
   }
   return null;
 }
+
+/**
+ * `value` with every lone UTF-16 surrogate (JSON's `"\ud800"`) replaced by U+FFFD, in strings and
+ * in object keys: what PostgreSQL's UTF-8 would store anyway, so that a response, its replay and
+ * a later read all say the same. Returns `value` itself when nothing needed replacing.
+ */
+export function wellFormed<T>(value: T): T {
+  if (typeof value === 'string') return (value.isWellFormed() ? value : value.toWellFormed()) as T;
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) {
+    const items = value.map(wellFormed);
+    return (items.some((item, i) => item !== value[i]) ? items : value) as T;
+  }
+  const entries = Object.entries(value);
+  const fixed = entries.map(([k, v]) => [wellFormed(k), wellFormed(v)] as const);
+  if (fixed.every(([k, v], i) => k === entries[i]![0] && v === entries[i]![1])) return value;
+  // fromEntries defines own properties: a `__proto__` key stays a key.
+  return Object.fromEntries(fixed) as T;
+}

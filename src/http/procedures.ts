@@ -19,7 +19,7 @@ import { type OperatorIdentity, operatorOfBearer } from '#src/operators/auth.ts'
 import { hasRole, type Role, requiredRole } from '#src/operators/roles.ts';
 import { authenticateApiKey, type Principal, type StoredResponse } from '#src/tenants/auth.ts';
 import { AppError, type ErrorCode } from './errors.ts';
-import { controlCharacterIssue, type TextRule } from './input.ts';
+import { controlCharacterIssue, type TextRule, wellFormed } from './input.ts';
 import { middleware, publicProcedure, type RequestContext, type ResponseHolder, requestLog } from './trpc.ts';
 
 export type { ResponseHolder } from './trpc.ts';
@@ -164,7 +164,15 @@ const plainText = (rule: TextRule) =>
     return next();
   });
 
-const merchantInput = publicProcedure.use(plainText('single-line'));
+/**
+ * Replaces lone surrogates in the input once, before anything reads it (the idempotency
+ * fingerprint, the checks, the handler): see `wellFormed`.
+ */
+const wellFormedInput = middleware(({ getRawInput, next }) =>
+  next({ getRawInput: async () => wellFormed(await getRawInput()) }),
+);
+
+const merchantInput = publicProcedure.use(wellFormedInput).use(plainText('single-line'));
 
 /** Procedures of the merchant REST API, with the request's EntityManager (`ctx.em`) and logger. */
 export const merchantProcedure = merchantInput.use(authenticate).use(requestScope).use(idempotency);
@@ -202,6 +210,7 @@ export function roleRefusal(operator: OperatorIdentity, wanted: Exclude<Role, 'v
  * adds targets and the outcome through `ctx.audit`.
  */
 export const adminProcedure = publicProcedure
+  .use(wellFormedInput)
   .use(plainText('multi-line'))
   .use(async ({ ctx, meta, type, path, getRawInput, next }) => {
     const operator = await operatorOfBearer(

@@ -142,6 +142,50 @@ describe('bad input is a 4xx with the envelope, never a 500', () => {
     expect(await rowsOf(merchant.tenantId)).to.deep.equal(before);
   });
 
+  it('stores, answers and replays a lone surrogate as U+FFFD, so create, replay and GET agree', async () => {
+    // JSON can escape a lone surrogate; JSON.stringify would keep it, so the text is written here.
+    const body = JSON.stringify(
+      mobilePayout({ merchant_reference: 'INV-@-1', destination_account_name: 'ZURI @' }),
+    )
+      .replace('INV-@-1', 'INV-\\ud800-1')
+      .replace('ZURI @', 'ZURI \\udfff');
+    expect(body).to.include('\\ud800');
+    const idempotencyKey = randomUUID();
+    const send = () =>
+      call('POST', '/v1/payouts', {
+        key: merchant.key,
+        rawBody: body,
+        headers: { 'content-type': 'application/json' },
+        idempotencyKey,
+      });
+    const created = await send();
+    expect(created.status, created.text).to.equal(201);
+    const replay = await send();
+    expect(replay.status, replay.text).to.equal(201);
+    expect(replay.headers.get('idempotent-replayed')).to.equal('true');
+    const read = await call('GET', `/v1/payouts/${created.body.id}`, { key: merchant.key });
+    for (const res of [created, replay, read]) {
+      expect(res.text).to.not.match(/\\ud[89a-f]/i);
+      expect(res.body.merchant_reference).to.equal('INV-\ufffd-1');
+      expect(res.body.destination_account_name).to.equal('ZURI \ufffd');
+    }
+    expect(replay.text).to.equal(created.text);
+    // The well-formed spelling of the same request is the same request.
+    const wellFormed = await call('POST', '/v1/payouts', {
+      key: merchant.key,
+      rawBody: body.replace('\\ud800', '\ufffd').replace('\\udfff', '\ufffd'),
+      headers: { 'content-type': 'application/json' },
+      idempotencyKey,
+    });
+    expect(wellFormed.status, wellFormed.text).to.equal(201);
+    expect(wellFormed.body.id).to.equal(created.body.id);
+    // The list filters on what was stored, whichever spelling asks.
+    const listed = await call('GET', `/v1/payouts?merchant_reference=${encodeURIComponent('INV-\ufffd-1')}`, {
+      key: merchant.key,
+    });
+    expect(listed.body.data.map((p: { id: string }) => p.id)).to.deep.equal([created.body.id]);
+  });
+
   it('refuses JSON nested 2,000 levels deep on every write with an Idempotency-Key, over REST and tRPC', async () => {
     const before = await rowsOf(merchant.tenantId);
     for (const write of WRITES) {
