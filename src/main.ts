@@ -73,7 +73,7 @@ try {
   let databaseUrl = config.DATABASE_URL;
   if (!databaseUrl) {
     const dataDir = path.join(config.DATA_DIR, 'pgdata');
-    log.info({ dataDir }, 'starting embedded PostgreSQL (first start takes a few seconds)');
+    log.info({ dataDir }, 'starting embedded PostgreSQL (a new data directory takes about ten seconds)');
     const pg = await startEmbeddedPostgres({ dataDir });
     closers.push(pg.stop);
     databaseUrl = pg.url;
@@ -98,7 +98,9 @@ try {
 
   const service = await startService({ config, databaseUrl, providersUrl, secrets, log, corridors });
   closers.push(service.close);
-  const workers = await startWorkers({
+  // The job threads take seconds to load (longer on a busy machine); the banner does not wait
+  // for them: what it prints works at once, and the jobs pick up whatever is due once running.
+  const workersStarted = startWorkers({
     config,
     jobs: config.JOBS,
     databaseUrl,
@@ -107,9 +109,9 @@ try {
     secrets,
     log: log.child({ component: 'jobs' }),
   });
+  workersStarted.catch(() => undefined); // awaited below: a failure stops start-up there
   // Stopped before the service closes its pool (closers run in reverse).
-  closers.push(workers.stop);
-  service.deps.jobs = workers;
+  closers.push(async () => (await workersStarted).stop());
   const demo = config.DEMO_TENANT
     ? {
         ...(await ensureDemoTenant(service.deps.orm.em.fork(), service.deps.sql, {
@@ -122,6 +124,9 @@ try {
       }
     : null;
   process.stdout.write(startupBanner({ config, serviceUrl: service.url, providersUrl, secrets, demo }));
+  const workers = await workersStarted;
+  service.deps.jobs = workers;
+  if (config.JOBS.length > 0) log.info({ jobs: workers.running() }, 'background jobs running');
 } catch (err) {
   log.fatal({ err }, 'failed to start');
   await shutdown('startup-failure', 1);

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import type { Context } from 'mocha';
+import { skipBecause } from './skip.ts';
 
 /** The Chromium the browser tests drive (Debian's package; `.ci/run` installs it). */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -24,6 +25,5 @@ export function requireChromium(suite: Context, what: string): void {
   if (existsSync(CHROMIUM)) return;
   const why = `Chromium not found at ${CHROMIUM} (install it: apt-get install -y chromium)`;
   if (process.env.CI) throw new Error(`${why}; CI must run ${what}`);
-  console.log(`    skipping ${what} locally: ${why}`);
-  suite.skip();
+  skipBecause(suite, `${what}: ${why}`);
 }

@@ -148,9 +148,20 @@ export function routeOf(ctx: Context, procedures: ReadonlySet<string>): string {
 }
 
 /**
+ * Requests logged at debug rather than info: what the console reads while it is open (successful
+ * tRPC queries, polled every few seconds, and its own assets), which would bury the start-up
+ * banner and every line worth reading. They still count in the metrics.
+ */
+function quietRequest(ctx: Context): boolean {
+  if (ctx.status >= 400 || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) return false;
+  return ctx.path.startsWith('/trpc/') || ctx.path === '/console' || ctx.path.startsWith('/console/');
+}
+
+/**
  * One structured log line per request, without headers or bodies (they may hold secrets): the
  * request id, method, path, route, status, time, the caller's tenant once its key is known, and
  * the error code of an error. Each request also counts in the HTTP metrics by route template.
+ * Operators' successful reads (`quietRequest`) are logged at debug.
  */
 export function accessLog(log: Logger, metrics?: Metrics, procedures: ReadonlySet<string> = new Set()) {
   return async (ctx: Context, next: Next) => {
@@ -165,7 +176,7 @@ export function accessLog(log: Logger, metrics?: Metrics, procedures: ReadonlySe
         metrics.httpRequests.inc(labels);
         metrics.httpDuration.observe(labels, seconds);
       }
-      log.info(
+      log[quietRequest(ctx) ? 'debug' : 'info'](
         {
           request_id: ctx.state.requestId,
           method: ctx.method,

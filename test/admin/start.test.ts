@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
@@ -168,6 +168,19 @@ describe('npm start: production never behaves like the demo', function () {
         demo,
       });
       expect(banner).to.include('sk_demo_key_printed').and.include('adm_generated_token');
+    });
+
+    it("suggests the README's first request, with the demo key in place of the README's placeholder", () => {
+      const banner = startupBanner({
+        config: loadConfig({ DATA_DIR: '/tmp/x' }),
+        serviceUrl: 'http://127.0.0.1:3000',
+        providersUrl: 'http://127.0.0.1:3100',
+        secrets: { adminToken: 'adm_generated_token' },
+        demo,
+      });
+      const tried = /Try: (curl .*)/.exec(banner)?.[1];
+      const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+      expect(readme).to.include(tried?.replace(demo.apiKey, '<demo key>'));
     });
 
     it('never prints ADMIN_TOKEN, nor credentials in PROVIDERS_URL, nor a generated token without the demo', () => {

@@ -4,6 +4,7 @@ import pg from 'pg';
 import { ReleasingDriver } from '#src/db/driver.ts';
 import { isDatabaseUnavailable } from '#src/db/unavailable.ts';
 import { harness } from '../harness.ts';
+import { needsPostgresServer } from '../skip.ts';
 
 /**
  * The driver the ORM's transactions run on (src/db/driver.ts), on a pool of one connection of its
@@ -16,8 +17,7 @@ describe('a pool connection lost under a transaction', () => {
   let driver: ReleasingDriver;
 
   beforeEach(async function () {
-    // The embedded database is one session: there is no backend of the pool's to terminate.
-    if (harness().embedded) this.skip();
+    needsPostgresServer(this, "a backend of the pool's to terminate");
     pool = new pg.Pool({ connectionString: harness().databaseUrl, max: 1 });
     // A checked-out client's lost connection is reported on the client, which throws with no listener.
     pool.on('connect', (client) => client.on('error', () => {}));

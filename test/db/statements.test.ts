@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { emSql, statement, TextArray } from '#src/db/sql.ts';
 import { harness } from '../harness.ts';
+import { needsPostgresServer } from '../skip.ts';
 
 const prepared = statement('test_statements_prepared', `select $1::int + 1 as n /* prepared */`);
 const echoTexts = statement(
@@ -13,8 +14,7 @@ const replanned = statement('test_statements_replanned', `select $1::int + 2 as 
 
 describe('hot-path statements', () => {
   it('prepares a statement once per connection, and sends a replanned one unprepared each time', async function () {
-    // PGlite's socket server lists no prepared statements in pg_prepared_statements.
-    if (harness().embedded) this.skip();
+    needsPostgresServer(this, 'prepared statements listed in pg_prepared_statements');
     const { sql } = harness().service.deps;
     const seen = await sql.transaction(async (tx) => {
       const results = [

@@ -10,6 +10,7 @@ import { call, createMerchant, errorOf } from '../client.ts';
 import { harness } from '../harness.ts';
 import { type Response, resolve, servedDocument } from '../openapi/document.ts';
 import { createScratchDatabase } from '../scratch-database.ts';
+import { needsPostgresServer, skipBecause } from '../skip.ts';
 
 /** The connections of the service's pool that are checked out, and the callers waiting for one. */
 async function poolInUse(): Promise<{ checkedOut: number; waiting: number }> {
@@ -53,8 +54,7 @@ describe('a database connection lost under a request', () => {
   });
 
   it('is answered 503 SERVICE_UNAVAILABLE with Retry-After and the envelope; the retry succeeds', async function () {
-    // The embedded database is one session: there is no backend of the service's to terminate.
-    if (harness().embedded) this.skip();
+    needsPostgresServer(this, "a backend of the service's to terminate");
     const merchant = await createMerchant();
     const key = randomUUID();
     // Hold the request's Idempotency-Key so that its transaction waits, then cut its connection.
@@ -112,11 +112,10 @@ describe('a database connection lost under a request', () => {
 
 describe('a database dropped under a running service', () => {
   it('answers API requests 503 SERVICE_UNAVAILABLE with Retry-After, as readiness does', async function () {
-    // The embedded database cannot be dropped from under its service.
-    if (harness().embedded) this.skip();
+    needsPostgresServer(this, 'a database to drop from under its service');
     this.timeout(60_000);
     const scratch = await createScratchDatabase(harness().databaseUrl);
-    if ('refused' in scratch) this.skip();
+    if ('refused' in scratch) skipBecause(this, `needs a role that may create databases: ${scratch.refused}`);
     let service: RunningService | undefined;
     try {
       service = await startService({

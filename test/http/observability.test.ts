@@ -17,6 +17,7 @@ import { createMerchant, type Merchant } from '../client.ts';
 import { harness } from '../harness.ts';
 import { newOperator } from '../operators/fixtures.ts';
 import { bankPayout, payoutReadyMerchant } from '../payouts/fixtures.ts';
+import { needsPostgresServer } from '../skip.ts';
 import { receiversClosedAfterEach } from '../webhooks/receiver.ts';
 
 /** Log lines a service wrote, parsed. */
@@ -99,7 +100,7 @@ describe('operations: metrics, health and logs', function () {
     });
 
     it('/health/ready is 503 NOT_READY with the envelope while migrations are missing or the database is gone', async function () {
-      if (harness().embedded) this.skip(); // the embedded database has one database, already migrated
+      needsPostgresServer(this, 'a second, unmigrated database');
       const name = `payout_ready_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
       const url = new URL(harness().databaseUrl);
       const adminDeps = harness().service.deps;
@@ -353,6 +354,19 @@ describe('operations: metrics, health and logs', function () {
       expect(refused).to.include({ error_code: 'UNAUTHENTICATED', status: 401 });
       expect(refused).to.not.have.property('tenant_id');
       expect(JSON.stringify(lines)).to.not.include(account).and.not.include(stranger.key);
+    });
+
+    it("keeps the console's successful reads out of the info-level log, not its refusals", async () => {
+      const admin = { authorization: `Bearer ${service.deps.secrets.adminToken}` };
+      const read = await get('/trpc/admin.me', admin);
+      expect(read.status).to.equal(200);
+      const page = await get('/console');
+      expect(page.status).to.equal(200);
+      const refused = await get('/trpc/admin.me', { authorization: 'Bearer not-a-token' });
+      expect(refused.status).to.equal(401);
+      const whoami = lines.filter((l) => l.msg === 'request' && l.path === '/trpc/admin.me');
+      expect(whoami.map((l) => l.status)).to.deep.equal([401]);
+      expect(lines.filter((l) => l.msg === 'request' && l.path === '/console')).to.deep.equal([]);
     });
 
     it('every payout status change logs one line: id, from, to, reason, tenant', async () => {

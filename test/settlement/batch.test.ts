@@ -6,6 +6,7 @@ import { matchConfirmedInflows } from '#src/settlement/matching.ts';
 import type { Merchant } from '../client.ts';
 import { harness } from '../harness.ts';
 import { payoutReadyMerchant } from '../payouts/fixtures.ts';
+import { needsPostgresServer } from '../skip.ts';
 import {
   confirmationsOf,
   creditBody,
@@ -191,7 +192,7 @@ describe('settlement matching in batches', () => {
 /** Two instances matching the same rows at once: needs real sessions, which the embedded database has not. */
 describe('settlement matching with two instances racing', () => {
   before(function () {
-    if (harness().embedded) this.skip();
+    needsPostgresServer(this, 'two sessions racing');
   });
 
   it('pays every payout exactly once when two instances match the same inflows at once', async () => {

@@ -4,6 +4,7 @@ import { Inflow } from '#src/settlement/entities.ts';
 import { matchInflow } from '#src/settlement/matching.ts';
 import { harness } from '../harness.ts';
 import { payoutReadyMerchant } from '../payouts/fixtures.ts';
+import { needsPostgresServer } from '../skip.ts';
 import {
   confirmationsOf,
   deps,
@@ -20,7 +21,7 @@ import {
  */
 describe('settlement with several instances', () => {
   before(function () {
-    if (harness().embedded) this.skip();
+    needsPostgresServer(this, 'several sessions at once');
   });
 
   /** Runs `work` while another session holds `lockSql` in an open transaction. */
