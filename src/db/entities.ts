@@ -5,6 +5,7 @@ import { OutboxEvent } from '#src/events/entities.ts';
 import { IdempotencyRecord } from '#src/idempotency/entities.ts';
 import { DepositAddress, PaymentInstruction } from '#src/instructions/entities.ts';
 import { Task } from '#src/jobs/entities.ts';
+import { LedgerBalance, LedgerBalanceDelta, LedgerEntry } from '#src/ledger/entities.ts';
 import { Operator } from '#src/operators/entities.ts';
 import { Payout, StatusLog } from '#src/payouts/entities.ts';
 import { Quote } from '#src/quotes/entities.ts';
@@ -38,4 +39,7 @@ export const entities = [
   Operator,
   AuditEntry,
   Approval,
+  LedgerEntry,
+  LedgerBalance,
+  LedgerBalanceDelta,
 ];

@@ -26,6 +26,7 @@ import {
 } from './compliance.ts';
 import { complianceDot, OVERVIEW, overviewDot } from './diagrams.ts';
 import { internalApiMarkdown } from './internal-api.ts';
+import { ledgerDot, ledgerMarkdown } from './ledger.ts';
 import {
   describeMachine,
   dotToSvg,
@@ -282,6 +283,8 @@ export async function generateDocs(): Promise<Map<string, string>> {
   files.set('src/client/api.ts', clientSource(openapi));
   files.set(CONSOLE_BUNDLE, await consoleBundle());
   files.set('docs/internal-api.md', internalApiMarkdown(appRouter));
+  files.set('docs/ledger-chart.md', ledgerMarkdown());
+  files.set('docs/ledger-chart.svg', await dotToSvg(ledgerDot()));
   const compliance = committedModel();
   const models = MACHINE_DOCS.map((doc) => ({ doc, model: describeMachine(doc.machine) }));
   files.set(`${MACHINES_DIR}/README.md`, indexMarkdown(compliance, models));
