@@ -122,7 +122,8 @@ export const approvalMachine = setup({
         REJECT: {
           target: 'REJECTED',
           actions: 'recordRejection',
-          description: 'An approver or admin rejects the proposal, with a note saying why. Nothing moves.',
+          description:
+            'An approver or admin other than the proposer rejects the proposal, or the proposer withdraws it, with a note saying why. Nothing moves.',
           meta: { by: ['OPERATOR'] },
         },
         EXPIRE: {
@@ -145,7 +146,8 @@ export const approvalMachine = setup({
     },
     REJECTED: {
       type: 'final',
-      description: 'Rejected by an approver or admin, with a note; nothing moved.',
+      description:
+        'Rejected by an approver or admin other than the proposer, or withdrawn by the proposer, with a note; nothing moved.',
     },
     EXPIRED: {
       type: 'final',

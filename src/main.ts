@@ -25,15 +25,19 @@ const closers: (() => Promise<void>)[] = [];
 /** How long a stop may take (jobs finishing their pass, connections draining) before the process exits anyway. */
 const SHUTDOWN_TIMEOUT_MS = 20_000;
 let stopping = false;
+let stopped = false;
 
 /**
- * Stops everything started, in reverse order, then logs `stopped` and exits. A second signal
- * while stopping exits at once (code 1), as does a stop that outlasts SHUTDOWN_TIMEOUT_MS.
+ * Stops everything started, in reverse order, then logs `stopped` and exits. A signal while
+ * stopping changes nothing: Ctrl-C in a terminal reaches this process twice (from the terminal,
+ * and from npm passing it on), and the stop it started goes on. A stop that outlasts
+ * SHUTDOWN_TIMEOUT_MS exits anyway (code 1).
  */
 async function shutdown(signal: string, code = 0): Promise<void> {
   if (stopping) {
-    log.warn({ signal }, 'stopped before the shutdown finished');
-    process.exit(1);
+    // `stopped` stays the last line.
+    if (!stopped) log.info({ signal }, 'already shutting down');
+    return;
   }
   stopping = true;
   log.info({ signal }, 'shutting down');
@@ -48,6 +52,7 @@ async function shutdown(signal: string, code = 0): Promise<void> {
       log.error({ err }, 'error during shutdown');
     }
   }
+  stopped = true;
   log.info({ signal }, 'stopped');
   await written(log);
   process.exit(code);

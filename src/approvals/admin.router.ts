@@ -85,9 +85,12 @@ export const approvalsAdminRouter = router({
         return (await toApprovalViews(ctx.em, [approved]))[0]!;
       }),
 
-    /** Rejects a proposal, with a note saying why; nothing moves. */
+    /**
+     * Rejects a proposal, with a note saying why; nothing moves. An approver or admin other than
+     * the proposer rejects it; its proposer, whatever the role, may withdraw it this way.
+     */
     reject: adminProcedure
-      .meta({ role: 'approver' })
+      .meta({ role: 'operator' })
       .input(z.strictObject({ approval_id: approvalId, note }))
       .output(approvalOut)
       .mutation(async ({ ctx, input }) => {

@@ -5,10 +5,11 @@ import type { Deps } from '#src/deps.ts';
 import { applyEvent, initialState, type Transition } from '#src/engine/engine.ts';
 import { AppError, type ErrorCode, invalidField } from '#src/http/errors.ts';
 import { type PageMeta, type PageRequest, paginate } from '#src/http/pagination.ts';
-import type { Commit } from '#src/http/procedures.ts';
+import { type Commit, roleRefusal } from '#src/http/procedures.ts';
 import { isUuid, newId } from '#src/lib/ids.ts';
 import type { OperatorIdentity } from '#src/operators/auth.ts';
 import { Operator } from '#src/operators/entities.ts';
+import { hasRole } from '#src/operators/roles.ts';
 import { Approval, type MoneyMove } from './entities.ts';
 import type { MoneyMoveDef, MoveActor } from './moves.ts';
 
@@ -289,14 +290,19 @@ export async function approveMove(
   }
 }
 
-/** Rejects a PENDING proposal, with the note saying why. */
+/**
+ * Rejects a PENDING proposal, with the note saying why: an approver or admin other than its
+ * proposer decides so, or its proposer (whatever the role) withdraws it.
+ */
 export async function rejectMove(call: AdminCall, approvalId: string, note: string): Promise<Approval> {
   const { deps, operator, audit } = call;
   const reason = requireNote(note);
   const found = await findApproval(deps, approvalId);
+  const own = found.proposerId === operator.id;
+  if (!own && !hasRole(operator.role, 'approver')) throw roleRefusal(operator, 'approver');
   if (found.status !== 'PENDING') throw notPending(found);
   audit.target(found.id, ...found.targetIds);
-  audit.outcome = 'REJECTED';
+  audit.outcome = own ? 'WITHDRAWN' : 'REJECTED';
   const now = deps.clock.now();
   return call.commit(async (em) => {
     const t = await applyApprovalEvent(em, found.id, {

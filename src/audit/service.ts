@@ -8,6 +8,8 @@
  * - the row's `target_ids` are every string input field named `*_id` plus the `id` of the
  *   result (when it has one); add others with `ctx.audit.target(id)`.
  * - its `outcome` is `OK` unless the handler says otherwise (`ctx.audit.outcome = 'PENDING'`).
+ * - a call that found nothing to change (revoking a revoked operator, a redelivery that finds one
+ *   already open) says so with `ctx.audit.unchanged()`, and no row is written.
  * - its `arguments` are the input, with fields whose name says secret (token, secret, password,
  *   api_key, authorization) replaced by `[redacted]`.
  */
@@ -20,6 +22,16 @@ import { AuditEntry } from './entities.ts';
 export class AuditNote {
   readonly targets = new Set<string>();
   outcome = 'OK';
+  #changed = true;
+
+  /** The call changed nothing: it leaves no row. */
+  unchanged(): void {
+    this.#changed = false;
+  }
+
+  get changed(): boolean {
+    return this.#changed;
+  }
 
   /** Names one more object the call concerned. */
   target(...ids: (string | null | undefined)[]): void {

@@ -289,7 +289,7 @@ const COMMANDS: Record<string, Command> = {
   }),
   'approval reject': command({
     synopsis: 'APPROVAL_ID --note TEXT',
-    summary: 'reject a proposal, saying why; nothing moves (approver)',
+    summary: 'reject a proposal, saying why; nothing moves (approver; its proposer withdraws it)',
     options: { note: { type: 'string' } },
     positionals: ['APPROVAL_ID'],
     input: (v, [id]) => ({ approval_id: id!, note: required(v, 'note', 'TEXT') }),

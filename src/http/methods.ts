@@ -16,6 +16,7 @@ const FIXED: { matches: (path: string) => boolean; methods: readonly string[] }[
   { matches: (p) => p === '/metrics', methods: ['GET', 'HEAD'] },
   { matches: (p) => p === '/openapi.json', methods: ['GET', 'HEAD'] },
   { matches: (p) => p === '/docs' || p.startsWith('/docs/'), methods: ['GET', 'HEAD'] },
+  { matches: (p) => p === '/console' || p.startsWith('/console/'), methods: ['GET', 'HEAD'] },
   { matches: isTrpcPath, methods: ['GET', 'POST'] },
 ];
 

@@ -230,6 +230,7 @@ export const adminProcedure = publicProcedure
             const input = await getRawInput();
             return em.transactional(async (tx) => {
               const result = await work(tx);
+              if (!audit.changed) return result;
               recordAudit(tx, {
                 operator,
                 action: path,

@@ -162,6 +162,14 @@ export function toAppError(error: unknown, log?: Logger): AppError {
       return new AppError('VALIDATION_FAILED', { details: [{ field: 'input', issue: 'is not valid JSON' }] });
     }
     if (error.code === 'METHOD_NOT_SUPPORTED') return new AppError('METHOD_NOT_ALLOWED');
+    // tRPC's own refusals of a call's shape, e.g. a batch that mixes a mutation and a query
+    // ("Cannot mix procedure types in call"): its message, as a refusal of the request.
+    if (error.code === 'BAD_REQUEST' && error.cause === undefined) {
+      return new AppError('VALIDATION_FAILED', {
+        message: error.message,
+        details: [{ field: 'path', issue: error.message }],
+      });
+    }
     if (error.code === 'PAYLOAD_TOO_LARGE') return new AppError('PAYLOAD_TOO_LARGE');
     if (error.code === 'UNSUPPORTED_MEDIA_TYPE') return new AppError('UNSUPPORTED_MEDIA_TYPE');
   }

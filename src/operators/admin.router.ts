@@ -71,15 +71,15 @@ export const operatorAdminRouter = router({
       .input(z.strictObject({ operator_id: z.string().min(1).max(64) }))
       .output(operatorOut)
       .mutation(({ ctx, input }) =>
-        ctx.commit(async (em) =>
-          toOperator(
-            await revokeOperator(em, {
-              operatorId: input.operator_id,
-              revokedBy: ctx.operator.id,
-              now: ctx.deps.clock.now(),
-            }),
-          ),
-        ),
+        ctx.commit(async (em) => {
+          const { operator, changed } = await revokeOperator(em, {
+            operatorId: input.operator_id,
+            revokedBy: ctx.operator.id,
+            now: ctx.deps.clock.now(),
+          });
+          if (!changed) ctx.audit.unchanged();
+          return toOperator(operator);
+        }),
       ),
   }),
 });

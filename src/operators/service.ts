@@ -33,11 +33,14 @@ export async function createOperator(
   return { operator, token: generated.plaintext };
 }
 
-/** Revokes an operator's token for good (idempotent). Root cannot be revoked: rotate ADMIN_TOKEN instead. */
+/**
+ * Revokes an operator's token for good (idempotent: `changed` is false for one revoked already).
+ * Root cannot be revoked: rotate ADMIN_TOKEN instead.
+ */
 export async function revokeOperator(
   em: EntityManager,
   args: { operatorId: string; revokedBy: string; now: Date },
-): Promise<Operator> {
+): Promise<{ operator: Operator; changed: boolean }> {
   if (args.operatorId === ROOT_OPERATOR_ID) {
     throw invalidField(
       'operator_id',
@@ -46,10 +49,9 @@ export async function revokeOperator(
   }
   const operator = isUuid(args.operatorId) ? await em.findOne(Operator, args.operatorId) : null;
   if (!operator) throw new AppError('OPERATOR_NOT_FOUND');
-  if (!operator.revokedAt) {
-    operator.revokedAt = args.now;
-    operator.revokedBy = args.revokedBy;
-    await em.flush();
-  }
-  return operator;
+  if (operator.revokedAt) return { operator, changed: false };
+  operator.revokedAt = args.now;
+  operator.revokedBy = args.revokedBy;
+  await em.flush();
+  return { operator, changed: true };
 }

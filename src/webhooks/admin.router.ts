@@ -67,10 +67,9 @@ export const webhooksAdminRouter = router({
                   now,
                 });
           // The call's audit row, written by ctx.commit after this, names the new deliveries, the
-          // DEAD ones and their events.
+          // DEAD ones and their events; a call that created none changed nothing and leaves none.
           for (const r of done.redelivered) ctx.audit.target(r.deliveryId, r.redeliveryOf, r.eventId);
-          if (done.redelivered.length === 0) ctx.audit.outcome = 'NOTHING_TO_REDELIVER';
-          else if (done.redelivered.every((r) => !r.created)) ctx.audit.outcome = 'ALREADY_OPEN';
+          if (done.redelivered.every((r) => !r.created)) ctx.audit.unchanged();
           return done;
         });
         ctx.log.info(

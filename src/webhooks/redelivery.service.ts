@@ -14,8 +14,11 @@ import { newId } from '#src/lib/ids.ts';
  * set, else the tenant's webhook URL as it is now (a merchant whose endpoint was down has often
  * fixed or moved it since).
  *
- * An event has at most one open redelivery (a unique index), so asking twice, at once or later,
- * while the first is open creates one: the second gets the open one back (`created: false`).
+ * An event is redelivered while it has no redelivery that is open or succeeded: asking again, at
+ * once or later, gets that one back (`created: false`) and sends nothing, whether by one delivery's
+ * id or by "recover since" (which leaves such events out). Concurrent requests for an event take
+ * its lock in turn (`lockEvents`), so exactly one of them creates the redelivery; a unique index
+ * on open redeliveries backs this up.
  */
 
 /** A redelivery job, as operators see it. */
@@ -85,13 +88,29 @@ const insertRedeliveries = statement(
    returning id`,
 );
 
+// Open or succeeded first: the redelivery that stands for the event.
 const selectRedeliveries = statement(
   'webhook_redelivery_of_events',
   `select distinct on (event_id) id, redelivery_of, tenant_id, event_id, event_type, payout_id, target_url,
           status, created_at
      from webhook_deliveries
     where event_id = any($1::uuid[]) and redelivery_of is not null
-    order by event_id, (status in ${OPEN}) desc, created_at desc, id desc`,
+    order by event_id, (status <> 'DEAD') desc, created_at desc, id desc`,
+);
+
+// One transaction at a time redelivers an event: the lock is held until it commits, so the next
+// one sees its redelivery (and whether it succeeded meanwhile). Taken in event order: no deadlock.
+const lockEvents = statement(
+  'webhook_redelivery_lock',
+  `select count(pg_advisory_xact_lock(hashtextextended('webhook_redelivery/' || e::text, 0)))::int as locked
+     from (select distinct e from unnest($1::uuid[]) e order by e) x`,
+);
+
+// Events that already have a redelivery that is open or succeeded: nothing is sent for them.
+const selectStanding = statement(
+  'webhook_redelivery_standing',
+  `select distinct event_id from webhook_deliveries
+    where event_id = any($1::uuid[]) and redelivery_of is not null and status <> 'DEAD'`,
 );
 
 interface CandidateRow {
@@ -152,10 +171,16 @@ export async function redeliverRange(
 
 async function redeliver(sql: Sql, rows: readonly CandidateRow[], now: Date): Promise<Redelivery[]> {
   if (rows.length === 0) return [];
+  const events = rows.map((r) => r.event_id);
+  await sql.rows(lockEvents, [events]);
+  const standing = new Set(
+    (await sql.rows<{ event_id: string }>(selectStanding, [events])).map((r) => r.event_id),
+  );
   const initial = initialState(webhookDeliveryMachine, { now });
   const context = initial.snapshot.context as { attempts: number; dueAt: string | null };
   const columns: unknown[][] = [[], [], [], [], [], [], [], []];
   for (const r of rows) {
+    if (standing.has(r.event_id)) continue;
     const url = r.target_url!;
     const values = [
       newId(),
@@ -169,14 +194,17 @@ async function redeliver(sql: Sql, rows: readonly CandidateRow[], now: Date): Pr
     ];
     for (let i = 0; i < values.length; i++) columns[i]!.push(values[i]);
   }
-  const inserted = await sql.rows<{ id: string }>(insertRedeliveries, [
-    now,
-    initial.status,
-    initial.snapshot,
-    context.attempts,
-    context.dueAt,
-    ...columns,
-  ]);
+  const inserted =
+    columns[0]!.length === 0
+      ? []
+      : await sql.rows<{ id: string }>(insertRedeliveries, [
+          now,
+          initial.status,
+          initial.snapshot,
+          context.attempts,
+          context.dueAt,
+          ...columns,
+        ]);
   const created = new Set(inserted.map((r) => r.id));
   const jobs = await sql.rows<{
     id: string;

@@ -52,8 +52,15 @@ describe('npm start: a supervisor stops it by signalling the one PID it started'
     for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
   });
 
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    it(`${signal} to npm's PID stops the service and logs "stopped"`, async () => {
+  // A terminal's Ctrl-C signals the whole foreground group: the service gets SIGINT from the
+  // terminal and again from npm, which passes it on.
+  const cases = [
+    { signal: 'SIGTERM', title: `SIGTERM to npm's PID`, everyone: false },
+    { signal: 'SIGINT', title: `SIGINT to npm's PID`, everyone: false },
+    { signal: 'SIGINT', title: 'Ctrl-C in a terminal (SIGINT to npm and to the service)', everyone: true },
+  ] as const;
+  for (const { signal, title, everyone } of cases) {
+    it(`${title} stops the service, logs "stopped" and exits 0`, async () => {
       const dataDir = mkdtempSync(path.join(tmpdir(), 'payout-process-'));
       dirs.push(dataDir);
       const npm = spawn('npm', ['start'], {
@@ -99,7 +106,8 @@ describe('npm start: a supervisor stops it by signalling the one PID it started'
       expect((await fetch(`${url}/health`)).status).to.equal(200);
 
       npm.kill(signal);
-      await Promise.race([
+      if (everyone) for (const pid of tree) process.kill(pid, signal);
+      const code = await Promise.race([
         exited,
         new Promise((_, reject) => setTimeout(() => reject(new Error(`npm still running: ${out}`)), 30_000)),
       ]);
@@ -109,6 +117,7 @@ describe('npm start: a supervisor stops it by signalling the one PID it started'
         .filter((l) => l.startsWith('{'))
         .map((l) => JSON.parse(l) as { msg: string; signal?: string });
       expect(lines.at(-1), out).to.include({ msg: 'stopped', signal });
+      expect(code, out).to.equal(0);
       await fetch(`${url}/health`).then(
         () => expect.fail('the service still answers'),
         () => undefined,

@@ -205,6 +205,19 @@ describe('four eyes on money moves (admin.approvals.*)', () => {
     expect((await auditOf(approval.id)).map((r) => r.outcome)).to.deep.equal(['PENDING', 'REJECTED']);
   });
 
+  it('lets its proposer withdraw a proposal, and nobody else below approver reject it', async () => {
+    const payoutId = await heldPayout(merchant);
+    const { approval } = await cliAs(proposer)('payout', 'fail', payoutId, '--note', 'wrong payout');
+    const bystander = await newOperator('operator');
+    expect(
+      (await refusal(cliAs(bystander)('approval', 'reject', approval.id, '--note', 'not mine'))).code,
+    ).to.equal('APPROVER_ROLE_REQUIRED');
+    const withdrawn = await cliAs(proposer)('approval', 'reject', approval.id, '--note', 'my mistake');
+    expect(withdrawn.approval).to.include({ state: 'REJECTED', decided_by_id: proposer.id });
+    expect((await getPayout(merchant, payoutId)).status).to.equal('PENDING_PAYMENT');
+    expect((await auditOf(approval.id)).map((r) => r.outcome)).to.deep.equal(['PENDING', 'WITHDRAWN']);
+  });
+
   it("lists one operator's proposals and the decided ones on the server, a full page at a time", async () => {
     const mine = await newOperator('operator');
     const other = await newOperator('operator');

@@ -262,4 +262,18 @@ describe('the console served by the service', () => {
       (await fetch(`${harness().url}/console/assets/console.js`, { method: 'POST' })).status,
     ).to.not.equal(200);
   });
+
+  it('answers every method but GET and HEAD on /console with 405 and Allow', async () => {
+    for (const route of ['/console', '/console/approvals', '/console/assets/console.js']) {
+      for (const method of ['POST', 'PUT', 'PATCH', 'DELETE']) {
+        const res = await fetch(`${harness().url}${route}`, { method });
+        expect(res.status, `${method} ${route}`).to.equal(405);
+        expect(res.headers.get('allow'), `${method} ${route}`).to.equal('GET, HEAD, OPTIONS');
+        expect(((await res.json()) as { error: { code: string } }).error.code).to.equal('METHOD_NOT_ALLOWED');
+      }
+      expect((await fetch(`${harness().url}${route}`, { method: 'HEAD' })).status, `HEAD ${route}`).to.equal(
+        200,
+      );
+    }
+  });
 });

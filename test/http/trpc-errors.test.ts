@@ -47,6 +47,30 @@ function expected(appCode: ErrorCode): Refusal {
 }
 
 describe('errors over tRPC', () => {
+  for (const paths of ['payouts.create,payouts.list', 'admin.tenant.create,admin.tenant.list']) {
+    it(`refuses a POST batch that mixes a mutation and a query (${paths}) with tRPC's BAD_REQUEST`, async () => {
+      const merchant = await createMerchant();
+      const res = await fetch(`${harness().url}/trpc/${paths}?batch=1`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          authorization: `Bearer ${harness().adminToken}`,
+          'x-api-key': merchant.key,
+        },
+        body: JSON.stringify({ 0: {}, 1: {} }),
+      });
+      expect(res.status).to.equal(400);
+      const body = (await res.json()) as { error: { code: number; message: string; data: any } };
+      expect(body.error.code).to.equal(TRPC_ERROR_CODES_BY_KEY.BAD_REQUEST);
+      expect(body.error.message).to.match(/Cannot mix procedure types/);
+      expect(body.error.data).to.include({
+        code: 'BAD_REQUEST',
+        httpStatus: 400,
+        app_code: 'VALIDATION_FAILED',
+      });
+    });
+  }
+
   it('gives every code of the catalogue the tRPC code whose HTTP status is the catalogue’s', () => {
     for (const [code, { status }] of Object.entries(ERROR_CATALOGUE)) {
       const trpc = trpcCodeOf(code as ErrorCode);

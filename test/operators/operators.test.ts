@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { AuditEntry } from '#src/audit/entities.ts';
 import { cliEnv } from '#src/cli/admin.ts';
 import { ROOT_OPERATOR_ID } from '#src/operators/entities.ts';
 import { hasRole, ROLES, type Role, requiredRole } from '#src/operators/roles.ts';
@@ -40,6 +41,12 @@ describe('operators and roles', () => {
 
     const revoked = await root('operator', 'revoke', created.id);
     expect(revoked.revoked_at).to.be.a('string');
+    // Revoking again changes nothing: the same answer, and no second audit row.
+    expect(await root('operator', 'revoke', created.id)).to.deep.equal(revoked);
+    const audits = await harness()
+      .service.deps.orm.em.fork()
+      .find(AuditEntry, { action: 'admin.operators.revoke', targetIds: { $contains: [created.id] } });
+    expect(audits).to.have.length(1);
     expect((await refusal(ada('whoami'))).code).to.equal('ADMIN_UNAUTHORIZED');
     const active = (await root('operator', 'list', '--active', '--limit', '100')).data;
     expect(active.map((o: { id: string }) => o.id)).to.not.include(created.id);

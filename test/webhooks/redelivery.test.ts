@@ -164,6 +164,65 @@ describe('redelivery of DEAD webhook deliveries (admin.webhooks.redeliver)', () 
     expect(await jobsOf(merchant)).to.have.length(2);
   });
 
+  it('sends nothing again for a DEAD delivery already redelivered successfully, like "recover since", and audits nothing', async () => {
+    const { merchant, endpoint, dead, heal } = await deadDelivery();
+    const operator = await operatorWith('operator');
+    heal();
+    const first = (await cliAs(operator)('webhooks', 'redeliver', dead.id)).redelivered[0];
+    expect(await deliverFor([merchant])).to.include({ succeeded: 1 });
+    const sent = endpoint.received.length;
+
+    const again = await cliAs(operator)('webhooks', 'redeliver', dead.id);
+    expect(again.redelivered).to.have.length(1);
+    expect(again.redelivered[0]).to.include({
+      delivery_id: first.delivery_id,
+      status: 'SUCCEEDED',
+      created: false,
+    });
+    const since = await cliAs(operator)(
+      'webhooks',
+      'redeliver',
+      '--tenant',
+      merchant.tenantId,
+      '--since',
+      new Date(0).toISOString(),
+    );
+    expect(since.redelivered).to.deep.equal([]);
+    await deliverFor([merchant]);
+    expect(endpoint.received).to.have.length(sent);
+    expect(await jobsOf(merchant)).to.have.length(2);
+    const audits = await harness()
+      .service.deps.orm.em.fork()
+      .find(AuditEntry, { action: 'admin.webhooks.redeliver', targetIds: { $contains: [dead.id] } });
+    expect(audits, 'only the call that redelivered').to.have.length(1);
+  });
+
+  it('sends the event once for 20 concurrent redeliveries of one DEAD delivery, while deliveries run', async () => {
+    const { merchant, endpoint, dead, heal } = await deadDelivery();
+    const operator = await operatorWith('operator');
+    heal();
+    const before = endpoint.received.length;
+    // Two waves of 10 with deliveries running alongside: the second comes in after the first
+    // wave's redelivery has succeeded.
+    const wave = async () => {
+      const calls = Array.from({ length: 10 }, () =>
+        trpcCall('admin.webhooks.redeliver', 'mutation', { delivery_id: dead.id }, operator.token),
+      );
+      const delivering = (async () => {
+        for (let i = 0; i < 3; i++) await deliverFor([merchant]);
+      })();
+      const results = await Promise.all(calls);
+      await delivering;
+      await deliverFor([merchant]);
+      return results;
+    };
+    const results = [...(await wave()), ...(await wave())];
+    for (const r of results) expect(r.status, JSON.stringify(r.body)).to.equal(200);
+    expect(results.filter((r) => r.body.result.data.redelivered[0].created)).to.have.length(1);
+    expect(endpoint.received.length - before).to.equal(1);
+    expect(await jobsOf(merchant)).to.have.length(2);
+  });
+
   it('sends the event to where it would go now: the URL the merchant set since', async () => {
     const { merchant, dead, heal } = await deadDelivery();
     const moved = await receiver();
