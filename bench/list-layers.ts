@@ -28,6 +28,7 @@ function view(i: number, shape: Shape): PayoutView {
     tenant_id: randomUUID(),
     status: shape,
     merchant_reference: `list-${i}`,
+    metadata: {},
     notification_url: null,
     destination_type: 'MOBILE_MONEY',
     destination_country: 'KE',

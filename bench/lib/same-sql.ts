@@ -37,6 +37,7 @@ interface PayoutInput {
   destination_provider_code?: string;
   destination_account_name?: string;
   merchant_reference?: string;
+  metadata?: Record<string, string>;
   notification_url?: string;
 }
 
@@ -66,6 +67,7 @@ export function sameSql(pool: pg.Pool): SameSql {
           id: newId(),
           tenantId: principal.tenant.id,
           merchantReference: input.merchant_reference ?? null,
+          metadata: input.metadata ?? {},
           notificationUrl: input.notification_url ?? null,
           destinationType: input.destination_type,
           destinationCountry: input.destination_country,

@@ -75,6 +75,8 @@ export interface Payout {
   tenant_id: string;
   status: PayoutStatus;
   merchant_reference: string | null;
+  /** The key-value pairs given at creation, keys in code-point order; {} when none were. */
+  metadata: Record<string, unknown>;
   /** Per-payout webhook URL, if set. */
   notification_url: string | null;
   destination_type: DestinationType;
@@ -443,6 +445,8 @@ export interface PayoutEventData {
   tenant_id: string;
   status: PayoutStatus;
   merchant_reference: string | null;
+  /** The key-value pairs given at creation, keys in code-point order; {} when none were. */
+  metadata: Record<string, unknown>;
   /** Per-payout webhook URL, if set. */
   notification_url: string | null;
   destination_type: DestinationType;
@@ -509,6 +513,8 @@ export interface BankAccountPayoutRequest {
   settlement_network?: Network;
   /** Your own reference, echoed back. */
   merchant_reference?: string;
+  /** Your own key-value pairs, returned with the payout and in its webhooks: at most 20 keys of 1 to 40 characters, string values of at most 500. */
+  metadata?: Record<string, unknown>;
   /** Per-payout webhook URL (HTTPS): this payout’s events go here instead of the tenant URL. */
   notification_url?: string;
   /** A PENDING or ACCEPTED quote of the same currencies and amount, to use its frozen price. */
@@ -536,6 +542,8 @@ export interface MobileMoneyPayoutRequest {
   settlement_network?: Network;
   /** Your own reference, echoed back. */
   merchant_reference?: string;
+  /** Your own key-value pairs, returned with the payout and in its webhooks: at most 20 keys of 1 to 40 characters, string values of at most 500. */
+  metadata?: Record<string, unknown>;
   /** Per-payout webhook URL (HTTPS): this payout’s events go here instead of the tenant URL. */
   notification_url?: string;
   /** A PENDING or ACCEPTED quote of the same currencies and amount, to use its frozen price. */
@@ -561,6 +569,8 @@ export interface CryptoWalletPayoutRequest {
   settlement_network?: Network;
   /** Your own reference, echoed back. */
   merchant_reference?: string;
+  /** Your own key-value pairs, returned with the payout and in its webhooks: at most 20 keys of 1 to 40 characters, string values of at most 500. */
+  metadata?: Record<string, unknown>;
   /** Per-payout webhook URL (HTTPS): this payout’s events go here instead of the tenant URL. */
   notification_url?: string;
   /** A PENDING or ACCEPTED quote of the same currencies and amount, to use its frozen price. */

@@ -42,7 +42,8 @@ export type TextRule = 'single-line' | 'multi-line';
 /**
  * The first string of `input` (a field's value or an object's key) holding a control character
  * its rule refuses, as a detail naming the field; null when there is none. Merchant inputs are
- * single-line; operators' may break lines.
+ * single-line; operators' may break lines. A key `__proto__` is refused too: the schemas would
+ * drop it without a word (a JavaScript object cannot own it as a plain key), losing what was sent.
  */
 export function controlCharacterIssue(input: unknown, rule: TextRule): ErrorDetail | null {
   const refused = rule === 'single-line' ? CONTROL : CONTROL_BUT_LINE_BREAKS;
@@ -60,6 +61,11 @@ export function controlCharacterIssue(input: unknown, rule: TextRule): ErrorDeta
       for (const [key, child] of Object.entries(value)) {
         const path = field === 'body' ? key : `${field}.${key}`;
         if (refused.test(key)) return { field: path, issue: 'is not a known field' };
+        if (key === '__proto__')
+          return {
+            field: path,
+            issue: field === 'body' ? 'is not a known field' : 'is not a usable key: __proto__ is reserved',
+          };
         stack.push({ value: child, field: path });
       }
     }

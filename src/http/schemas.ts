@@ -82,6 +82,29 @@ export const railSchema = z.enum(RAILS).meta({
 
 export const networkSchema = z.enum(NETWORKS).meta({ id: 'Network', description: 'USDT network.' });
 
+/**
+ * A string of `min` to `max` characters, counted as JSON Schema's `minLength`/`maxLength` count
+ * them (code points: an emoji is one, not two UTF-16 units), so that the document and the server
+ * draw the line at the same place. `what` names the strings in the refusal ("keys", "values").
+ */
+export function textOfLength(min: number, max: number, what: string): z.ZodString {
+  return z
+    .string()
+    .superRefine((value, ctx) => {
+      let length = 0;
+      for (const _ of value) length++;
+      if (length < min || length > max)
+        ctx.addIssue({
+          code: 'custom',
+          message:
+            min > 0
+              ? `${what} must be ${min} to ${max} characters`
+              : `${what} must be at most ${max} characters`,
+        });
+    })
+    .meta({ ...(min > 0 ? { minLength: min } : {}), maxLength: max } as never);
+}
+
 /** ISO-8601 UTC timestamp in a response. */
 export const timestampOut = z.string().meta({ format: 'date-time' } as never);
 

@@ -189,6 +189,7 @@ const TYPE_NAMES: Record<string, string> = {
   string: 'a string',
   boolean: 'a boolean',
   object: 'an object',
+  record: 'an object',
   array: 'an array',
 };
 
@@ -217,6 +218,8 @@ export function zodDetails(error: z.ZodError): { field: string; issue: string }[
       };
     }
     if (issue.code === 'invalid_type') return { field, issue: invalidTypeIssue(issue) };
+    // A record's key that its key schema refused: the field is the key, the issue what keys must be.
+    if (issue.code === 'invalid_key') return { field, issue: issue.issues[0]?.message ?? issue.message };
     return { field, issue: issue.message };
   });
 }

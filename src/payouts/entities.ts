@@ -49,6 +49,8 @@ export const Payout = defineEntity({
     status: p.enum(PAYOUT_STATUSES),
     snapshot: p.json<Record<string, unknown>>(),
     merchantReference: p.string().length(200).nullable(),
+    /** The merchant's key-value pairs (`src/payouts/metadata.ts`); `{}` when none. */
+    metadata: p.json<Record<string, string>>().default('{}'),
     notificationUrl: p.string().length(2048).nullable(),
     destinationType: p.enum(['MOBILE_MONEY', 'BANK_ACCOUNT', 'CRYPTO_WALLET'] as const),
     destinationCountry: p.string().length(2),

@@ -12,6 +12,7 @@ import type { Decimal } from '#src/lib/money.ts';
 import { tellTransition } from '#src/observability/transitions.ts';
 import { failsHoldingMoney, handHeldToRefund } from '#src/settlement/payout-failure.ts';
 import { Payout, type PayoutStatus, StatusLog } from './entities.ts';
+import type { PayoutMetadata } from './metadata.ts';
 import {
   type InstructionView,
   type LockedPayout,
@@ -171,6 +172,8 @@ export interface NewPayout {
   id: string;
   tenantId: string;
   merchantReference: string | null;
+  /** The merchant's key-value pairs; `{}` when none. */
+  metadata: PayoutMetadata;
   notificationUrl: string | null;
   destinationType: PayoutView['destination_type'];
   destinationCountry: string;
@@ -202,7 +205,7 @@ function insertPayoutText(withKey: boolean): string {
       ? `
   stored as (
     insert into idempotency_keys (id, tenant_id, key, fingerprint, response_status, response_body, created_at, updated_at)
-    select $28, $2, $29, $30, $31, $32, $18, $18 from destination where ok
+    select $29, $2, $30, $31, $32, $33, $18, $18 from destination where ok
     on conflict (tenant_id, key) do nothing
     returning id
   ),`
@@ -214,9 +217,9 @@ function insertPayoutText(withKey: boolean): string {
         destination_provider_name, destination_provider_code, destination_account_name, settlement_currency,
         settlement_network, settlement_amount, exchange_rate, mid_market_rate, platform_fee_amount,
         network_fee_amount, total_fee_amount, quote_id, received_amount, is_refunded, refund_reference,
-        instruction_attempts, created_at, updated_at)
+        instruction_attempts, metadata, created_at, updated_at)
     select $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $16, $14, $15, 0, 0, 0, 0, 0, 0, $17, 0, false, null,
-           0, $18, $18
+           0, $28::jsonb, $18, $18
       from ${withKey ? 'stored' : 'destination where ok'}
     returning id
   ),
@@ -263,6 +266,7 @@ export async function insertNewPayout(
     tenant_id: payout.tenantId,
     status,
     merchant_reference: payout.merchantReference,
+    metadata: payout.metadata,
     notification_url: payout.notificationUrl,
     destination_type: payout.destinationType,
     destination_country: payout.destinationCountry,
@@ -330,6 +334,7 @@ export async function insertNewPayout(
     ),
     START_EFFECTS.tasks.map(() => newId()),
     START_EFFECTS.tasks,
+    JSON.stringify(payout.metadata),
   ];
   const write = args.idempotent;
   if (write) values.push(newId(), write.key, write.fingerprint, write.status, write.seal(json));

@@ -13,6 +13,7 @@ import {
 } from '#src/http/schemas.ts';
 import type { PaymentInstruction } from '#src/instructions/entities.ts';
 import { PAYOUT_STATUSES, type PayoutStatus } from './entities.ts';
+import { metadataOut, orderedMetadata, type PayoutMetadata } from './metadata.ts';
 
 /** The Payout resource of the contract, the same in responses and in webhook payloads. */
 
@@ -71,6 +72,7 @@ export const payoutOut = z
     tenant_id: z.string(),
     status: payoutStatusSchema,
     merchant_reference: z.string().nullable(),
+    metadata: metadataOut,
     notification_url: z.string().nullable().describe('Per-payout webhook URL, if set.'),
     destination_type: destinationTypeSchema,
     destination_country: z.string(),
@@ -119,6 +121,7 @@ export interface PayoutView {
   tenant_id: string;
   status: PayoutStatus;
   merchant_reference: string | null;
+  metadata: PayoutMetadata;
   notification_url: string | null;
   destination_type: 'MOBILE_MONEY' | 'BANK_ACCOUNT' | 'CRYPTO_WALLET';
   destination_country: string;
@@ -227,6 +230,7 @@ export function toPayoutResource(p: PayoutView): PayoutResource {
     tenant_id: p.tenant_id,
     status: p.status,
     merchant_reference: p.merchant_reference,
+    metadata: orderedMetadata(p.metadata),
     notification_url: p.notification_url,
     destination_type: p.destination_type,
     destination_country: p.destination_country,
@@ -257,7 +261,7 @@ export function toPayoutResource(p: PayoutView): PayoutResource {
 // One statement reads payouts whole: the instruction and the timeline come aggregated with each
 // row (money as text inside JSON, never as a JSON number that would be parsed into a float).
 const selectView = (extra = '') => `
-  select ${extra}p.id, p.tenant_id, p.status, p.merchant_reference, p.notification_url, p.destination_type,
+  select ${extra}p.id, p.tenant_id, p.status, p.merchant_reference, p.metadata, p.notification_url, p.destination_type,
          p.destination_country, p.destination_currency, p.destination_amount, p.destination_account_unique,
          p.destination_provider_name, p.destination_provider_code, p.destination_account_name,
          p.settlement_currency, p.settlement_amount, p.exchange_rate, p.platform_fee_amount,

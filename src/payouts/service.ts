@@ -31,6 +31,7 @@ import { addressByNetwork } from '#src/refund-destinations/schemas.ts';
 import type { TenantInfo } from '#src/tenants/auth.ts';
 import { checkWebhookUrl, systemResolver, urlPolicyOf } from '#src/webhooks/url-policy.ts';
 import { insertNewPayout, type NewPayout } from './lifecycle.ts';
+import { metadataIn } from './metadata.ts';
 import type { PayoutResource } from './resource.ts';
 
 /**
@@ -107,6 +108,7 @@ export const createPayoutIn = z
       .max(200)
       .optional()
       .describe('Your own reference, echoed back.'),
+    metadata: metadataIn.optional(),
     notification_url: z
       .string()
       .max(2048)
@@ -239,6 +241,7 @@ export async function createPayout(
     id: newId(),
     tenantId: tenant.id,
     merchantReference: input.merchant_reference ?? null,
+    metadata: input.metadata ?? {},
     notificationUrl,
     destinationType: input.destination_type,
     destinationCountry: input.destination_country,

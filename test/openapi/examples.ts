@@ -73,6 +73,7 @@ const mobilePayout = {
   destination_provider_code: 'MPESA',
   destination_account_name: 'WANJIKU KAMAU',
   merchant_reference: 'PAYROLL-KE-0007',
+  metadata: { employee_id: 'EMP-0193', payroll_run: '2026-11' },
 };
 
 const cryptoPayout = {

@@ -10,6 +10,7 @@ const PAYOUT_FIELDS = [
   'tenant_id',
   'status',
   'merchant_reference',
+  'metadata',
   'notification_url',
   'destination_type',
   'destination_country',

@@ -25,6 +25,7 @@ describe('a new payout in one statement', () => {
     id: newId(),
     tenantId,
     merchantReference: 'one-statement',
+    metadata: { order: '42' },
     notificationUrl: null,
     destinationType: 'BANK_ACCOUNT',
     destinationCountry: 'NG',
