@@ -75,6 +75,12 @@ export const configSchema = z.object({
   METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   HOST: z.string().default('127.0.0.1'),
   DATABASE_URL: z.string().url().optional(),
+  /**
+   * A direct connection to the same database, for what a transaction pooler (PgBouncer in
+   * `pool_mode=transaction`) in DATABASE_URL cannot carry: the migrations at start. Unset:
+   * everything over DATABASE_URL.
+   */
+  DATABASE_DIRECT_URL: z.string().url().optional(),
   DATABASE_POOL_SIZE: int(8, 1),
   DATA_DIR: z.string().default('./.data'),
   ADMIN_TOKEN: z.string().min(16).optional(),

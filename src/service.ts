@@ -3,7 +3,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { within } from '#src/lib/within.ts';
 import type { Config } from './config.ts';
 import { Corridors } from './corridors/corridors.ts';
-import { migrate, openOrm } from './db/orm.ts';
+import { migrateVia, openOrm } from './db/orm.ts';
 import { openSql } from './db/sql.ts';
 import type { Deps, Secrets } from './deps.ts';
 import { createApp } from './http/app.ts';
@@ -106,7 +106,7 @@ export async function startService(options: DepsOptions): Promise<RunningService
   const deps = await createDeps(options);
   const orm = deps.orm;
   try {
-    const applied = await migrate(orm);
+    const applied = await migrateVia(orm, config.DATABASE_DIRECT_URL);
     if (applied.length > 0) log.info({ migrations: applied }, 'migrations applied');
   } catch (err) {
     await orm.close();

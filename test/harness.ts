@@ -26,6 +26,8 @@ export interface Harness {
   adminToken: string;
   /** This run's database: every test and every process a test starts uses this one. */
   databaseUrl: string;
+  /** The same database without the pooler, when DATABASE_DIRECT_URL was given (see docs/scaling.md). */
+  directUrl?: string;
   embedded: boolean;
   /** Which database the run uses, in words. */
   database: string;
@@ -59,7 +61,9 @@ async function start(): Promise<Harness> {
   let database: string;
   if (config.DATABASE_URL) {
     const given = config.DATABASE_URL;
-    const scratch = await createScratchDatabase(given);
+    const givenDirect = config.DATABASE_DIRECT_URL;
+    // Made and dropped over the direct connection when there is one (past PgBouncer).
+    const scratch = await createScratchDatabase(givenDirect ?? given);
     if ('refused' in scratch) {
       databaseUrl = given;
       database = `DATABASE_URL as given, rows of earlier runs included (no database of its own: ${scratch.refused})`;
@@ -67,18 +71,24 @@ async function start(): Promise<Harness> {
       // Stopped in reverse: an interruption while the rest stops still drops it.
       stops.push(dropOnSignal(scratch.drop));
       stops.push(scratch.drop);
-      databaseUrl = scratch.url;
-      database = `database ${scratch.name} on DATABASE_URL's server, dropped at the end`;
-      config = { ...config, DATABASE_URL: databaseUrl };
+      databaseUrl = sameServer(given, scratch.name);
+      const directUrl = givenDirect && scratch.url;
+      database =
+        `database ${scratch.name} on DATABASE_URL's server, dropped at the end` +
+        (directUrl ? `, through the pooler at ${new URL(given).host} (migrations direct)` : '');
+      config = { ...config, DATABASE_URL: databaseUrl, DATABASE_DIRECT_URL: directUrl };
       // Processes that tests start with this process's environment reach this run's database too.
       process.env.DATABASE_URL = databaseUrl;
+      if (directUrl) process.env.DATABASE_DIRECT_URL = directUrl;
       stops.push(async () => {
         process.env.DATABASE_URL = given;
+        if (givenDirect) process.env.DATABASE_DIRECT_URL = givenDirect;
       });
     }
   } else {
     pg = await startEmbeddedPostgres({});
     stops.push(pg.stop);
+    config = { ...config, DATABASE_DIRECT_URL: undefined };
     databaseUrl = pg.url;
     database = 'embedded PostgreSQL (PGlite)';
   }
@@ -120,10 +130,18 @@ async function start(): Promise<Harness> {
     clock,
     adminToken,
     databaseUrl,
+    directUrl: config.DATABASE_DIRECT_URL,
     embedded: !!pg,
     database,
   };
   return current;
+}
+
+/** `url` with its database name replaced by `name`. */
+export function sameServer(url: string, name: string): string {
+  const u = new URL(url);
+  u.pathname = `/${encodeURIComponent(name)}`;
+  return u.toString();
 }
 
 /** Stops everything in the reverse order of its start; one failing stop does not skip the others. */

@@ -52,3 +52,17 @@ export async function migrate(orm: MikroORM): Promise<string[]> {
   const applied = await orm.migrator.up();
   return applied.map((m) => m.name);
 }
+
+/**
+ * Applies pending migrations over `directUrl` when one is given (DATABASE_DIRECT_URL: a
+ * connection of its own past the transaction pooler, closed afterwards), else over `orm`.
+ */
+export async function migrateVia(orm: MikroORM, directUrl: string | undefined): Promise<string[]> {
+  if (!directUrl) return migrate(orm);
+  const direct = await MikroORM.init(ormConfig({ url: directUrl, poolSize: 1 }));
+  try {
+    return await migrate(direct);
+  } finally {
+    await direct.close();
+  }
+}

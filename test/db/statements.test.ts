@@ -1,7 +1,8 @@
 import { expect } from 'chai';
-import { emSql, statement, TextArray } from '#src/db/sql.ts';
+import pg from 'pg';
+import { behindPooler, emSql, statement, TextArray } from '#src/db/sql.ts';
 import { harness } from '../harness.ts';
-import { needsPostgresServer } from '../skip.ts';
+import { needsPostgresServer, skipBecause } from '../skip.ts';
 
 const prepared = statement('test_statements_prepared', `select $1::int + 1 as n /* prepared */`);
 const echoTexts = statement(
@@ -13,9 +14,10 @@ const replanned = statement('test_statements_replanned', `select $1::int + 2 as 
 });
 
 describe('hot-path statements', () => {
-  it('prepares a statement once per connection, and sends a replanned one unprepared each time', async function () {
+  it('prepares a statement once per connection (unnamed behind a pooler), and sends a replanned one unprepared each time', async function () {
     needsPostgresServer(this, 'prepared statements listed in pg_prepared_statements');
-    const { sql } = harness().service.deps;
+    const { sql, orm } = harness().service.deps;
+    const pooled = await behindPooler(await orm.em.getConnection().getNativeClient());
     const seen = await sql.transaction(async (tx) => {
       const results = [
         ...(await tx.rows<{ n: number }>(prepared, [1])),
@@ -29,8 +31,21 @@ describe('hot-path statements', () => {
       return { results: results.map((r) => r.n), texts: statements.map((s) => s.statement) };
     });
     expect(seen.results).to.deep.equal([2, 3, 4]);
-    expect(seen.texts).to.include(prepared.text);
+    expect(seen.texts.includes(prepared.text), 'prepared under a name').to.equal(!pooled);
     expect(seen.texts.filter((t) => t.includes('/* replanned */'))).to.deep.equal([]);
+  });
+
+  it('knows PgBouncer from PostgreSQL itself', async function () {
+    if (!harness().directUrl)
+      skipBecause(this, 'no DATABASE_DIRECT_URL, so no pooler in front of DATABASE_URL');
+    const { orm } = harness().service.deps;
+    expect(await behindPooler(await orm.em.getConnection().getNativeClient()), 'DATABASE_URL').to.equal(true);
+    const direct = new pg.Pool({ connectionString: harness().directUrl, max: 1 });
+    try {
+      expect(await behindPooler(direct), 'DATABASE_DIRECT_URL').to.equal(false);
+    } finally {
+      await direct.end();
+    }
   });
 
   it('sends a TextArray as text[] that arrives exactly as written, on the pool and through the ORM', async () => {
