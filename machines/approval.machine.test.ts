@@ -90,7 +90,13 @@ describe('approval machine', () => {
   it('ends REJECTED with the rejecter and the note', () => {
     const { next } = apply(proposed(), { type: 'REJECT', operatorId: BEN, note: 'not yet', now: NOW });
     expect(next.value).to.equal('REJECTED');
-    expect(next.context).to.include({ deciderId: BEN, decisionNote: 'not yet' });
+    expect(next.context).to.deep.equal({
+      proposerId: ADA,
+      expiresAt: EXPIRES.toISOString(),
+      deciderId: BEN,
+      decisionNote: 'not yet',
+      failure: null,
+    });
   });
 
   it('expires only once its time has come', () => {
@@ -99,6 +105,7 @@ describe('approval machine', () => {
     const { next, taken } = apply(proposed(), { type: 'EXPIRE', now: EXPIRES });
     expect(taken).to.equal(true);
     expect(next.value).to.equal('EXPIRED');
+    expect(next.context).to.include({ deciderId: null, decisionNote: null, failure: null });
   });
 
   it('ignores every decision once decided: a proposal is decided once', () => {
@@ -115,9 +122,31 @@ describe('approval machine', () => {
       { type: 'ACTION_FAILED', approverId: 'cy', code: 'X', reason: 'y', now: NOW },
     ];
     for (const snapshot of decided) {
+      // Final: the proposal's actor is done, whichever way it was decided.
+      expect(snapshot.status, `${snapshot.value} is final`).to.equal('done');
       for (const event of events) {
         expect(apply(snapshot, event).taken, `${snapshot.value} ${event.type}`).to.equal(false);
       }
     }
+  });
+});
+
+describe('approval guards, each on its own', () => {
+  const guards = approvalMachine.implementations.guards as Record<
+    string,
+    (args: { context: unknown; event: ApprovalEvent }) => boolean
+  >;
+  const context = proposed().context;
+  const reject: ApprovalEvent = { type: 'REJECT', operatorId: BEN, note: 'no', now: EXPIRES };
+
+  it('a second person approves; no other event passes for an approval', () => {
+    expect(guards.bySecondPerson!({ context, event: approve(BEN) })).to.equal(true);
+    expect(guards.bySecondPerson!({ context, event: approve(ADA) })).to.equal(false);
+    expect(guards.bySecondPerson!({ context, event: reject })).to.equal(false);
+  });
+
+  it('past its time: an EXPIRE at or after the expiry, no other event', () => {
+    expect(guards.pastItsTime!({ context, event: { type: 'EXPIRE', now: EXPIRES } })).to.equal(true);
+    expect(guards.pastItsTime!({ context, event: reject })).to.equal(false);
   });
 });

@@ -369,7 +369,9 @@ describe('payout machine', () => {
     });
 
     it('DISPATCH_FAILED of the attempt in flight counts like PROCESSOR_FAILED', () => {
-      expect(take(processing(), EVENTS.dispatchRetryable).actions).to.deep.equal(retriedActions);
+      const retried = take(processing(), EVENTS.dispatchRetryable);
+      expect(retried.actions).to.deep.equal(retriedActions);
+      expect(retried.next.value).to.deep.equal({ PROCESSING: 'redispatching' });
       expect(take(processing(), EVENTS.dispatchFatal).actions).to.deep.equal(failedActions('ACCOUNT_CLOSED'));
       expect(take(processing(), EVENTS.dispatchExhausted).next.value).to.equal('FAILED');
     });
@@ -489,5 +491,43 @@ describe('decimal strings', () => {
     expect(decimalExcess('100.000001', '99.9')).to.equal('0.100001');
     expect(decimalExcess('100', '100.00')).to.equal(null);
     expect(decimalExcess('99', '100')).to.equal(null);
+    // Every trailing zero goes, not just the last one.
+    expect(decimalExcess('100.100', '100')).to.equal('0.1');
+    expect(decimalExcess('1.5000', '0.5')).to.equal('1');
+    expect(decimalExcess('100.0012300', '100')).to.equal('0.00123');
+  });
+
+  it('refuse what is not a non-negative decimal string', () => {
+    expect(() => decimalAtLeast('-1', '0')).to.throw('not a non-negative decimal string: "-1"');
+    expect(() => decimalExcess('1', '1e3')).to.throw('not a non-negative decimal string: "1e3"');
+    expect(() => decimalAtLeast('1.', '0')).to.throw('not a non-negative decimal string: "1."');
+  });
+});
+
+describe('payout guards, each on its own', () => {
+  const guards = payoutMachine.implementations.guards as Record<
+    string,
+    (args: { context: unknown; event: PayoutEvent }) => boolean
+  >;
+  const context = (receivedTotal: string | null) => ({ ...created().context, receivedTotal });
+  const other = EVENTS.succeeded;
+
+  it('covers the expected amount: a settlement of at least the amount, nothing else', () => {
+    expect(guards.coversExpected!({ context: context(null), event: settlement('100.00') })).to.equal(true);
+    expect(guards.coversExpected!({ context: context(null), event: settlement('99.99') })).to.equal(false);
+    expect(guards.coversExpected!({ context: context(null), event: other })).to.equal(false);
+  });
+
+  it('underpaid: a settlement short of the amount, nothing else', () => {
+    expect(guards.isUnderpaid!({ context: context(null), event: settlement('99.99') })).to.equal(true);
+    expect(guards.isUnderpaid!({ context: context(null), event: settlement('100') })).to.equal(false);
+    expect(guards.isUnderpaid!({ context: context(null), event: other })).to.equal(false);
+  });
+
+  it('raises the total: the first settlement, or one above the total recorded', () => {
+    expect(guards.raisesTotal!({ context: context(null), event: settlement('10') })).to.equal(true);
+    expect(guards.raisesTotal!({ context: context('10'), event: settlement('10.00') })).to.equal(false);
+    expect(guards.raisesTotal!({ context: context('10'), event: settlement('10.01') })).to.equal(true);
+    expect(guards.raisesTotal!({ context: context(null), event: other })).to.equal(false);
   });
 });

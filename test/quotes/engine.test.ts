@@ -1,11 +1,11 @@
 import { expect } from 'chai';
-import { setup } from 'xstate';
 import { type QuoteEvent, quoteMachine } from '#machines/quote.machine.ts';
-import { applyEvent, initialState, statusOf, type Transition } from '#src/engine/engine.ts';
+import { applyEvent, initialState, type Transition } from '#src/engine/engine.ts';
 import { toDecimal } from '#src/lib/money.ts';
 import { Quote } from '#src/quotes/entities.ts';
 import { createMerchant } from '../client.ts';
 import { harness } from '../harness.ts';
+import { racesOnlyOnPostgres, waitsForLock } from '../races.ts';
 
 describe('engine: machine-backed rows (through quotes)', () => {
   const em = () => harness().service.deps.orm.em.fork();
@@ -151,56 +151,38 @@ describe('engine: machine-backed rows (through quotes)', () => {
     expect(error?.message).to.match(/disagrees with its machine snapshot/);
   });
 
-  it('serialises concurrent events on one row: exactly one USE wins, the other sees USED', async () => {
+  it('serialises concurrent events on one row: the second USE waits for the first and sees USED', async function () {
+    racesOnlyOnPostgres(this);
     const { id } = await insertQuote();
     const now = harness().clock.now();
-    const payouts = ['00000000-0000-4000-8000-000000000001', '00000000-0000-4000-8000-000000000002'];
-    const results = await Promise.all(payouts.map((payoutId) => apply(id, { type: 'USE', payoutId, now })));
-    const winners = results.filter((r) => r.taken);
-    expect(winners).to.have.length(1);
-    expect(results.find((r) => !r.taken)).to.include({ from: 'USED', to: 'USED', changed: false });
+    const [first, second] = ['00000000-0000-4000-8000-000000000001', '00000000-0000-4000-8000-000000000002'];
+    const { promise: release, resolve: letGo } = Promise.withResolvers<void>();
+    const { promise: holding, resolve: held } = Promise.withResolvers<void>();
+    // The first USE has locked the row and made its transition, and waits inside its transaction.
+    const a = apply(id, { type: 'USE', payoutId: first, now }, async () => {
+      held();
+      await release;
+    });
+    await holding;
+    // The second starts meanwhile: it must wait for the row, not read the status the first replaces.
+    const b = apply(id, { type: 'USE', payoutId: second, now });
+    const waited = await waitsForLock(em(), b);
+    letGo();
+    const [won, lost] = await Promise.all([a, b]);
+    expect(waited, 'the second USE waited for the row').to.equal(true);
+    expect(won).to.include({ taken: true, from: 'PENDING', to: 'USED' });
+    expect(lost).to.include({ taken: false, changed: false, from: 'USED', to: 'USED' });
     const stored = await load(id);
-    expect((stored.snapshot as { context: { payoutId: string } }).context.payoutId).to.equal(
-      (winners[0]!.event as { payoutId: string }).payoutId,
-    );
+    expect((stored.snapshot as { context: { payoutId: string } }).context.payoutId).to.equal(first);
   });
 
-  describe('pure helpers', () => {
-    it('maps a nested state value to its top-level status', () => {
-      expect(statusOf('PENDING')).to.equal('PENDING');
-      expect(statusOf({ PENDING_PAYMENT: 'held' })).to.equal('PENDING_PAYMENT');
-      expect(() => statusOf({ a: 'x', b: 'y' })).to.throw(/exactly one top-level state/);
-    });
-
-    it('hands custom actions back as plain { type, params } data', () => {
-      const machine = setup({
-        types: { input: {} as { payoutId: string } },
-        actions: { recordTimeline: (_, _params: { reason: string; payoutId: string }) => {} },
-      }).createMachine({
-        initial: 'CREATED',
-        context: ({ input }) => ({ payoutId: input.payoutId }),
-        states: {
-          CREATED: {
-            entry: {
-              type: 'recordTimeline',
-              params: ({ context }) => ({ reason: 'PAYOUT_CREATED', payoutId: context.payoutId }),
-            },
-          },
-        },
-      });
-      const initial = initialState(machine, { payoutId: 'p-1' });
-      expect(initial.status).to.equal('CREATED');
-      expect(initial.actions).to.deep.equal([
-        { type: 'recordTimeline', params: { reason: 'PAYOUT_CREATED', payoutId: 'p-1' } },
-      ]);
-    });
-
-    it('refuses machines that rely on delayed events it cannot honour', () => {
-      const machine = setup({}).createMachine({
-        initial: 'WAITING',
-        states: { WAITING: { after: { 1000: 'LATE' } }, LATE: {} },
-      });
-      expect(() => initialState(machine, undefined)).to.throw(/xstate\./);
-    });
+  it('refuses an id that does not exist', async () => {
+    let error: Error | undefined;
+    try {
+      await apply('00000000-0000-4000-8000-00000000dead', { type: 'ACCEPT', now: harness().clock.now() });
+    } catch (err) {
+      error = err as Error;
+    }
+    expect(error?.message).to.match(/ 00000000-0000-4000-8000-00000000dead does not exist$/);
   });
 });

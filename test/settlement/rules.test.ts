@@ -105,6 +105,24 @@ describe('settlement rules (pure)', () => {
       });
     });
 
+    it('pins the recently-closed window to the millisecond at both ends', () => {
+      const at = minutes(5);
+      const open = instruction('open', '20');
+      const closed = (overrides: Partial<InstructionFacts>) =>
+        judge(
+          '150.000001',
+          [instruction('closed', '150.000001', { status: 'EXPIRED', ...overrides }), open],
+          at,
+        ).outcome;
+      const windowStart = at.getTime() - TTL;
+      // Closed exactly `recentMs` before the money: outside the window; one millisecond later: inside.
+      expect(closed({ expiresAt: new Date(windowStart) })).to.equal('ATTRIBUTE');
+      expect(closed({ expiresAt: new Date(windowStart + 1) })).to.equal('UNMATCHED');
+      // Created at the very instant the money arrived: it counts; one millisecond later: it does not.
+      expect(closed({ expiresAt: minutes(-1), createdAt: at })).to.equal('UNMATCHED');
+      expect(closed({ expiresAt: minutes(-1), createdAt: new Date(at.getTime() + 1) })).to.equal('ATTRIBUTE');
+    });
+
     it('takes exactly what a held instruction still lacks as its top-up, before any overpayment', () => {
       const held = instruction('held', '100', { heldTotal: toDecimal('60') });
       const other = instruction('other', '30');
