@@ -6,6 +6,7 @@ import { AuditEntry } from '#src/audit/entities.ts';
 import { AuditNote } from '#src/audit/service.ts';
 import { StatusLog } from '#src/payouts/entities.ts';
 import { Refund } from '#src/refunds/entities.ts';
+import { runRefundsOnce } from '#src/refunds/job.ts';
 import { Inflow } from '#src/settlement/entities.ts';
 import { settlementMoves } from '#src/settlement/moves.ts';
 import type { Merchant } from '../client.ts';
@@ -14,6 +15,7 @@ import { harness } from '../harness.ts';
 import { expectTrpcRefusal, rowCounts } from '../http/hostile.ts';
 import { cliAs, newOperator, refusal, type TestOperator, trpcCall } from '../operators/fixtures.ts';
 import { payoutReadyMerchant } from '../payouts/fixtures.ts';
+import { racesOnlyOnPostgres } from '../races.ts';
 import { deps, getPayout, payoutWithInstruction } from '../settlement/fixtures.ts';
 import { failedRefund, heldMoney, heldPayout as heldPayoutWithInflow, strayInflow } from './fixtures.ts';
 
@@ -162,7 +164,8 @@ describe('four eyes on money moves (admin.approvals.*)', () => {
     );
   });
 
-  it('runs the move once when two approvers approve at the same moment', async () => {
+  it('runs the move once when two approvers approve at the same moment: one refund, one transfer', async function () {
+    racesOnlyOnPostgres(this);
     for (let round = 0; round < 3; round++) {
       const payoutId = await heldPayout(merchant);
       const { approval } = await cliAs(proposer)('payout', 'fail', payoutId, '--note', 'race');
@@ -177,6 +180,18 @@ describe('four eyes on money moves (admin.approvals.*)', () => {
       expect(lost[0]!.reason.data.app_code).to.equal('APPROVAL_NOT_PENDING');
       expect(await rowsOfApproval(payoutId, approval.id)).to.have.length(1);
       expect((await auditOf(approval.id)).map((r) => r.outcome)).to.deep.equal(['PENDING', 'APPROVED']);
+      // The money the payout held goes back once: one refund, sent to the bank once. 100.00 NGN
+      // arrived; the NGN refund fee is 50.00 (src/corridors/corridors.json).
+      await runRefundsOnce(deps());
+      const refunds = await deps().orm.em.fork().find(Refund, { payout: payoutId });
+      expect(refunds).to.have.length(1);
+      expect(refunds[0]!.refundAmount.toFixed()).to.equal('50');
+      const transfers = harness()
+        .sandbox.bank.transfers()
+        .filter((t) => t.reference.startsWith(`${refunds[0]!.id}:`));
+      expect(transfers.map((t) => [t.reference, t.amount.toFixed()])).to.deep.equal([
+        [`${refunds[0]!.id}:1`, '50'],
+      ]);
     }
   });
 

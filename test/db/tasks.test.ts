@@ -1,8 +1,17 @@
 import { randomUUID } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { expect } from 'chai';
 import { Task, type TaskKind } from '#src/jobs/entities.ts';
-import { claimTasks, completeTask, retryTask, retryTasks, scheduleTask } from '#src/jobs/tasks.ts';
+import {
+  type ClaimedTask,
+  claimTasks,
+  completeTask,
+  retryTask,
+  retryTasks,
+  scheduleTask,
+} from '#src/jobs/tasks.ts';
 import { harness } from '../harness.ts';
+import { racesOnlyOnPostgres } from '../races.ts';
 
 describe('task rows', () => {
   const em = () => harness().service.deps.orm.em.fork();
@@ -27,16 +36,29 @@ describe('task rows', () => {
     expect(await open(subjectId)).to.have.length(1);
   });
 
-  it('never hands one due task to two claimers', async () => {
+  it('never hands one due task to two claimers: a claim skips the row another claim holds', async function () {
+    racesOnlyOnPostgres(this);
     const subjectId = randomUUID();
     await scheduleTask(em(), { kind: 'QUERY_OUTFLOW', subjectId, dueAt: now, now });
-    const [a, b] = await Promise.all([
-      claimTasks(em(), { kind: 'QUERY_OUTFLOW', now, limit: 10, leaseMs: 60_000 }),
-      claimTasks(em(), { kind: 'QUERY_OUTFLOW', now, limit: 10, leaseMs: 60_000 }),
-    ]);
-    const mine = [...a, ...b].filter((t) => t.subjectId === subjectId);
-    expect(mine).to.have.length(1);
-    // leased: not due again until the lease runs out
+    const claim = (on: EntityManager) =>
+      claimTasks(on, { kind: 'QUERY_OUTFLOW', now, limit: 10, leaseMs: 60_000 });
+    const { promise: release, resolve: letGo } = Promise.withResolvers<void>();
+    const { promise: holding, resolve: held } = Promise.withResolvers<ClaimedTask[]>();
+    // The first claimer has the row and has not committed yet when the second one looks.
+    const first = em().transactional(async (tx) => {
+      held(await claim(tx));
+      await release;
+    });
+    const a = await holding;
+    const b = await claim(em());
+    letGo();
+    await first;
+    expect(a.filter((t) => t.subjectId === subjectId)).to.have.length(1);
+    expect(
+      b.filter((t) => t.subjectId === subjectId),
+      'skipped, not waited for',
+    ).to.deep.equal([]);
+    // Committed, it is leased: not due again until the lease runs out.
     expect(
       (
         await claimTasks(em(), { kind: 'QUERY_OUTFLOW', now: later(59_000), limit: 10, leaseMs: 60_000 })

@@ -3,6 +3,7 @@ import { OutboxEvent } from '#src/events/entities.ts';
 import { Task } from '#src/jobs/entities.ts';
 import { call, createMerchant, errorOf, type Merchant } from '../client.ts';
 import { harness } from '../harness.ts';
+import { racesOnlyOnPostgres } from '../races.ts';
 import { bankPayout, mobilePayout, payoutReadyMerchant } from './fixtures.ts';
 
 const PAYOUT_FIELDS = [
@@ -359,12 +360,14 @@ describe('POST /v1/payouts', () => {
       ).to.have.length(1);
     }
 
-    it('answers 50 concurrent requests with one key from one write: one payout, the same bytes for all', async () => {
+    it('answers 50 concurrent requests with one key from one write: one payout, the same bytes for all', async function () {
+      racesOnlyOnPostgres(this);
       const reference = `race-${crypto.randomUUID()}`;
       await raceOf(bankPayout({ merchant_reference: reference }), reference);
     });
 
-    it('answers 50 concurrent requests with one key and a quote_id from one write, never QUOTE_NOT_ACCEPTABLE', async () => {
+    it('answers 50 concurrent requests with one key and a quote_id from one write, never QUOTE_NOT_ACCEPTABLE', async function () {
+      racesOnlyOnPostgres(this);
       const quote = await call('POST', '/v1/rates/quotes', {
         key: merchant.key,
         body: { settlement_currency: 'USDT', destination_currency: 'NGN', destination_amount: 150000 },

@@ -27,6 +27,7 @@ import {
 } from '../dispatch/fixtures.ts';
 import { harness } from '../harness.ts';
 import { approvedMove } from '../operators/fixtures.ts';
+import { racesOnlyOnPostgres } from '../races.ts';
 
 const TRON_OK = 'TLsV52sRDL79HXGGm9yzwKibb6BeruhUzy';
 const TRON_DEAD = 'TLsV52sRDL79HXGGm9yzwKibb6Beradead';
@@ -264,7 +265,8 @@ describe('refunds of failed payouts', () => {
     });
   });
 
-  it('raises at most one refund per payout, even when the raise runs twice at once', async () => {
+  it('raises at most one refund per payout, even when the raise runs twice at once', async function () {
+    racesOnlyOnPostgres(this);
     const merchant = await merchantWith();
     const id = await failedPayout(merchant, 'USDT');
     const outcomes = await Promise.all([raiseRefund(deps(), id), raiseRefund(deps(), id)]);
