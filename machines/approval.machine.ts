@@ -111,6 +111,11 @@ export const approvalMachine = setup({
               { machine: 'payout', event: 'OPERATOR_FAIL', note: 'a held payout failed' },
               { machine: 'refund', event: 'OPERATOR_RETRY', note: 'a failed refund retried' },
               { machine: 'refund', creates: true, note: "a held payout's refund raised" },
+              {
+                machine: 'recon-break',
+                event: 'RESOLVE',
+                note: 'a reconciliation break resolved by moving money',
+              },
             ],
           },
         },

@@ -39,6 +39,7 @@ export const JOB_NAMES = [
   'settlement',
   'webhooks',
   'retention',
+  'reconciliation',
 ] as const;
 export type JobName = (typeof JOB_NAMES)[number];
 
@@ -117,6 +118,14 @@ export const configSchema = z.object({
    * credit whose notification never came, and what lets a bank instruction expire.
    */
   BANK_STATEMENT_INTERVAL_MS: int(60_000, 1),
+  /**
+   * When (UTC, `HH:MM`) the `reconciliation` job reconciles the day before against the bank's
+   * statement, the chains and the processor's settlement report (`docs/reconciliation.md`).
+   */
+  RECON_RUN_AT: z
+    .string()
+    .regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'must be a UTC time of day written HH:MM, such as 02:00')
+    .default('02:00'),
   /**
    * The background jobs this instance runs. Instances that share a database share the work, so
    * API instances may run none (`none`) and leave it to instances that serve no traffic.

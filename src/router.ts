@@ -8,6 +8,7 @@ import { operatorAdminRouter } from './operators/admin.router.ts';
 import { payoutAdminRouter } from './payouts/admin.router.ts';
 import { payoutsRouter } from './payouts/router.ts';
 import { ratesRouter } from './rates/router.ts';
+import { reconAdminRouter } from './reconciliation/admin.router.ts';
 import { refundDestinationsRouter } from './refund-destinations/router.ts';
 import { refundAdminRouter } from './refunds/admin.router.ts';
 import { refundsRouter } from './refunds/router.ts';
@@ -40,6 +41,7 @@ export const appRouter = router({
     ...complianceAdminRouter._def.record,
     ...approvalsAdminRouter._def.record,
     settlement: settlementAdminRouter,
+    recon: reconAdminRouter,
   }),
 });
 

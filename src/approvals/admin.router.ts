@@ -5,6 +5,7 @@ import { adminProcedure } from '#src/http/procedures.ts';
 import { idIn } from '#src/http/schemas.ts';
 import { router } from '#src/http/trpc.ts';
 import { isUuid } from '#src/lib/ids.ts';
+import { reconMoves } from '#src/reconciliation/breaks.ts';
 import { refundMoves } from '#src/refunds/moves.ts';
 import { settlementMoves } from '#src/settlement/moves.ts';
 import { APPROVAL_STATUSES, Approval, MONEY_MOVES, type MoneyMove } from './entities.ts';
@@ -16,6 +17,7 @@ import { approvalOut, toApprovalViews } from './view.ts';
 export const MONEY_MOVE_DEFS: Readonly<Record<MoneyMove, MoneyMoveDef>> = {
   ...settlementMoves,
   ...refundMoves,
+  ...reconMoves,
 };
 
 const approvalId = z.string().min(1).max(64);

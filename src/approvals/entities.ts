@@ -17,6 +17,7 @@ export const MONEY_MOVES = [
   'payout.fail',
   'refund.retry',
   'refund.raise',
+  'recon.resolve',
 ] as const;
 export type MoneyMove = (typeof MONEY_MOVES)[number];
 

@@ -11,6 +11,7 @@ import { createTRPCClient, httpLink, TRPCClientError } from '@trpc/client';
 import { APPROVAL_STATUSES as APPROVAL_STATES, MONEY_MOVES } from '#src/approvals/entities.ts';
 import { configSchema } from '#src/config.ts';
 import { ROLES } from '#src/operators/roles.ts';
+import { RECON_RAILS } from '#src/reconciliation/entities.ts';
 import type { AppRouter } from '#src/router.ts';
 import { isScope, MERCHANT_SCOPES, type Scope } from '#src/tenants/scopes.ts';
 
@@ -294,6 +295,52 @@ const COMMANDS: Record<string, Command> = {
     positionals: ['APPROVAL_ID'],
     input: (v, [id]) => ({ approval_id: id!, note: required(v, 'note', 'TEXT') }),
     call: async (c, input) => ({ approval: await c.admin.approvals.reject.mutate(input) }),
+  }),
+  'recon run': command({
+    synopsis: `--date YYYY-MM-DD [--rail ${RECON_RAILS.join('|')}]`,
+    summary:
+      'reconcile one day (UTC) against the rails now (all three without --rail); running a day again redoes it: {"runs":[...],"busy":[...]}',
+    options: { date: { type: 'string' }, rail: { type: 'string' } },
+    input: (v) => ({ date: required(v, 'date', 'YYYY-MM-DD'), rail: choice(v, 'rail', RECON_RAILS) }),
+    call: (c, input) => c.admin.recon.run.mutate(input),
+  }),
+  'recon list': command({
+    synopsis: `[--rail ${RECON_RAILS.join('|')}] [--limit N] [--cursor CURSOR]`,
+    summary: 'reconciliation runs, newest first, with their counts per rail account',
+    options: { rail: { type: 'string' }, ...PAGE_OPTIONS },
+    input: (v) => ({ rail: choice(v, 'rail', RECON_RAILS), ...page(v) }),
+    call: (c, input) => c.admin.recon.runs.query(input),
+  }),
+  'recon breaks': command({
+    synopsis: '[--open] [--limit N] [--cursor CURSOR]',
+    summary:
+      'differences between the books and the rails, newest first (--open: those waiting for an operator)',
+    options: { open: { type: 'boolean' }, ...PAGE_OPTIONS },
+    input: (v) => ({ open: v.open === true || undefined, ...page(v) }),
+    call: (c, input) => c.admin.recon.breaks.query(input),
+  }),
+  'recon resolve': command({
+    synopsis: 'BREAK_ID --note TEXT',
+    summary: 'resolve a break that moves no money, saying why it is explained',
+    options: { note: { type: 'string' } },
+    positionals: ['BREAK_ID'],
+    input: (v, [id]) => ({ break_id: id!, note: required(v, 'note', 'TEXT') }),
+    call: (c, input) => c.admin.recon.resolve.mutate(input),
+  }),
+  'recon propose': command({
+    synopsis: 'BREAK_ID --resolution BOOKED_RAIL|REFUNDED_RETURN --note TEXT',
+    summary:
+      'propose a resolution that moves money (four eyes): book what the rail shows, or refund a returned payout',
+    options: { resolution: { type: 'string' }, note: { type: 'string' } },
+    positionals: ['BREAK_ID'],
+    input: (v, [id]) => ({
+      break_id: id!,
+      resolution:
+        choice(v, 'resolution', ['BOOKED_RAIL', 'REFUNDED_RETURN'] as const) ??
+        missing('resolution', 'BOOKED_RAIL|REFUNDED_RETURN'),
+      note: required(v, 'note', 'TEXT'),
+    }),
+    call: (c, input) => c.admin.recon.propose.mutate(input),
   }),
   'audit list': command({
     synopsis:

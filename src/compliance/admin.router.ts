@@ -64,7 +64,7 @@ export const machinesOut = complianceModelOut.extend({
  *                  oldest_age_seconds }] } // counted_at - oldest_at, whole seconds; null when empty
  *
  * Queues, always all of them and in this order: PAYOUTS_HELD_UNDERPAID, INFLOWS_UNMATCHED,
- * REFUNDS_FAILED, MONEY_HELD_NO_REFUND_DESTINATION, WEBHOOK_DELIVERIES_DEAD, APPROVALS_PENDING. `list` names the
+ * REFUNDS_FAILED, MONEY_HELD_NO_REFUND_DESTINATION, WEBHOOK_DELIVERIES_DEAD, APPROVALS_PENDING, RECONCILIATION_BREAKS. `list` names the
  * `admin.*` query that lists the queue's objects (null when none does yet); `machine` and `state`
  * say where they are in the compliance view.
  */

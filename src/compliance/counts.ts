@@ -31,6 +31,7 @@ export const COUNTED_TABLES: Readonly<Record<string, CountedTable>> = {
   refund: { table: 'refunds', column: 'status' },
   'webhook-delivery': { table: 'webhook_deliveries', column: 'status' },
   approval: { table: 'approvals', column: 'status' },
+  'recon-break': { table: 'recon_breaks', column: 'status' },
 };
 
 /** The top-level states of each machine that have inner states, read from the model. */

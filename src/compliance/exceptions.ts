@@ -14,6 +14,7 @@ export const EXCEPTION_QUEUES = [
   'MONEY_HELD_NO_REFUND_DESTINATION',
   'WEBHOOK_DELIVERIES_DEAD',
   'APPROVALS_PENDING',
+  'RECONCILIATION_BREAKS',
 ] as const;
 export type ExceptionQueue = (typeof EXCEPTION_QUEUES)[number];
 
@@ -87,6 +88,15 @@ export const QUEUE_INFO: Record<ExceptionQueue, QueueInfo> = {
     since: 'it was proposed',
     list: 'admin.approvals.list',
   },
+  RECONCILIATION_BREAKS: {
+    title: 'Reconciliation breaks',
+    description:
+      "A day's reconciliation found a difference between the service's books and what a rail reports (the bank's statement, a chain, the processor's settlement report). An operator explains it with a note, or proposes a resolution that moves money (four eyes).",
+    machine: 'recon-break',
+    state: 'OPEN',
+    since: 'a run found it',
+    list: 'admin.recon.breaks',
+  },
 };
 
 /**
@@ -118,7 +128,9 @@ export const exceptionCounts = statement(
          where r.event_id = d.event_id and r.redelivery_of is not null and r.id <> d.id
            and r.created_at >= d.created_at)
    union all
-   select 'APPROVALS_PENDING', count(*)::int, min(created_at) from approvals where status = 'PENDING'`,
+   select 'APPROVALS_PENDING', count(*)::int, min(created_at) from approvals where status = 'PENDING'
+   union all
+   select 'RECONCILIATION_BREAKS', count(*)::int, min(created_at) from recon_breaks where status = 'OPEN'`,
 );
 
 export interface QueueCount {

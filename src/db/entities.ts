@@ -9,6 +9,7 @@ import { LedgerBalance, LedgerBalanceDelta, LedgerEntry } from '#src/ledger/enti
 import { Operator } from '#src/operators/entities.ts';
 import { Payout, StatusLog } from '#src/payouts/entities.ts';
 import { Quote } from '#src/quotes/entities.ts';
+import { ReconAccount, ReconBreak, ReconRun } from '#src/reconciliation/entities.ts';
 import { RefundDestination } from '#src/refund-destinations/entities.ts';
 import { Refund } from '#src/refunds/entities.ts';
 import { Inflow, RailCursor } from '#src/settlement/entities.ts';
@@ -42,4 +43,7 @@ export const entities = [
   LedgerEntry,
   LedgerBalance,
   LedgerBalanceDelta,
+  ReconRun,
+  ReconAccount,
+  ReconBreak,
 ];

@@ -5,6 +5,7 @@ import { outflowMachine, outflowTexts } from '#machines/outflow.machine.ts';
 import { paymentInstructionMachine, paymentInstructionTexts } from '#machines/payment-instruction.machine.ts';
 import { payoutMachine, payoutTexts } from '#machines/payout.machine.ts';
 import { quoteMachine, quoteTexts } from '#machines/quote.machine.ts';
+import { reconBreakMachine, reconBreakTexts } from '#machines/recon-break.machine.ts';
 import { refundMachine, refundTexts } from '#machines/refund.machine.ts';
 import type { MachineTexts } from '#machines/texts.ts';
 import { webhookDeliveryMachine, webhookDeliveryTexts } from '#machines/webhook-delivery.machine.ts';
@@ -37,4 +38,5 @@ export const MACHINE_DOCS: readonly MachineDoc[] = [
   entry('refund', refundMachine, refundTexts),
   entry('webhook-delivery', webhookDeliveryMachine, webhookDeliveryTexts),
   entry('approval', approvalMachine, approvalTexts),
+  entry('recon-break', reconBreakMachine, reconBreakTexts),
 ];

@@ -3,6 +3,7 @@ import type { Config, JobName } from '#src/config.ts';
 import type { Deps } from '#src/deps.ts';
 import { runDispatchOnce } from '#src/dispatch/job.ts';
 import { runInstructionsOnce } from '#src/instructions/job.ts';
+import { RECON_INTERVAL_MS, runReconciliationOnce } from '#src/reconciliation/job.ts';
 import { runRefundsOnce } from '#src/refunds/job.ts';
 import { runSettlementOnce } from '#src/settlement/job.ts';
 import { runWebhooksOnce } from '#src/webhooks/job.ts';
@@ -32,6 +33,8 @@ export const JOBS: readonly JobDefinition[] = [
   { name: 'webhooks', intervalMs: (config) => config.WORKER_POLL_INTERVAL_MS, runOnce: runWebhooksOnce },
   // Expired idempotency keys and old done tasks; nothing wakes it.
   { name: 'retention', intervalMs: () => RETENTION_INTERVAL_MS, runOnce: runRetentionOnce },
+  // Yesterday's reconciliation of every rail, once RECON_RUN_AT has passed; nothing wakes it.
+  { name: 'reconciliation', intervalMs: () => RECON_INTERVAL_MS, runOnce: runReconciliationOnce },
 ];
 
 export function jobNamed(name: string): JobDefinition {

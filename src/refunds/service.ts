@@ -196,11 +196,16 @@ export async function raiseRefundIn(
   deps: Pick<Deps, 'corridors'>,
   payoutId: string,
   now: Date,
+  options: { afterReturn?: boolean } = {},
 ): Promise<RaiseOutcome> {
   if (!isUuid(payoutId)) return { kind: 'NO_PAYOUT' };
   const payout = await tx.findOne(Payout, payoutId, { lockMode: LockMode.PESSIMISTIC_WRITE });
   if (!payout) return { kind: 'NO_PAYOUT' };
-  if (payout.status !== 'FAILED') {
+  // A SUCCESSFUL payout is refunded only when the processor returned its money after success, as
+  // an approved reconciliation resolution establishes (`src/reconciliation/breaks.ts`).
+  const eligible =
+    payout.status === 'FAILED' || (options.afterReturn === true && payout.status === 'SUCCESSFUL');
+  if (!eligible) {
     return { kind: 'NOT_ELIGIBLE', reason: `is ${payout.status}; only a FAILED payout is refunded` };
   }
   const received = toDecimal(payout.receivedAmount);

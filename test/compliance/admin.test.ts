@@ -49,6 +49,7 @@ const QUEUES = [
   'MONEY_HELD_NO_REFUND_DESTINATION',
   'WEBHOOK_DELIVERIES_DEAD',
   'APPROVALS_PENDING',
+  'RECONCILIATION_BREAKS',
 ];
 
 describe('admin.exceptions: where money waits for a person', () => {

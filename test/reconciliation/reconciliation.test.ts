@@ -1,0 +1,257 @@
+import { expect } from 'chai';
+import { AuditEntry } from '#src/audit/entities.ts';
+import { PaymentInstruction } from '#src/instructions/entities.ts';
+import { runInstructionsOnce } from '#src/instructions/job.ts';
+import { dayOf } from '#src/lib/days.ts';
+import { Payout } from '#src/payouts/entities.ts';
+import { ReconRun } from '#src/reconciliation/entities.ts';
+import { runDueReconciliations } from '#src/reconciliation/service.ts';
+import { Refund } from '#src/refunds/entities.ts';
+import { Inflow } from '#src/settlement/entities.ts';
+import type { Merchant } from '../client.ts';
+import { call } from '../client.ts';
+import {
+  callbacksDelivered,
+  deps,
+  dispatch,
+  eventually,
+  merchantWith,
+  paidPayout,
+  payoutTo,
+} from '../dispatch/fixtures.ts';
+import { harness } from '../harness.ts';
+import { cliAs, newOperator, refusal, type TestOperator } from '../operators/fixtures.ts';
+import { payBank, sandbox } from '../settlement/fixtures.ts';
+
+/** The payout's one outflow, once the processor's callback made it final. */
+async function paidOut(merchant: Merchant, suffix: string): Promise<{ payoutId: string; outflowId: string }> {
+  const payoutId = await paidPayout(merchant, payoutTo(suffix, 'NGN'));
+  const [outflow] = await dispatch(merchant, payoutId);
+  await callbacksDelivered(outflow.id);
+  await eventually('the payout to succeed', async () => {
+    const payout = await deps().orm.em.fork().findOneOrFail(Payout, payoutId);
+    return payout.status === 'SUCCESSFUL';
+  });
+  return { payoutId, outflowId: outflow.id };
+}
+
+const today = () => dayOf(harness().clock.now());
+
+describe('reconciliation against the rails (recon run, recon list, recon breaks)', () => {
+  let merchant: Merchant;
+  let operator: TestOperator;
+  let approver: TestOperator;
+  before(async () => {
+    merchant = await merchantWith();
+    operator = await newOperator('operator');
+    approver = await newOperator('approver');
+  });
+
+  it('finds a payout the processor returned days after its success, and refunds it under four eyes', async () => {
+    const { payoutId, outflowId } = await paidOut(merchant, '1005');
+    const settledOn = today();
+    const first = await cliAs(operator)('recon', 'run', '--date', settledOn, '--rail', 'PROCESSOR');
+    expect(first.busy).to.deep.equal([]);
+    expect(first.runs).to.have.length(1);
+    expect(first.runs[0]).to.include({
+      day: settledOn,
+      rail: 'PROCESSOR',
+      state: 'DONE',
+      rail_complete: false,
+    });
+    const account = first.runs[0].accounts.find(
+      (a: any) => a.account === 'transit:processor:payout-processor',
+    );
+    expect(account.matched_count).to.be.greaterThan(0);
+    const before = await cliAs(operator)('recon', 'breaks', '--limit', '100');
+    expect(before.data.filter((b: any) => b.reference === outflowId)).to.deep.equal([]);
+
+    // Three days later the processor's report says RETURNED; the books still say paid.
+    harness().clock.advance(3 * 86_400_000 + 1000);
+    const returnedOn = today();
+    const run = await cliAs(operator)('recon', 'run', '--date', returnedOn, '--rail', 'PROCESSOR');
+    expect(run.runs[0]).to.include({ day: returnedOn, state: 'DONE' });
+    const open = await cliAs(operator)('recon', 'breaks', '--open', '--limit', '100');
+    const found = open.data.filter((b: any) => b.reference === outflowId);
+    expect(found).to.have.length(1);
+    expect(found[0]).to.include({
+      kind: 'STATE_DIFFERS',
+      rail: 'PROCESSOR',
+      ledger_state: 'SUCCESSFUL',
+      rail_state: 'RETURNED',
+      payout_id: payoutId,
+      outflow_id: outflowId,
+      currency: 'NGN',
+      ledger_amount: '150000',
+      rail_amount: '150000',
+      status: 'OPEN',
+    });
+    // The settling day, run again, finds the same difference: one break, not two.
+    const again = await cliAs(operator)('recon', 'run', '--date', settledOn, '--rail', 'PROCESSOR');
+    expect(again.runs[0]).to.include({ id: first.runs[0].id, attempts: 2 });
+    const still = await cliAs(operator)('recon', 'breaks', '--open', '--limit', '100');
+    expect(still.data.filter((b: any) => b.reference === outflowId)).to.have.length(1);
+
+    const breakId = found[0].id;
+    // Money moves only under four eyes: explaining it away alone is refused for no reason of
+    // the break's, but a refund is a proposal.
+    const proposed = await cliAs(operator)(
+      'recon',
+      'propose',
+      breakId,
+      '--resolution',
+      'REFUNDED_RETURN',
+      '--note',
+      'GTBank returned it: account closed after payment',
+    );
+    expect(proposed.approval).to.include({ action: 'recon.resolve', state: 'PENDING' });
+    expect(proposed.approval.target_ids).to.deep.equal([breakId]);
+    expect(
+      (await cliAs(operator)('recon', 'breaks', '--open', '--limit', '100')).data.map((b: any) => b.id),
+    ).to.include(breakId);
+    const own = await refusal(cliAs(operator)('approval', 'approve', proposed.approval.id));
+    expect(own.code).to.be.oneOf(['APPROVER_ROLE_REQUIRED', 'SELF_APPROVAL_FORBIDDEN']);
+
+    const approved = await cliAs(approver)('approval', 'approve', proposed.approval.id);
+    expect(approved.approval).to.include({ state: 'APPROVED', decided_by_id: approver.id });
+    expect(approved.approval.result).to.include({
+      break_id: breakId,
+      status: 'RESOLVED',
+      resolution: 'REFUNDED_RETURN',
+    });
+    const resolved = await cliAs(operator)('recon', 'breaks', '--limit', '100');
+    expect(resolved.data.find((b: any) => b.id === breakId)).to.include({
+      status: 'RESOLVED',
+      resolution: 'REFUNDED_RETURN',
+      resolution_note: 'GTBank returned it: account closed after payment',
+      resolved_by: approver.id,
+      approval_id: proposed.approval.id,
+    });
+    const refund = await deps().orm.em.fork().findOneOrFail(Refund, { payout: payoutId });
+    expect(approved.approval.result.refund_id).to.equal(refund.id);
+    expect(refund.status).to.be.oneOf(['PENDING', 'PROCESSING', 'SUCCESSFUL']);
+    const audited = await deps()
+      .orm.em.fork()
+      .find(AuditEntry, { targetIds: { $contains: [breakId] } }, { orderBy: { createdAt: 'asc' } });
+    expect(audited.map((a) => a.action)).to.deep.equal(['admin.recon.propose', 'admin.approvals.approve']);
+  });
+
+  it('finds a payout missing from the processor’s report, which one operator explains with a note', async () => {
+    const { outflowId } = await paidOut(merchant, '1006');
+    await cliAs(operator)('recon', 'run', '--date', today(), '--rail', 'PROCESSOR');
+    const open = await cliAs(operator)('recon', 'breaks', '--open', '--limit', '100');
+    const found = open.data.find((b: any) => b.reference === outflowId);
+    expect(found).to.include({
+      kind: 'MISSING_ON_RAIL',
+      ledger_state: 'SUCCESSFUL',
+      rail_state: null,
+      rail_amount: null,
+    });
+    const resolved = await cliAs(operator)(
+      'recon',
+      'resolve',
+      found.id,
+      '--note',
+      'processor re-issued its report',
+    );
+    expect(resolved).to.include({
+      status: 'RESOLVED',
+      resolution: 'EXPLAINED',
+      resolved_by: operator.id,
+      approval_id: null,
+    });
+    const twice = await refusal(cliAs(operator)('recon', 'resolve', found.id, '--note', 'again'));
+    expect(twice.code).to.equal('VALIDATION_FAILED');
+    // A run that finds it again leaves it resolved.
+    await cliAs(operator)('recon', 'run', '--date', today(), '--rail', 'PROCESSOR');
+    const after = await cliAs(operator)('recon', 'breaks', '--limit', '100');
+    expect(after.data.filter((b: any) => b.reference === outflowId).map((b: any) => b.status)).to.deep.equal([
+      'RESOLVED',
+    ]);
+  });
+
+  it('finds a statement amount that differs from the notification, and a credit the bank reversed', async () => {
+    const created = await call('POST', '/v1/payouts', { key: merchant.key, body: payoutTo('4321', 'NGN') });
+    expect(created.status, created.text).to.equal(201);
+    await runInstructionsOnce(deps());
+    const instruction = await deps()
+      .orm.em.fork()
+      .findOneOrFail(PaymentInstruction, { payout: created.body.id });
+    const short = await sandbox('/sandbox/bank/transfers', {
+      account_number: instruction.accountUnique,
+      amount: '100.00',
+      statement_amount: '90.00',
+      currency: 'NGN',
+    });
+    expect(short.status, short.text).to.equal(201);
+    const paid = await payBank(instruction.accountUnique, '200.00');
+    await eventually('both credits to be recorded', async () => {
+      const n = await deps()
+        .orm.em.fork()
+        .count(Inflow, { externalRef: { $in: [short.body.session_id, paid.session_id] } });
+      return n === 2;
+    });
+    const reversed = await sandbox(`/sandbox/bank/credits/${paid.session_id}/reversal`, {});
+    expect(reversed.status).to.equal(201);
+
+    const run = await cliAs(operator)('recon', 'run', '--date', today(), '--rail', 'BANK_TRANSFER');
+    expect(run.runs[0]).to.include({ rail: 'BANK_TRANSFER', state: 'DONE' });
+    const breaks = (await cliAs(operator)('recon', 'breaks', '--open', '--limit', '100')).data;
+    expect(breaks.find((b: any) => b.reference === short.body.session_id)).to.include({
+      kind: 'AMOUNT_DIFFERS',
+      account: 'collection:bank',
+      ledger_amount: '100',
+      rail_amount: '90',
+    });
+    expect(breaks.find((b: any) => b.reference === paid.session_id)).to.include({
+      kind: 'STATE_DIFFERS',
+      ledger_state: 'CREDITED',
+      rail_state: 'REVERSED',
+    });
+  });
+
+  it('matches the chains’ transfers with the books, and runs every rail when none is named', async () => {
+    const usdt = await paidPayout(merchant, payoutTo('7788', 'USDT'));
+    const inflow = await deps().orm.em.fork().find(Inflow, { payout: usdt });
+    const all = await cliAs(operator)('recon', 'run', '--date', today());
+    expect(all.runs.map((r: any) => r.rail).sort()).to.deep.equal(['BANK_TRANSFER', 'CRYPTO', 'PROCESSOR']);
+    const crypto = all.runs.find((r: any) => r.rail === 'CRYPTO');
+    expect(
+      crypto.accounts.some(
+        (a: any) => a.account.startsWith('collection:crypto:TRON:') && a.matched_count > 0,
+      ),
+    ).to.equal(true);
+    const breaks = (await cliAs(operator)('recon', 'breaks', '--limit', '100')).data;
+    expect(breaks.filter((b: any) => b.reference === inflow[0]!.externalRef)).to.deep.equal([]);
+    const list = await cliAs(operator)('recon', 'list', '--limit', '5');
+    expect(list.data.map((r: any) => r.id)).to.include(crypto.id);
+  });
+
+  it('refuses a day that is not one, or has not begun, writing nothing', async () => {
+    for (const date of ['2026-02-30', 'yesterday']) {
+      const refused = await refusal(cliAs(operator)('recon', 'run', '--date', date));
+      expect(refused.code).to.equal('VALIDATION_FAILED');
+    }
+    const future = dayOf(new Date(harness().clock.now().getTime() + 2 * 86_400_000));
+    const refused = await refusal(cliAs(operator)('recon', 'run', '--date', future));
+    expect(refused.code).to.equal('VALIDATION_FAILED');
+    const runs = await deps()
+      .orm.em.fork()
+      .count(ReconRun, { day: { $in: ['2026-02-30', 'yesterday', future] } });
+    expect(runs).to.equal(0);
+  });
+
+  it('runs yesterday once RECON_RUN_AT has passed, once per day and rail', async () => {
+    const now = harness().clock.now();
+    const [h, m] = deps().config.RECON_RUN_AT.split(':').map(Number) as [number, number];
+    // The day after tomorrow: yesterday then has no run yet.
+    const midnight = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 2);
+    harness().clock.set(new Date(midnight + (h * 60 + m) * 60_000 - 1000));
+    expect((await runDueReconciliations(deps())).ran).to.deep.equal([]);
+    harness().clock.advance(2000);
+    const due = await runDueReconciliations(deps());
+    expect(due.ran.map((r) => r.rail).sort()).to.deep.equal(['BANK_TRANSFER', 'CRYPTO', 'PROCESSOR']);
+    expect(new Set(due.ran.map((r) => r.day))).to.deep.equal(new Set([dayOf(new Date(midnight - 1))]));
+    expect((await runDueReconciliations(deps())).ran).to.deep.equal([]);
+  });
+});
