@@ -36,8 +36,8 @@ export type Currency = 'USDT' | 'NGN' | 'KES' | 'GHS' | 'UGX' | 'TZS' | 'ZAR' | 
 /** What the merchant pays in: USDT on the crypto rail, NGN by bank transfer. */
 export type SettlementCurrency = 'USDT' | 'NGN';
 
-/** USDT network. */
-export type Network = 'TRON' | 'BSC';
+/** USDT network: TRON (or TRC20, its token standard) or BSC (or BEP20). Either name means the same network; responses name the chain (TRON, BSC), payment instructions the token standard. */
+export type NetworkName = 'TRON' | 'TRC20' | 'BSC' | 'BEP20';
 
 /** A destination with an institution behind it: a bank account or a mobile money wallet. */
 export type PayableDestinationType = 'BANK_ACCOUNT' | 'MOBILE_MONEY';
@@ -237,6 +237,9 @@ export interface Refund {
 
 /** PENDING → PROCESSING → SUCCESSFUL, or FAILED (waits for an operator and a corrected destination). */
 export type RefundStatus = 'PENDING' | 'PROCESSING' | 'SUCCESSFUL' | 'FAILED';
+
+/** USDT network. */
+export type Network = 'TRON' | 'BSC';
 
 /** One page of Inflow items, newest first. */
 export interface InflowPage {
@@ -509,8 +512,8 @@ export interface BankAccountPayoutRequest {
   /** Beneficiary name, as returned by POST /v1/banks/resolve. */
   destination_account_name: string;
   settlement_currency?: SettlementCurrency;
-  /** USDT network to pay on (crypto rail only; default TRON); ignored for NGN. */
-  settlement_network?: Network;
+  /** USDT network to pay on (crypto rail only; default TRON); TRC20 and BEP20 name the same networks; ignored for NGN. */
+  settlement_network?: NetworkName;
   /** Your own reference, echoed back. */
   merchant_reference?: string;
   /** Your own key-value pairs, returned with the payout and in its webhooks: at most 20 keys of 1 to 40 characters, string values of at most 500. */
@@ -538,8 +541,8 @@ export interface MobileMoneyPayoutRequest {
   /** Beneficiary name, as returned by POST /v1/banks/resolve. */
   destination_account_name: string;
   settlement_currency?: SettlementCurrency;
-  /** USDT network to pay on (crypto rail only; default TRON); ignored for NGN. */
-  settlement_network?: Network;
+  /** USDT network to pay on (crypto rail only; default TRON); TRC20 and BEP20 name the same networks; ignored for NGN. */
+  settlement_network?: NetworkName;
   /** Your own reference, echoed back. */
   merchant_reference?: string;
   /** Your own key-value pairs, returned with the payout and in its webhooks: at most 20 keys of 1 to 40 characters, string values of at most 500. */
@@ -550,7 +553,7 @@ export interface MobileMoneyPayoutRequest {
   quote_id?: string;
 }
 
-/** A payout in USDT to a crypto wallet: destination_provider_name is the network (TRON or BSC), destination_account_unique an address on it, and there is no provider code. */
+/** A payout in USDT to a crypto wallet: destination_provider_name is the network (TRON or BSC, or their token standards TRC20 and BEP20; the payout names the chain), destination_account_unique an address on it, and there is no provider code. */
 export interface CryptoWalletPayoutRequest {
   destination_type: 'CRYPTO_WALLET';
   /** ISO 3166-1 alpha-2 country code, upper case. */
@@ -561,12 +564,12 @@ export interface CryptoWalletPayoutRequest {
   /** Mobile number in E.164 form, bank account number, or crypto address, in the format of its corridor (docs/account-formats.md; a refusal says which). */
   destination_account_unique: string;
   /** Display name of the provider or bank; the network (TRON or BSC) for CRYPTO_WALLET. */
-  destination_provider_name: 'TRON' | 'BSC';
+  destination_provider_name: 'TRON' | 'TRC20' | 'BSC' | 'BEP20';
   /** Beneficiary name, as returned by POST /v1/banks/resolve. */
   destination_account_name?: string;
   settlement_currency?: SettlementCurrency;
-  /** USDT network to pay on (crypto rail only; default TRON); ignored for NGN. */
-  settlement_network?: Network;
+  /** USDT network to pay on (crypto rail only; default TRON); TRC20 and BEP20 name the same networks; ignored for NGN. */
+  settlement_network?: NetworkName;
   /** Your own reference, echoed back. */
   merchant_reference?: string;
   /** Your own key-value pairs, returned with the payout and in its webhooks: at most 20 keys of 1 to 40 characters, string values of at most 500. */
@@ -590,13 +593,13 @@ export interface BankAccountRefundDestinationRequest {
   bank_name?: string | null;
 }
 
-/** USDT refunds go to an address on TRON or BSC; its correctness is the merchant’s. */
+/** USDT refunds go to an address on TRON (TRC20) or BSC (BEP20); its correctness is the merchant’s. */
 export interface CryptoAddressRefundDestinationRequest {
   /** The settlement currency refunded to this destination. */
   currency: SettlementCurrency;
   type: 'CRYPTO_ADDRESS';
-  /** CRYPTO_ADDRESS: TRON or BSC. */
-  network: Network;
+  /** CRYPTO_ADDRESS: TRON (or TRC20) or BSC (or BEP20); the destination names the chain. */
+  network: NetworkName;
   /** CRYPTO_ADDRESS: the address on that network. */
   address: string | null;
   /** CRYPTO_ADDRESS: destination tag or memo where the chain uses one. */

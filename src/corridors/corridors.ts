@@ -8,6 +8,21 @@ export const SETTLEMENT_CURRENCIES = ['USDT', 'NGN'] as const;
 export type SettlementCurrency = (typeof SETTLEMENT_CURRENCIES)[number];
 export const NETWORKS = ['TRON', 'BSC'] as const;
 export type Network = (typeof NETWORKS)[number];
+/** USDT's token standard on each network: the payment instruction's `network` says this. */
+export const NETWORK_STANDARDS = { TRON: 'TRC20', BSC: 'BEP20' } as const satisfies Record<Network, string>;
+/** Every name an input may give a network: the chain's (`TRON`) or the token standard's (`TRC20`). */
+export const NETWORK_NAMES = ['TRON', 'TRC20', 'BSC', 'BEP20'] as const;
+export type NetworkName = (typeof NETWORK_NAMES)[number];
+
+/** The network a name stands for (`TRC20` is TRON), exactly as written; undefined for anything else. */
+export function networkNamed(name: string): Network | undefined {
+  return NETWORKS.find((network) => network === name || NETWORK_STANDARDS[network] === name);
+}
+
+/** The names of `network` an input may use, for refusals and documents: `TRON or TRC20`. */
+export function namesOf(network: Network): [Network, string] {
+  return [network, NETWORK_STANDARDS[network]];
+}
 export const RAILS = ['CRYPTO', 'BANK_TRANSFER'] as const;
 export type Rail = (typeof RAILS)[number];
 
@@ -57,7 +72,6 @@ const fileSchema = z.object({
         z.object({
           network_fee: decimal.optional(),
           refund_fee: decimal.optional(),
-          label: z.string(),
           address: accountFormat,
         }),
       ),
@@ -196,9 +210,9 @@ export class Corridors {
     return format;
   }
 
-  /** Label of a network for display on instructions (TRC20, BEP20). */
+  /** Label of a network for display on instructions: its token standard (TRC20, BEP20). */
   networkLabel(network: Network): string {
-    return this.data.settlement.USDT.networks[network]?.label ?? network;
+    return NETWORK_STANDARDS[network];
   }
 
   /** Network fee charged on a payout settled in `settlement` (and `network` for crypto). */

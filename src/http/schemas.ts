@@ -1,5 +1,13 @@
 import { z } from 'zod';
-import { DESTINATION_TYPES, NETWORKS, RAILS, SETTLEMENT_CURRENCIES } from '#src/corridors/corridors.ts';
+import {
+  DESTINATION_TYPES,
+  NETWORK_NAMES,
+  NETWORKS,
+  type Network,
+  networkNamed,
+  RAILS,
+  SETTLEMENT_CURRENCIES,
+} from '#src/corridors/corridors.ts';
 import { isUuid } from '#src/lib/ids.ts';
 import {
   CURRENCY_DECIMALS,
@@ -81,6 +89,20 @@ export const railSchema = z.enum(RAILS).meta({
 });
 
 export const networkSchema = z.enum(NETWORKS).meta({ id: 'Network', description: 'USDT network.' });
+
+/**
+ * A USDT network named in a request: the chain (`TRON`, `BSC`) or USDT's token standard on it
+ * (`TRC20`, `BEP20`, as the payment instruction says), alike. Becomes the chain's name.
+ */
+export const networkIn = z
+  .enum(NETWORK_NAMES, { error: oneOf(NETWORK_NAMES) })
+  .transform((name): Network => networkNamed(name) as Network)
+  .meta({
+    id: 'NetworkName',
+    description:
+      'USDT network: TRON (or TRC20, its token standard) or BSC (or BEP20). Either name means the same ' +
+      'network; responses name the chain (TRON, BSC), payment instructions the token standard.',
+  });
 
 /**
  * A string of `min` to `max` characters, counted as JSON Schema's `minLength`/`maxLength` count

@@ -6,8 +6,9 @@ import {
   accountFormatIssue,
   type Corridors,
   type DestinationType,
-  NETWORKS,
+  NETWORK_NAMES,
   type Network,
+  networkNamed,
   type SettlementCurrency,
 } from '#src/corridors/corridors.ts';
 import { emSql } from '#src/db/sql.ts';
@@ -18,7 +19,7 @@ import {
   decimalsIssue,
   destinationTypeSchema,
   idIn,
-  networkSchema,
+  networkIn,
   type RequestVariant,
   requestVariants,
   settlementCurrencySchema,
@@ -52,10 +53,11 @@ const DESTINATION_SHAPES = {
   CRYPTO_WALLET: {
     name: 'CryptoWalletPayoutRequest',
     description:
-      'A payout in USDT to a crypto wallet: destination_provider_name is the network (TRON or BSC), ' +
-      'destination_account_unique an address on it, and there is no provider code.',
+      'A payout in USDT to a crypto wallet: destination_provider_name is the network (TRON or BSC, or ' +
+      'their token standards TRC20 and BEP20; the payout names the chain), destination_account_unique ' +
+      'an address on it, and there is no provider code.',
     omit: ['destination_provider_code'],
-    narrow: { destination_provider_name: { enum: [...NETWORKS] } },
+    narrow: { destination_provider_name: { enum: [...NETWORK_NAMES] } },
     allOf: addressByNetwork('destination_provider_name', 'destination_account_unique'),
   },
 } as const satisfies Record<DestinationType, RequestVariant>;
@@ -98,9 +100,11 @@ export const createPayoutIn = z
       .optional()
       .describe('Beneficiary name, as returned by POST /v1/banks/resolve.'),
     settlement_currency: settlementCurrencySchema.default('USDT'),
-    settlement_network: networkSchema
+    settlement_network: networkIn
       .optional()
-      .describe('USDT network to pay on (crypto rail only; default TRON); ignored for NGN.'),
+      .describe(
+        'USDT network to pay on (crypto rail only; default TRON); TRC20 and BEP20 name the same networks; ignored for NGN.',
+      ),
     merchant_reference: z
       .string()
       .trim()
@@ -125,6 +129,11 @@ export const createPayoutIn = z
   });
 export type CreatePayoutInput = z.output<typeof createPayoutIn>;
 
+/** The network a crypto wallet's provider name stands for, in any case (`trc20` is TRON). */
+function cryptoNetworkOf(input: CreatePayoutInput): Network | undefined {
+  return networkNamed(input.destination_provider_name.toUpperCase());
+}
+
 /**
  * Field rules that depend on other fields: required per destination type, the account's format in
  * its corridor (or the address format of its network), currency precision.
@@ -142,12 +151,11 @@ function crossFieldIssues(corridors: Corridors, input: CreatePayoutInput): Error
   }
   let network: Network | null = null;
   if (input.destination_type === 'CRYPTO_WALLET') {
-    const named = input.destination_provider_name.toUpperCase();
-    if ((NETWORKS as readonly string[]).includes(named)) network = named as Network;
-    else {
+    network = cryptoNetworkOf(input) ?? null;
+    if (!network) {
       issues.push({
         field: 'destination_provider_name',
-        issue: 'must be the network, TRON or BSC, for CRYPTO_WALLET',
+        issue: `must be the network, ${NETWORK_NAMES.join(', ')}, for CRYPTO_WALLET`,
       });
     }
   }
@@ -217,7 +225,8 @@ export async function createPayout(
     });
     providerName = input.destination_provider_name || institution.provider_name;
   } else {
-    providerName = input.destination_provider_name.toUpperCase();
+    // The chain's name, whichever name the request used: what the processor routes on.
+    providerName = cryptoNetworkOf(input) as Network;
   }
 
   let notificationUrl: string | null = null;

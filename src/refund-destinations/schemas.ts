@@ -1,7 +1,8 @@
 import { z } from 'zod';
-import { type AccountFormat, Corridors, NETWORKS } from '#src/corridors/corridors.ts';
+import { type AccountFormat, Corridors, NETWORKS, namesOf } from '#src/corridors/corridors.ts';
 import {
   iso,
+  networkIn,
   networkSchema,
   type RequestVariant,
   requestVariants,
@@ -33,7 +34,7 @@ export function addressByNetwork(networkField: string, addressField: string): Re
   const corridors = Corridors.shipped();
   return NETWORKS.map((network) => ({
     if: {
-      properties: { [networkField]: { const: network } },
+      properties: { [networkField]: { enum: namesOf(network) } },
       required: [networkField],
       additionalProperties: true,
     },
@@ -85,7 +86,9 @@ export const refundDestinationIn = z
       .max(200)
       .nullish()
       .describe("BANK_ACCOUNT, display only: defaults to the directory's name for bank_code."),
-    network: networkSchema.nullish().describe('CRYPTO_ADDRESS: TRON or BSC.'),
+    network: networkIn
+      .nullish()
+      .describe('CRYPTO_ADDRESS: TRON (or TRC20) or BSC (or BEP20); the destination names the chain.'),
     address: z.string().nullish().describe('CRYPTO_ADDRESS: the address on that network.'),
     tag: z
       .string()
@@ -111,7 +114,8 @@ export const refundDestinationIn = z
       },
       CRYPTO_ADDRESS: {
         name: 'CryptoAddressRefundDestinationRequest',
-        description: 'USDT refunds go to an address on TRON or BSC; its correctness is the merchant’s.',
+        description:
+          'USDT refunds go to an address on TRON (TRC20) or BSC (BEP20); its correctness is the merchant’s.',
         require: ['network', 'address'],
         omit: ['bank_code', 'account_number', 'bank_name'],
         narrow: { currency: { const: 'USDT' } },

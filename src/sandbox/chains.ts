@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import Router from '@koa/router';
 import { z } from 'zod';
-import { NETWORKS, type Network } from '#src/corridors/corridors.ts';
+import type { Network } from '#src/corridors/corridors.ts';
 import type { Clock } from '#src/lib/clock.ts';
 import { type Decimal, toDecimal } from '#src/lib/money.ts';
 import { ADDRESS_FORMATS, isChainAddress } from '#src/providers/addresses.ts';
@@ -10,6 +10,7 @@ import {
   amountField,
   hasMagicSuffix,
   listQuery,
+  networkField,
   networkOf,
   optionalJson,
   pathParam,
@@ -362,7 +363,7 @@ const sendBody = z.object({
 });
 
 const simulatedTransferBody = z.object({
-  network: z.enum(NETWORKS),
+  network: networkField,
   to_address: z.string(),
   amount: z.unknown().optional(),
   currency: z.literal('USDT'),

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import Router from '@koa/router';
 import { z } from 'zod';
-import { type Corridors, DESTINATION_TYPES, NETWORKS } from '#src/corridors/corridors.ts';
+import { type Corridors, DESTINATION_TYPES, NETWORK_NAMES, networkNamed } from '#src/corridors/corridors.ts';
 import type { Clock } from '#src/lib/clock.ts';
 import { dayEnd, dayOf } from '#src/lib/days.ts';
 import { currencyDecimals, isCurrency } from '#src/lib/money.ts';
@@ -161,8 +161,9 @@ export function planPayout(input: PlanInput, corridors: Corridors): PayoutPlan {
 function destinationProblem(input: PlanInput, corridors: Corridors): string | null {
   switch (input.destinationType) {
     case 'CRYPTO_WALLET': {
-      const network = NETWORKS.find((n) => n === input.providerName.toUpperCase());
-      if (!network) return `provider_name must be the network (${NETWORKS.join(' or ')}) for CRYPTO_WALLET`;
+      const network = networkNamed(input.providerName.toUpperCase());
+      if (!network)
+        return `provider_name must be the network (${NETWORK_NAMES.join(', ')}) for CRYPTO_WALLET`;
       if (input.currency !== 'USDT') return 'CRYPTO_WALLET payouts are in USDT';
       if (!isChainAddress(network, input.accountUnique)) return `account_unique is not a ${network} address`;
       return null;

@@ -1,6 +1,6 @@
 import type { Context, Next } from 'koa';
 import { z } from 'zod';
-import { NETWORKS, type Network } from '#src/corridors/corridors.ts';
+import { NETWORK_NAMES, type Network, networkNamed } from '#src/corridors/corridors.ts';
 import { isDay } from '#src/lib/days.ts';
 import { type Decimal, toDecimal } from '#src/lib/money.ts';
 import { readJson, validate } from './http.ts';
@@ -68,14 +68,19 @@ export const referenceField = z
   .string()
   .regex(/^[A-Za-z0-9._:-]{1,128}$/, 'must be 1 to 128 letters, digits or . _ : -');
 
-const networkParam = z.object({
-  network: z
-    .string()
-    .transform((v) => v.toUpperCase())
-    .pipe(z.enum(NETWORKS, { message: `must be one of ${NETWORKS.join(', ')}` })),
-});
+/**
+ * A network named in a request to the sandbox, case-insensitive, by its chain or its token
+ * standard (`tron`, `TRON`, `TRC20` are the same chain): the chain's name.
+ */
+export const networkField = z
+  .string()
+  .transform((v) => v.toUpperCase())
+  .pipe(z.enum(NETWORK_NAMES, { message: `must be one of ${NETWORK_NAMES.join(', ')}` }))
+  .transform((name): Network => networkNamed(name) as Network);
 
-/** The `{network}` path segment, case-insensitive (`tron` and `TRON` are the same chain). */
+const networkParam = z.object({ network: networkField });
+
+/** The `{network}` path segment: see `networkField`. */
 export function networkOf(params: Record<string, string | undefined>): Network {
   return validate(networkParam, params).network;
 }
