@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { retryDelayMs } from '#machines/webhook-delivery.machine.ts';
-import { verifyWebhook } from '#src/webhooks/verifier.ts';
+import { verifyWebhook } from '#src/client/verifier.ts';
 import { type BenchContext, startService, waitFor } from '../lib/context.ts';
 import { cpuSample, cpuUse } from '../lib/cpu.ts';
 import { resetWork, scalar } from '../lib/db.ts';

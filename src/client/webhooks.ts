@@ -1,9 +1,9 @@
+import type { WebhookEvent } from './api.ts';
 import {
   DEFAULT_TOLERANCE_SECONDS,
   type VerificationFailure,
   verifyWebhook as verifySignature,
-} from '../webhooks/verifier.ts';
-import type { WebhookEvent } from './api.ts';
+} from './verifier.ts';
 
 export { DEFAULT_TOLERANCE_SECONDS, type VerificationFailure };
 
@@ -15,7 +15,7 @@ export type WebhookVerification =
   | { ok: false; reason: VerificationFailure | 'invalid_payload' };
 
 /**
- * Verifies a delivery with the service's reference verifier (`src/webhooks/verifier.ts`: the same
+ * Verifies a delivery with the service's reference verifier (`verifier.ts`: the same
  * signature, timestamp tolerance and constant-time comparison), then parses the body into a typed
  * event. Pass the body exactly as received, before any JSON parsing.
  *
@@ -24,7 +24,7 @@ export type WebhookVerification =
  *   if (result.event.event_type === 'payout.successful') ... // result.event.data is the Payout
  */
 export function verifyWebhook(options: {
-  rawBody: Buffer | Uint8Array | string;
+  rawBody: Uint8Array | string;
   headers: HeaderBag;
   /** The signing secret as issued, `whsec_…`. */
   secret: string;

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Migrator } from '@mikro-orm/migrations';
-import { defineConfig, MikroORM } from '@mikro-orm/postgresql';
+import { defineConfig, MikroORM, type Options } from '@mikro-orm/postgresql';
 import type { Clock } from '#src/lib/clock.ts';
 import type { Logger } from '#src/lib/log.ts';
 import { afterCommitSubscriber } from './after-commit.ts';
@@ -11,7 +11,7 @@ import { entities } from './entities.ts';
 
 export const MIGRATIONS_DIR = path.resolve(fileURLToPath(import.meta.url), '../../../migrations');
 
-export function ormConfig(options: { url: string; poolSize: number; log?: Logger }) {
+export function ormConfig(options: { url: string; poolSize: number; log?: Logger }): Options {
   return defineConfig({
     driver: ServicePostgreSqlDriver,
     clientUrl: options.url,

@@ -134,26 +134,24 @@ const held = await trpc.admin.refunds.held.query({ limit: 20 });
 
 ## From a tool outside this repository
 
-The types are TypeScript source; there is no separate package. A tool in its own repository
-installs this one as a development dependency, which brings the router's type and the types it is
-built from (zod, tRPC), and imports the type only, so none of the service's code runs in the tool:
+The router's type ships as a package of its own, \`@payout-service/router\`: one \`.d.ts\` that
+stands alone (it needs only \`@trpc/server\`, which \`@trpc/client\` brings), so none of the
+service's code or dependencies comes with it. \`npm run client:pack\` in the service's checkout
+writes it to \`dist/packages/\`, beside the merchant client:
 
 \`\`\`sh
-npm install --save-dev payout-service@git+https://<your-git-host>/payout-service.git#<commit>
-# or, with both checked out side by side (after \`npm install\` in the service's checkout):
-npm install --save-dev ../payout-service
-npm install @trpc/client@11
+npm install ../payout-service/dist/packages/payout-service-router-<version>.tgz @trpc/client@11
 \`\`\`
 
 \`\`\`ts
-import type { AppRouter } from 'payout-service/src/router.ts';
+import type { AppRouter } from '@payout-service/router';
 \`\`\`
 
-with \`"module"\` and \`"moduleResolution": "nodenext"\`, \`"allowImportingTsExtensions": true\`
-and \`"noEmit": true\` (or a bundler) in the tool's \`tsconfig.json\`, as this repository has. Pin a
-commit: the procedures' inputs and outputs are the contract between the tool and the service it
-calls, and a tool built against a newer router than the running service may call a procedure
-that does not exist there yet (\`ROUTE_NOT_FOUND\`).
+A \`tsconfig.json\` as \`tsc --init\` writes it is enough (a test installs the package into such a
+project, type-checks it and calls the service). Amounts are typed as the JSON numbers they are on
+the wire. Build the package from the commit of the service the tool calls: the procedures' inputs
+and outputs are the contract between the two, and a tool built against a newer router than the
+running service may call a procedure that does not exist there yet (\`ROUTE_NOT_FOUND\`).
 
 Tools in another language use the same HTTP shapes: the merchant procedures' schemas are in
 [\`openapi.json\`](openapi.json); an operator procedure's input is the JSON object whose fields

@@ -1,4 +1,4 @@
-import { signatureHeaderValue } from './verifier.ts';
+import { signatureHeaderValue } from '#src/client/verifier.ts';
 
 /** What identifies a delivery to the receiver besides its body. */
 export interface DeliveryHeaderInput {

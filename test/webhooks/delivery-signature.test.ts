@@ -1,13 +1,13 @@
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
-import { deliveryHeaders, unixSeconds } from '#src/webhooks/signature.ts';
 import {
   computeSignature,
   parseSignatureHeader,
   signatureHeaderValue,
   verifyWebhook,
-} from '#src/webhooks/verifier.ts';
+} from '#src/client/verifier.ts';
+import { deliveryHeaders, unixSeconds } from '#src/webhooks/signature.ts';
 
 /** The worked example of docs/webhooks.md; the docs test below keeps the two in step. */
 const VECTOR = {

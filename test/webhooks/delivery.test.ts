@@ -1,10 +1,10 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
+import { verifyWebhook } from '#src/client/verifier.ts';
 import { OutboxEvent } from '#src/events/entities.ts';
 import { WebhookDelivery } from '#src/webhooks/delivery.entities.ts';
 import { unixSeconds } from '#src/webhooks/signature.ts';
-import { verifyWebhook } from '#src/webhooks/verifier.ts';
 import { call, createMerchant, errorOf, type Merchant } from '../client.ts';
 import { harness } from '../harness.ts';
 import { payoutReadyMerchant } from '../payouts/fixtures.ts';

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { AuditEntry } from '#src/audit/entities.ts';
+import { verifyWebhook } from '#src/client/verifier.ts';
 import { WebhookDelivery } from '#src/webhooks/delivery.entities.ts';
 import { unixSeconds } from '#src/webhooks/signature.ts';
-import { verifyWebhook } from '#src/webhooks/verifier.ts';
 import type { Merchant } from '../client.ts';
 import { harness } from '../harness.ts';
 import { cliAs, operatorWith, trpcCall } from '../operators/fixtures.ts';

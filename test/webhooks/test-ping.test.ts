@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import { verifyWebhook } from '#src/client/verifier.ts';
 import { OutboxEvent } from '#src/events/entities.ts';
 import { unixSeconds } from '#src/webhooks/signature.ts';
-import { verifyWebhook } from '#src/webhooks/verifier.ts';
 import { call, createMerchant, errorOf } from '../client.ts';
 import { harness } from '../harness.ts';
 import { configureWebhook, deliverFor, deliveryLog, receiversClosedAfterEach } from './receiver.ts';

@@ -30,8 +30,8 @@ export type VerificationFailure =
 export type VerificationResult = { ok: true; timestamp: number } | { ok: false; reason: VerificationFailure };
 
 export interface VerifyOptions {
-  /** The request body exactly as received: the bytes that were signed. */
-  rawBody: Buffer | Uint8Array | string;
+  /** The request body exactly as received (a Buffer is a Uint8Array): the bytes that were signed. */
+  rawBody: Uint8Array | string;
   /** The `X-Service-Signature` header: `t=<unix seconds>,v1=<hex>`. */
   signatureHeader: string | string[] | undefined;
   /** The `X-Service-Timestamp` header; when given it must equal the signed `t`. */
@@ -48,11 +48,7 @@ export interface VerifyOptions {
 }
 
 /** Hex HMAC-SHA256 of `<timestamp>.<raw body>` keyed with the whole secret string. */
-export function computeSignature(
-  secret: string,
-  timestamp: number,
-  rawBody: Buffer | Uint8Array | string,
-): string {
+export function computeSignature(secret: string, timestamp: number, rawBody: Uint8Array | string): string {
   return createHmac('sha256', secret).update(`${timestamp}.`).update(rawBody).digest('hex');
 }
 
@@ -60,7 +56,7 @@ export function computeSignature(
 export function signatureHeaderValue(
   secret: string,
   timestamp: number,
-  rawBody: Buffer | Uint8Array | string,
+  rawBody: Uint8Array | string,
 ): string {
   return `t=${timestamp},v1=${computeSignature(secret, timestamp, rawBody)}`;
 }
