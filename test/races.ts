@@ -1,19 +1,13 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { harness } from './harness.ts';
+import { needsPostgresServer } from './skip.ts';
 
 /**
  * Skips the running test on the embedded PostgreSQL (PGlite), which runs one transaction at a
- * time: there a race test would pass without anything racing. The reason is added to the test's
- * title, which the reporter prints beside the skipped test. `.ci/run` runs the suite on both.
+ * time: there a race test would pass without anything racing. The reporter prints the reason
+ * under the skipped test. `.ci/run` runs the suite on both.
  */
 export function racesOnlyOnPostgres(ctx: Mocha.Context): void {
-  if (!harness().embedded) return;
-  const test = ctx.currentTest ?? ctx.test;
-  if (test) {
-    test.title +=
-      ' [skipped: races only on a PostgreSQL server, where transactions run side by side; set DATABASE_URL]';
-  }
-  ctx.skip();
+  needsPostgresServer(ctx, 'races: transactions that run side by side');
 }
 
 /**
