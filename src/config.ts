@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { EXCEPTION_QUEUES, type OverdueVariable, overdueVariable, QUEUE_INFO } from './compliance/queues.ts';
 
 const int = (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback);
 const flagValue = z
@@ -62,6 +63,14 @@ const jobList = z
     }
     return names as JobName[];
   });
+
+/**
+ * `OVERDUE_<QUEUE>_HOURS` of every exception queue: the hours after which an item of the queue is
+ * overdue (whole hours, at least 1), its default declared by the queue (`src/compliance/queues.ts`).
+ */
+const overdueSettings = Object.fromEntries(
+  EXCEPTION_QUEUES.map((q) => [overdueVariable(q), int(QUEUE_INFO[q].overdue.defaultHours, 1)]),
+) as Record<OverdueVariable, ReturnType<typeof int>>;
 
 /**
  * Every environment variable the service reads, with its default. Parsed once at start;
@@ -156,6 +165,7 @@ export const configSchema = z.object({
   FOUR_EYES: flag(true),
   /** How long a proposal waits for a decision before it expires. */
   APPROVAL_TTL_HOURS: int(72, 1),
+  ...overdueSettings,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /**
    * Whether `npm start` creates the demo tenant (approved, every scope) and prints its key.

@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { within } from '#src/lib/within.ts';
+import { overdueHours } from './compliance/queues.ts';
 import type { Config } from './config.ts';
 import { Corridors } from './corridors/corridors.ts';
 import { migrateVia, openOrm } from './db/orm.ts';
@@ -112,7 +113,11 @@ export async function startService(options: DepsOptions): Promise<RunningService
     await orm.close();
     throw err;
   }
-  registerServiceMetrics(deps.metrics, { sql: deps.sql, clock: deps.clock });
+  registerServiceMetrics(deps.metrics, {
+    sql: deps.sql,
+    clock: deps.clock,
+    overdueHours: overdueHours(config),
+  });
   const app = createApp(deps, appRouter);
   const server: Server = await new Promise((resolve, reject) => {
     const s = app.listen(config.PORT, config.HOST, () => resolve(s));

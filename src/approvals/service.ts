@@ -324,21 +324,29 @@ export async function rejectMove(call: AdminCall, approvalId: string, note: stri
  */
 export async function expireDueApprovals(deps: Deps, limit = 100): Promise<number> {
   const now = deps.clock.now();
-  return deps.orm.em.fork().transactional(async (em) => {
+  const expired = await deps.orm.em.fork().transactional(async (em) => {
     const due = await em.execute<{ id: string }[]>(
       `select id from approvals where status = 'PENDING' and expires_at <= ?
         order by expires_at limit ? for update skip locked`,
       [now, limit],
     );
-    let expired = 0;
+    const expired: Approval[] = [];
     for (const { id } of due) {
       const t = await applyApprovalEvent(em, id, { type: 'EXPIRE', now });
       if (!t.taken) continue;
       t.row.decidedAt = now;
-      expired++;
+      expired.push(t.row);
     }
     return expired;
   });
+  // Nothing is dropped: what the proposal concerned is still in its own queue, overdue there.
+  for (const a of expired) {
+    deps.log.warn(
+      { approval_id: a.id, action: a.action, target_ids: a.targetIds, proposer_id: a.proposerId },
+      'proposal expired undecided; its target still waits in its queue',
+    );
+  }
+  return expired.length;
 }
 
 export interface ApprovalFilter {

@@ -7,6 +7,7 @@ import { iso, noInput, timestampOut } from '#src/http/schemas.ts';
 import { router } from '#src/http/trpc.ts';
 import { COUNTED_TABLES, stateCounts, withCounts } from './counts.ts';
 import { EXCEPTION_QUEUES, exceptionQueues, QUEUE_INFO } from './exceptions.ts';
+import { overdueHours, overdueVariable } from './queues.ts';
 
 /**
  * `admin.machines` and `admin.exceptions`: what the operators' console shows on its Machines and
@@ -61,7 +62,12 @@ export const machinesOut = complianceModelOut.extend({
  *       queues: [{ code, title, description, machine, state, since, list,
  *                  count,                 // objects waiting now
  *                  oldest_at,             // ISO time the oldest started waiting; null when empty
- *                  oldest_age_seconds }] } // counted_at - oldest_at, whole seconds; null when empty
+ *                  oldest_age_seconds,    // counted_at - oldest_at, whole seconds; null when empty
+ *                  overdue_after_hours,   // the queue's overdue age in force (OVERDUE_<QUEUE>_HOURS)
+ *                  overdue_setting,       // that variable's name
+ *                  overdue,               // objects that have waited longer than that
+ *                  overdue_since,         // ISO time before which a waiting object is overdue
+ *                  afterwards }] }        // what the service does on its own once one is overdue
  *
  * Queues, always all of them and in this order: PAYOUTS_HELD_UNDERPAID, INFLOWS_UNMATCHED,
  * REFUNDS_FAILED, MONEY_HELD_NO_REFUND_DESTINATION, WEBHOOK_DELIVERIES_DEAD, APPROVALS_PENDING, RECONCILIATION_BREAKS. `list` names the
@@ -82,6 +88,11 @@ export const exceptionsOut = z.object({
       count: z.number().int(),
       oldest_at: timestampOut.nullable(),
       oldest_age_seconds: z.number().int().nullable(),
+      overdue_after_hours: z.number().int(),
+      overdue_setting: z.string(),
+      overdue: z.number().int(),
+      overdue_since: timestampOut,
+      afterwards: z.string(),
     }),
   ),
 });
@@ -109,12 +120,18 @@ export const complianceAdminRouter = router({
     .output(exceptionsOut)
     .query(async ({ ctx }) => {
       const now = ctx.deps.clock.now();
-      const queues = await exceptionQueues(ctx.deps.sql);
+      const hours = overdueHours(ctx.deps.config);
+      const queues = await exceptionQueues(ctx.deps.sql, { now, hours });
       return {
         counted_at: iso(now),
         queues: queues.map((q) => ({
           code: q.queue,
           ...QUEUE_INFO[q.queue],
+          overdue_after_hours: hours[q.queue],
+          overdue_setting: overdueVariable(q.queue),
+          overdue: q.overdue,
+          overdue_since: iso(new Date(now.getTime() - hours[q.queue] * 3_600_000)),
+          afterwards: QUEUE_INFO[q.queue].overdue.afterwards,
           count: q.count,
           oldest_at: q.oldestAt ? iso(q.oldestAt) : null,
           oldest_age_seconds: q.oldestAt

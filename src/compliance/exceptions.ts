@@ -1,4 +1,5 @@
 import { type Sql, statement } from '#src/db/sql.ts';
+import { EXCEPTION_QUEUES, type ExceptionQueue } from './queues.ts';
 
 /**
  * The queues where money (or a message about it) waits for a person, for `admin.exceptions`:
@@ -7,147 +8,101 @@ import { type Sql, statement } from '#src/db/sql.ts';
  * the size of the queues, not of the tables.
  */
 
-export const EXCEPTION_QUEUES = [
-  'PAYOUTS_HELD_UNDERPAID',
-  'INFLOWS_UNMATCHED',
-  'REFUNDS_FAILED',
-  'MONEY_HELD_NO_REFUND_DESTINATION',
-  'WEBHOOK_DELIVERIES_DEAD',
-  'APPROVALS_PENDING',
-  'RECONCILIATION_BREAKS',
-] as const;
-export type ExceptionQueue = (typeof EXCEPTION_QUEUES)[number];
-
-export interface QueueInfo {
-  title: string;
-  /** What waits there, and what a person can do about it. */
-  description: string;
-  /** The machine whose objects wait there, and the state they wait in. */
-  machine: string;
-  state: string;
-  /** What the age is counted from. */
-  since: string;
-  /** The `admin.*` query that lists the queue's objects, oldest first where it can; null when none does yet. */
-  list: string | null;
-}
-
-export const QUEUE_INFO: Record<ExceptionQueue, QueueInfo> = {
-  PAYOUTS_HELD_UNDERPAID: {
-    title: 'Payouts held underpaid',
-    description:
-      'Money arrived but less than the payout asked for. The merchant may top it up; otherwise operators fail the payout (four eyes) and its refund returns the money.',
-    machine: 'payout',
-    state: 'PENDING_PAYMENT.held',
-    since: 'the first underpaid settlement',
-    list: 'admin.payouts.heldUnderpaid',
-  },
-  // `admin.settlement.inflows` lists these as its rows with payout_id null; its other rows are the
-  // money held against the payouts of PAYOUTS_HELD_UNDERPAID (`inflowsNeedingAttention`).
-  INFLOWS_UNMATCHED: {
-    title: 'Unmatched and late inflows',
-    description:
-      'Money no open instruction could take: it came late, repeated, matched nothing, or fell below every open instruction. Operators attribute it to a payout or record its return (four eyes).',
-    machine: 'inflow',
-    state: 'UNMATCHED, HELD.unattributed',
-    since: 'the money arrived',
-    list: 'admin.settlement.inflows',
-  },
-  REFUNDS_FAILED: {
-    title: 'Failed refunds',
-    description:
-      "The rail refused a refund (usually the merchant's destination). Once the merchant corrects it, an operator retries the same refund.",
-    machine: 'refund',
-    state: 'FAILED',
-    since: 'the refund failed',
-    list: 'admin.refunds.failed',
-  },
-  MONEY_HELD_NO_REFUND_DESTINATION: {
-    title: 'Money held without a refund destination',
-    description:
-      'A payout failed after its money arrived, and the merchant had no refund destination for that currency. Once the merchant registers one, an operator raises the refund.',
-    machine: 'payout',
-    state: 'FAILED',
-    since: 'the payout failed',
-    list: 'admin.refunds.held',
-  },
-  WEBHOOK_DELIVERIES_DEAD: {
-    title: 'Dead webhook deliveries',
-    description:
-      "Every attempt to tell the merchant's server about an event failed, and nobody has sent the event again since. An operator redelivers it once the merchant's endpoint works again.",
-    machine: 'webhook-delivery',
-    state: 'DEAD',
-    since: 'the last attempt failed',
-    list: 'admin.webhooks.dead',
-  },
-  APPROVALS_PENDING: {
-    title: 'Proposals waiting for approval',
-    description:
-      'An operator proposed to move money (attribute or return an inflow, fail a held payout, retry or raise a refund). A second operator, an approver or admin, approves or rejects it; nothing moves until then.',
-    machine: 'approval',
-    state: 'PENDING',
-    since: 'it was proposed',
-    list: 'admin.approvals.list',
-  },
-  RECONCILIATION_BREAKS: {
-    title: 'Reconciliation breaks',
-    description:
-      "A day's reconciliation found a difference between the service's books and what a rail reports (the bank's statement, a chain, the processor's settlement report). An operator explains it with a note, or proposes a resolution that moves money (four eyes).",
-    machine: 'recon-break',
-    state: 'OPEN',
-    since: 'a run found it',
-    list: 'admin.recon.breaks',
-  },
-};
+export {
+  EXCEPTION_QUEUES,
+  type ExceptionQueue,
+  QUEUE_INFO,
+  type QueueInfo,
+} from './queues.ts';
 
 /**
- * One row per queue. Each part's `where` is the predicate of its partial index, word for word
- * (PostgreSQL uses a partial index only for a query that implies its predicate).
+ * Each queue's rows: the object's `id` and `since`, when it started waiting. The `where` of each is
+ * the predicate of the queue's partial index, word for word (PostgreSQL uses a partial index only
+ * for a query that implies its predicate). A new queue adds its part here.
  */
-export const exceptionCounts = statement(
-  'exception_queue_counts',
-  `select 'PAYOUTS_HELD_UNDERPAID' as queue, count(*)::int as count, min(held.since) as oldest_at
+const QUEUE_ROWS: Record<ExceptionQueue, string> = {
+  PAYOUTS_HELD_UNDERPAID: `select p.id, held.since
      from payouts p
      cross join lateral (
        select min(t.created_at) as since from payout_status_timeline t
         where t.payout_id = p.id and t.reason_code = 'SETTLEMENT_UNDERPAID') held
-    where p.status = 'PENDING_PAYMENT' and (p.snapshot->'value'->>'PENDING_PAYMENT') = 'held'
-   union all
-   select 'INFLOWS_UNMATCHED', count(*)::int, min(arrived_at)
-     from inflows where state = 'UNMATCHED' or (state = 'HELD' and payout_id is null)
-   union all
-   select 'REFUNDS_FAILED', count(*)::int, min(updated_at) from refunds where status = 'FAILED'
-   union all
-   select 'MONEY_HELD_NO_REFUND_DESTINATION', count(*)::int, min(updated_at)
-     from payouts where status = 'FAILED' and is_refunded = false and received_amount > 0
-   union all
-   select 'WEBHOOK_DELIVERIES_DEAD', count(*)::int, min(d.updated_at)
+    where p.status = 'PENDING_PAYMENT' and (p.snapshot->'value'->>'PENDING_PAYMENT') = 'held'`,
+  INFLOWS_UNMATCHED: `select id, arrived_at as since
+     from inflows where state = 'UNMATCHED' or (state = 'HELD' and payout_id is null)`,
+  REFUNDS_FAILED: `select id, updated_at as since from refunds where status = 'FAILED'`,
+  MONEY_HELD_NO_REFUND_DESTINATION: `select id, updated_at as since
+     from payouts where status = 'FAILED' and is_refunded = false and received_amount > 0`,
+  WEBHOOK_DELIVERIES_DEAD: `select d.id, d.updated_at as since
      from webhook_deliveries d
     where d.status = 'DEAD'
       and not exists (
         select 1 from webhook_deliveries r
          where r.event_id = d.event_id and r.redelivery_of is not null and r.id <> d.id
-           and r.created_at >= d.created_at)
-   union all
-   select 'APPROVALS_PENDING', count(*)::int, min(created_at) from approvals where status = 'PENDING'
-   union all
-   select 'RECONCILIATION_BREAKS', count(*)::int, min(created_at) from recon_breaks where status = 'OPEN'`,
+           and r.created_at >= d.created_at)`,
+  APPROVALS_PENDING: `select id, created_at as since from approvals where status = 'PENDING'`,
+  RECONCILIATION_BREAKS: `select id, created_at as since from recon_breaks where status = 'OPEN'`,
+};
+
+/** `$n` of a queue in the statements below: its overdue cut-off (a time; older is overdue). */
+const cutoff = (queue: ExceptionQueue): string => `$${EXCEPTION_QUEUES.indexOf(queue) + 1}::timestamptz`;
+
+/**
+ * One row per queue: how many wait, since when the oldest, how many are overdue. Takes one
+ * cut-off per queue, in the order of EXCEPTION_QUEUES.
+ */
+export const exceptionCounts = statement(
+  'exception_queue_counts',
+  EXCEPTION_QUEUES.map(
+    (q) =>
+      `select '${q}' as queue, count(*)::int as count, min(since) as oldest_at,
+              (count(*) filter (where since <= ${cutoff(q)}))::int as overdue
+         from (${QUEUE_ROWS[q]}) q`,
+  ).join('\n   union all\n   '),
+);
+
+/** The overdue items of every queue, oldest first per queue (same cut-offs as `exceptionCounts`). */
+export const overdueItems = statement(
+  'exception_queue_overdue_items',
+  EXCEPTION_QUEUES.map(
+    (q) => `(select '${q}' as queue, id, since from (${QUEUE_ROWS[q]}) q where since <= ${cutoff(q)})`,
+  ).join('\n   union all\n   '),
 );
 
 export interface QueueCount {
   queue: ExceptionQueue;
   count: number;
   oldestAt: Date | null;
+  /** Items that have waited longer than the queue's overdue age. */
+  overdue: number;
 }
 
-export async function exceptionQueues(sql: Sql): Promise<QueueCount[]> {
+const HOUR_MS = 3_600_000;
+
+/** The time before which an item of each queue is overdue, in the order of EXCEPTION_QUEUES. */
+export function overdueCutoffs(now: Date, hours: Readonly<Record<ExceptionQueue, number>>): Date[] {
+  return EXCEPTION_QUEUES.map((q) => new Date(now.getTime() - hours[q] * HOUR_MS));
+}
+
+export async function exceptionQueues(
+  sql: Sql,
+  args: { now: Date; hours: Readonly<Record<ExceptionQueue, number>> },
+): Promise<QueueCount[]> {
   // Timestamps come back as text from the pool (`src/db/sql.ts`).
-  const rows = await sql.rows<{ queue: ExceptionQueue; count: number; oldest_at: string | Date | null }>(
-    exceptionCounts,
-  );
+  const rows = await sql.rows<{
+    queue: ExceptionQueue;
+    count: number;
+    oldest_at: string | Date | null;
+    overdue: number;
+  }>(exceptionCounts, overdueCutoffs(args.now, args.hours));
   const byQueue = new Map(rows.map((r) => [r.queue, r]));
   return EXCEPTION_QUEUES.map((queue) => {
     const row = byQueue.get(queue);
-    return { queue, count: row?.count ?? 0, oldestAt: row?.oldest_at ? new Date(row.oldest_at) : null };
+    return {
+      queue,
+      count: row?.count ?? 0,
+      oldestAt: row?.oldest_at ? new Date(row.oldest_at) : null,
+      overdue: row?.overdue ?? 0,
+    };
   });
 }
 

@@ -1,5 +1,6 @@
 import { Approval } from '#src/approvals/entities.ts';
 import { AuditEntry } from '#src/audit/entities.ts';
+import { OverdueNotice } from '#src/compliance/entities.ts';
 import { Outflow } from '#src/dispatch/entities.ts';
 import { OutboxEvent } from '#src/events/entities.ts';
 import { IdempotencyRecord } from '#src/idempotency/entities.ts';
@@ -40,6 +41,7 @@ export const entities = [
   Operator,
   AuditEntry,
   Approval,
+  OverdueNotice,
   LedgerEntry,
   LedgerBalance,
   LedgerBalanceDelta,

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Actor, GuardText, Link, MoneyPlace } from '#machines/texts.ts';
 import { WEBHOOK_MAX_ATTEMPTS } from '#machines/webhook-delivery.machine.ts';
+import { EXCEPTION_QUEUES, OVERDUE_ALERTING, overdueVariable, QUEUE_INFO } from '#src/compliance/queues.ts';
 import { type Config, configSchema } from '#src/config.ts';
 import { MAX_GENERATION_ATTEMPTS } from '#src/instructions/service.ts';
 import { WEBHOOK_LEASE_MARGIN_MS } from '#src/webhooks/job.ts';
@@ -167,8 +168,32 @@ export const stateOut = z.object({
   money: moneyPlace.nullable(),
   /** Live count of objects in this state (`admin.machines`); null where not counted. */
   count: z.number().int().nullable(),
+  /**
+   * The exception queues its objects wait in for a person (`src/compliance/queues.ts`): how long
+   * they may wait, who is alerted and when, and what the service does on its own after that.
+   */
+  waiting: z.array(
+    z.object({
+      queue: z.string(),
+      title: z.string(),
+      /** The overdue age in force, in words with its setting (`OVERDUE_<QUEUE>_HOURS` = 24). */
+      overdue_after: z.string(),
+      alerted: z.string(),
+      afterwards: z.string(),
+    }),
+  ),
 });
 export type ComplianceState = z.infer<typeof stateOut>;
+
+/** What a state's `waiting` says, in one paragraph (empty when nothing waits there for a person). */
+export function waitingText(state: Pick<ComplianceState, 'waiting'>): string {
+  return state.waiting
+    .map(
+      (w) =>
+        `What waits here for a person is in the exception queue “${w.title}” (${w.queue}) and is overdue after ${w.overdue_after}. ${w.alerted} ${w.afterwards}`,
+    )
+    .join(' ');
+}
 
 /** One machine moving another: `event` null means it creates one of that machine's objects. */
 export const linkOut = z.object({
@@ -398,7 +423,31 @@ function stateOf(
     description: resolve.text(state.description ?? '', `state ${state.path}`),
     money: isMoneyPlace(money) ? money : null,
     count: null,
+    waiting: waitingOf(doc.name, state.path, resolve, problems, money),
   };
+}
+
+/** The queues objects in `machine/path` wait in; a state that holds money for a person needs one. */
+function waitingOf(
+  machine: string,
+  path: string,
+  resolve: Resolver,
+  problems: string[],
+  money: unknown,
+): ComplianceState['waiting'] {
+  const queues = EXCEPTION_QUEUES.filter((q) => QUEUE_INFO[q].states.includes(`${machine}/${path}`));
+  if (money === 'HELD_FOR_PERSON' && queues.length === 0) {
+    problems.push(
+      `${machine}: state ${path} holds money for a person, but no exception queue (src/compliance/queues.ts) names it: say how long it may wait`,
+    );
+  }
+  return queues.map((q) => ({
+    queue: q,
+    title: QUEUE_INFO[q].title,
+    overdue_after: resolve.text(`{${overdueVariable(q)}} hours`, `overdue age of ${q}`),
+    alerted: OVERDUE_ALERTING,
+    afterwards: resolve.text(QUEUE_INFO[q].overdue.afterwards, `what follows in ${q}`),
+  }));
 }
 
 function draftMachine(doc: MachineDoc, config: Config, problems: string[]): Draft {
@@ -579,6 +628,15 @@ export function buildComplianceModel(
 ): { model: ComplianceModel; problems: string[] } {
   const problems: string[] = [];
   const drafts = docs.map((doc) => draftMachine(doc, config, problems));
+  for (const q of EXCEPTION_QUEUES) {
+    for (const named of QUEUE_INFO[q].states) {
+      const [machine, path] = named.split('/') as [string, string];
+      const draft = drafts.find((d) => d.machine.name === machine);
+      if (draft && !draft.machine.states.some((s) => s.path === path)) {
+        problems.push(`exception queue ${q} names ${named}, which is no state of the ${machine} machine`);
+      }
+    }
+  }
   const links = link(drafts, problems);
   for (const d of drafts) assignDiagramIds(d.machine);
   return {

@@ -23,6 +23,7 @@ import {
   moneyText,
   NO_MONEY,
   toText,
+  waitingText,
 } from './compliance.ts';
 import { complianceDot, OVERVIEW, overviewDot } from './diagrams.ts';
 import { internalApiMarkdown } from './internal-api.ts';
@@ -78,7 +79,7 @@ function complianceMarkdown(machine: ComplianceMachine): string[] {
       ['State', 'What it means', 'Where the money is', 'Final'],
       machine.states.map((s) => [
         cell(s.path),
-        prose(s.description),
+        prose([s.description, waitingText(s)].filter(Boolean).join(' ')),
         moneyText(machine, s),
         s.final ? 'final' : '',
       ]),

@@ -15,6 +15,7 @@ import {
   moneyText,
   NO_MONEY,
   toText,
+  waitingText,
 } from './compliance.ts';
 import { complianceDot, OVERVIEW, overviewDot } from './diagrams.ts';
 import { describeMachine, dotToSvg, machineTitle, readingGuide, tableColumns } from './machines.ts';
@@ -192,7 +193,7 @@ async function machineSection(doc: MachineDoc, machine: ComplianceMachine): Prom
   const states = machine.states
     .map(
       (s) =>
-        `<tr data-state="${escapeHtml(s.path)}"><td>${code(s.path)}</td><td>${richText(s.description)}</td><td class="money">${s.money ? `<span class="chip" style="background:${MONEY_TERMS[s.money].color}"></span>` : ''}${escapeHtml(moneyText(machine, s))}</td><td>${s.final ? 'final' : ''}</td></tr>`,
+        `<tr data-state="${escapeHtml(s.path)}"><td>${code(s.path)}</td><td>${richText(s.description)}${s.waiting.length ? `<p class="waiting">${richText(waitingText(s))}</p>` : ''}</td><td class="money">${s.money ? `<span class="chip" style="background:${MONEY_TERMS[s.money].color}"></span>` : ''}${escapeHtml(moneyText(machine, s))}</td><td>${s.final ? 'final' : ''}</td></tr>`,
     )
     .join('\n');
   const transitions = machine.transitions

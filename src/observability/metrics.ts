@@ -9,6 +9,8 @@ import {
   type MetricValue,
   Registry,
 } from 'prom-client';
+import { exceptionQueues, type QueueCount } from '#src/compliance/exceptions.ts';
+import type { ExceptionQueue } from '#src/compliance/queues.ts';
 import { type Sql, statement } from '#src/db/sql.ts';
 import type { Clock } from '#src/lib/clock.ts';
 
@@ -104,9 +106,48 @@ const dueDeliveries = statement(
  * What only the thread that answers `/metrics` reports: the queues in the database (each an
  * indexed count, run at scrape time) and Node's process metrics.
  */
-export function registerServiceMetrics(metrics: Metrics, args: { sql: Sql; clock: Clock }): void {
+export function registerServiceMetrics(
+  metrics: Metrics,
+  args: { sql: Sql; clock: Clock; overdueHours: Readonly<Record<ExceptionQueue, number>> },
+): void {
   const { sql, clock } = args;
   const registers = [metrics.registry];
+  // The three exception gauges come from one statement, read once per scrape.
+  let queues: { at: number; rows: Promise<QueueCount[]> } | undefined;
+  const queueCounts = (): Promise<QueueCount[]> => {
+    const now = clock.now();
+    if (!queues || Math.abs(now.getTime() - queues.at) > 1000) {
+      queues = { at: now.getTime(), rows: exceptionQueues(sql, { now, hours: args.overdueHours }) };
+      queues.rows.catch(() => {
+        queues = undefined;
+      });
+    }
+    return queues.rows;
+  };
+  const perQueue = (name: string, help: string, value: (q: QueueCount, now: Date) => number) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['queue'],
+      registers,
+      async collect() {
+        const rows = await queueCounts();
+        const now = clock.now();
+        this.reset();
+        for (const q of rows) this.set({ queue: q.queue }, value(q, now));
+      },
+    });
+  perQueue('payout_exception_items', 'Objects waiting for a person, by exception queue.', (q) => q.count);
+  perQueue(
+    'payout_exception_overdue',
+    'Objects that have waited longer than their queue’s overdue age (OVERDUE_<QUEUE>_HOURS), by queue.',
+    (q) => q.overdue,
+  );
+  perQueue(
+    'payout_exception_oldest_age_seconds',
+    'How long the oldest object of each exception queue has waited; 0 when the queue is empty.',
+    (q, now) => (q.oldestAt ? Math.max(0, Math.floor((now.getTime() - q.oldestAt.getTime()) / 1000)) : 0),
+  );
   collectDefaultMetrics({ register: metrics.registry, prefix: 'payout_' });
   new Gauge({
     name: 'payout_tasks_due',

@@ -1,14 +1,22 @@
 import { z } from 'zod';
 import { moneyMove } from '#src/approvals/moves.ts';
 import { AppError, invalidField } from '#src/http/errors.ts';
-import { idIn } from '#src/http/schemas.ts';
+import { idIn, iso, timestampOut } from '#src/http/schemas.ts';
 import type { Refund } from './entities.ts';
 import { refundOut, toRefundResource } from './resource.ts';
 import { checkRefundRetry, type RaiseOutcome, raiseRefundIn, retryRefundIn } from './service.ts';
 
 /** A refund as operators see it: the merchant's view plus the tenant and the failure context. */
-export const adminRefundOut = refundOut.extend({ tenant_id: z.string() });
-export const toAdminRefund = (r: Refund) => ({ ...toRefundResource(r), tenant_id: r.tenant.id });
+export const adminRefundOut = refundOut.extend({
+  tenant_id: z.string(),
+  /** When its status last changed: for a FAILED refund, when it failed (its queue's age counts from then). */
+  updated_at: timestampOut,
+});
+export const toAdminRefund = (r: Refund) => ({
+  ...toRefundResource(r),
+  tenant_id: r.tenant.id,
+  updated_at: iso(r.updatedAt),
+});
 
 /** The refund decisions that move money, each run once a second operator approves it. */
 export const refundMoves = {

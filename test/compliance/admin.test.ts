@@ -1,4 +1,7 @@
 import { expect } from 'chai';
+import { announceOverdue, type OverdueNoticeRow } from '#src/compliance/overdue.ts';
+import { type ExceptionQueue, overdueHours, QUEUE_INFO } from '#src/compliance/queues.ts';
+import { createLogger } from '#src/lib/log.ts';
 import { createMerchant } from '../client.ts';
 import { harness } from '../harness.ts';
 import { operatorWith, trpcCall } from '../operators/fixtures.ts';
@@ -12,7 +15,17 @@ import { removeQueues, seedQueues } from './fixtures.ts';
  * the tests compare counts before and after what they do.
  */
 
-type Queues = Record<string, { count: number; oldest_at: string | null; oldest_age_seconds: number | null }>;
+type Queues = Record<
+  string,
+  {
+    count: number;
+    oldest_at: string | null;
+    oldest_age_seconds: number | null;
+    overdue: number;
+    overdue_after_hours: number;
+    afterwards: string;
+  }
+>;
 
 async function exceptions(): Promise<{ counted_at: string; queues: Queues; order: string[] }> {
   const viewer = await operatorWith('viewer');
@@ -59,6 +72,12 @@ describe('admin.exceptions: where money waits for a person', () => {
     for (const code of QUEUES) {
       expect(queues[code]).to.include.keys('title', 'description', 'machine', 'state', 'since', 'list');
       expect(queues[code]!.count).to.be.a('number');
+      expect(queues[code]).to.include({
+        overdue_after_hours: QUEUE_INFO[code as ExceptionQueue].overdue.defaultHours,
+        overdue_setting: `OVERDUE_${code}_HOURS`,
+      });
+      expect(queues[code]!.overdue).to.be.a('number');
+      expect(queues[code]!.afterwards).to.be.a('string').and.not.equal('');
     }
     const anonymous = await trpcCall('admin.exceptions', 'query', undefined, null);
     expect(anonymous.status).to.equal(401);
@@ -163,6 +182,60 @@ describe('admin.exceptions: where money waits for a person', () => {
         expect(queue.count, code).to.equal(baseline.queues[code]!.count + added);
         expect(queue.oldest_at, code).to.equal(oldest);
         expect(queue.oldest_age_seconds, code).to.equal(Math.floor((clock - Date.parse(oldest)) / 1000));
+      }
+    });
+
+    it('counts them overdue, announces each once however many instances look, and tells Prometheus', async () => {
+      const now = await exceptions();
+      const added: Record<string, number> = {
+        PAYOUTS_HELD_UNDERPAID: 2,
+        INFLOWS_UNMATCHED: 6,
+        REFUNDS_FAILED: 2,
+        MONEY_HELD_NO_REFUND_DESTINATION: 2,
+        WEBHOOK_DELIVERIES_DEAD: 6,
+        APPROVALS_PENDING: 2,
+      };
+      for (const [code, n] of Object.entries(added)) {
+        expect(now.queues[code]!.overdue, code).to.equal(baseline.queues[code]!.overdue + n);
+      }
+
+      // Two instances' `approvals` jobs at the same moment: each item is announced by one of them.
+      const deps = harness().service.deps;
+      const lines: { msg: string; queue: string; item_id: string }[] = [];
+      const log = createLogger({
+        level: 'warn',
+        destination: { write: (line: string) => void lines.push(JSON.parse(line)) },
+      });
+      const look = () =>
+        announceOverdue({ sql: deps.sql, log, now: deps.clock.now(), hours: overdueHours(deps.config) });
+      const announced: OverdueNoticeRow[] = (await Promise.all([look(), look()])).flat();
+      const x = deps.orm.em.fork();
+      const held = await x.execute<{ id: string }[]>(
+        `select id from payouts where tenant_id = ? and status = 'PENDING_PAYMENT'`,
+        [tenantId],
+      );
+      const keys = announced.map((a) => `${a.queue}/${a.itemId}/${a.since.toISOString()}`);
+      expect(new Set(keys).size, 'no item twice').to.equal(keys.length);
+      const heldAnnounced = announced
+        .filter((a) => a.queue === 'PAYOUTS_HELD_UNDERPAID')
+        .map((a) => a.itemId);
+      expect(heldAnnounced).to.include.members(held.map((p) => p.id));
+      expect(lines.filter((l) => l.msg === 'exception overdue')).to.have.length(announced.length);
+      expect(lines[0]).to.include.keys('queue', 'item_id', 'since', 'overdue_after_hours', 'waited_hours');
+      expect(await look(), 'announced already').to.deep.equal([]);
+
+      const metrics = await (
+        await fetch(`${harness().url}/metrics`, {
+          headers: { authorization: `Bearer ${harness().adminToken}` },
+        })
+      ).text();
+      for (const code of QUEUES) {
+        const line = new RegExp(`^payout_exception_overdue\\{queue="${code}"\\} (\\d+)$`, 'm').exec(metrics);
+        expect(line, code).to.not.equal(null);
+        expect(Number(line![1]), code).to.equal(now.queues[code]!.overdue);
+        expect(metrics).to.match(
+          new RegExp(`^payout_exception_items\\{queue="${code}"\\} ${now.queues[code]!.count}$`, 'm'),
+        );
       }
     });
 

@@ -88,6 +88,33 @@ describe('operations console in Chromium', function () {
     return { id: payout.id };
   }
 
+  it('puts queues with overdue items first, and marks their overdue rows, first in the queue', async () => {
+    const payout = await heldPayout();
+    // A day and an hour later: past the held queue's overdue age (24 h by default).
+    harness().clock.advance(25 * 3_600_000);
+    const page = await browserOf('overdue');
+    await signIn(page, await newOperator('viewer'));
+    const row = page.locator(`[data-queue="held"] tr[data-payout="${payout.id}"]`);
+    await row.waitFor();
+    expect(await row.getAttribute('class')).to.include('overdue');
+    expect(await row.locator('[data-testid="overdue"]').textContent()).to.equal('overdue');
+    expect(await page.locator('[data-queue="held"] tbody tr').first().getAttribute('class')).to.include(
+      'overdue',
+    );
+    expect(await page.locator('[data-testid="overdue-held"]').textContent()).to.match(
+      /^[1-9][\d,]* overdue \(over 24 h\)$/,
+    );
+    // Every queue with overdue items comes before every queue without.
+    const order = await page.$$eval('section.queue', (sections) =>
+      sections.map((s) => !!s.querySelector('h2 .overdue-count:not(.none)')),
+    );
+    expect(
+      order.indexOf(false) === -1 || order.lastIndexOf(true) < order.indexOf(false),
+      String(order),
+    ).to.equal(true);
+    await shot(page, 'exceptions-overdue');
+  });
+
   it('takes a held payout from Exceptions to FAILED with four eyes and its refund, naming both operators; a viewer only reads', async () => {
     const stamp = Date.now() % 100000;
     const a = await newOperator('approver', `Ada Proposer ${stamp}`);

@@ -55,6 +55,48 @@ describe('the compliance view of the machines', () => {
     }
   });
 
+  it('says, for every state where money or a decision waits for a person, how long, who is alerted and what follows', () => {
+    const waits: string[] = [];
+    for (const machine of committedModel().machines) {
+      for (const s of machine.states) {
+        if (s.money === 'HELD_FOR_PERSON') expect(s.waiting, `${machine.name} ${s.path}`).to.not.be.empty;
+        for (const w of s.waiting) {
+          waits.push(`${machine.name}/${s.path}:${w.queue}`);
+          expect(w.overdue_after).to.match(/^`OVERDUE_[A-Z_]+_HOURS` = \d+ hours$/);
+          expect(w.alerted).to.include('ExceptionQueueOverdue');
+          expect(w.afterwards).to.have.length.above(20);
+        }
+      }
+    }
+    expect(waits).to.include.members([
+      'payout/PENDING_PAYMENT.held:PAYOUTS_HELD_UNDERPAID',
+      'inflow/UNMATCHED:INFLOWS_UNMATCHED',
+      'refund/FAILED:REFUNDS_FAILED',
+      'webhook-delivery/DEAD:WEBHOOK_DELIVERIES_DEAD',
+      'approval/PENDING:APPROVALS_PENDING',
+    ]);
+    // The limit in force, not the default: a deployment's own setting shows.
+    const held = machineOf('payout', loadConfig({ OVERDUE_PAYOUTS_HELD_UNDERPAID_HOURS: '6' })).states.find(
+      (s) => s.path === 'PENDING_PAYMENT.held',
+    )!;
+    expect(held.waiting[0]!.overdue_after).to.equal('`OVERDUE_PAYOUTS_HELD_UNDERPAID_HOURS` = 6 hours');
+  });
+
+  it('refuses a state that holds money for a person with no exception queue naming it', () => {
+    const problems = problemsOf(
+      payoutVariant((config) => ({
+        ...config,
+        states: {
+          ...config.states,
+          EXPIRED: { ...config.states['EXPIRED'], meta: { money: 'HELD_FOR_PERSON' } },
+        },
+      })),
+    );
+    expect(problems.join('\n')).to.include(
+      'payout: state EXPIRED holds money for a person, but no exception queue',
+    );
+  });
+
   it('says where the money is in every plain state of a machine that holds money, and nowhere else', () => {
     for (const machine of committedModel().machines) {
       for (const s of machine.states) {

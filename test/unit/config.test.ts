@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { EXCEPTION_QUEUES, overdueHours, QUEUE_INFO } from '#src/compliance/queues.ts';
 import { JOB_NAMES, loadConfig } from '#src/config.ts';
 import { JOBS } from '#src/jobs/registry.ts';
 
@@ -82,5 +83,23 @@ describe('configuration: base URLs', () => {
     expect(() => loadConfig({ CALLBACK_BASE_URL: 'https://me.example/?a=1' })).to.throw(
       /CALLBACK_BASE_URL: must have no query string/,
     );
+  });
+});
+
+describe('configuration: overdue ages of the exception queues', () => {
+  it('has one OVERDUE_<QUEUE>_HOURS per queue, defaulting to what the queue declares', () => {
+    const config = loadConfig({});
+    const hours = overdueHours(config);
+    for (const queue of EXCEPTION_QUEUES)
+      expect(hours[queue], queue).to.equal(QUEUE_INFO[queue].overdue.defaultHours);
+    expect(overdueHours(loadConfig({ OVERDUE_REFUNDS_FAILED_HOURS: '6' })).REFUNDS_FAILED).to.equal(6);
+  });
+
+  it('stops the start with the variable named when an age is not a whole number of hours of at least 1', () => {
+    for (const value of ['0', '-2', '1.5', 'a day']) {
+      expect(() => loadConfig({ OVERDUE_APPROVALS_PENDING_HOURS: value }), value).to.throw(
+        /OVERDUE_APPROVALS_PENDING_HOURS/,
+      );
+    }
   });
 });

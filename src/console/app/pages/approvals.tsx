@@ -73,13 +73,18 @@ export function Decide({ approval }: { approval: Approval }) {
   );
 }
 
-export function ApprovalRows({ rows }: { rows: Approval[] }) {
+export function ApprovalRows({ rows, overdue }: { rows: Approval[]; overdue?: (a: Approval) => boolean }) {
   return (
     <>
       {rows.map((a) => (
-        <tr key={a.id} data-approval={a.id} data-state={a.state}>
+        <tr key={a.id} data-approval={a.id} data-state={a.state} className={overdue?.(a) ? 'overdue' : ''}>
           <td>
             <Time at={a.created_at} />
+            {overdue?.(a) ? (
+              <span className="overdue-mark" data-testid="overdue">
+                overdue
+              </span>
+            ) : null}
           </td>
           <td>{ACTIONS[a.action] ?? a.action}</td>
           <td>

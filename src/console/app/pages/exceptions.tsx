@@ -17,8 +17,9 @@ import {
 import { APPROVALS_HEAD, ApprovalRows } from './approvals.tsx';
 
 /**
- * Where money waits for a person: one section per queue, oldest first, each row linked to its
- * detail and offering what the operator's role allows.
+ * Where money waits for a person: one section per queue, each row linked to its detail and
+ * offering what the operator's role allows. Queues holding overdue items come first; within a
+ * queue, overdue rows come first, marked (the queue's overdue age is `OVERDUE_<QUEUE>_HOURS`).
  */
 
 type Summary = Awaited<ReturnType<typeof api.admin.exceptions.query>>;
@@ -26,6 +27,47 @@ type QueueCode = Summary['queues'][number]['code'];
 
 /** `admin.exceptions`: every queue's count and the age of its oldest, read from the queues' own indexes. */
 const SummaryContext = createContext<Summary | undefined>(undefined);
+
+/** Whether an item of `code` that has waited since `since` is overdue (older than the queue's overdue age). */
+function useOverdue(code: QueueCode): (since: string | null | undefined) => boolean {
+  const summary = useContext(SummaryContext)?.queues.find((q) => q.code === code);
+  return (since) => !!summary && !!since && Date.parse(since) <= Date.parse(summary.overdue_since);
+}
+
+/** `rows` with the overdue ones first, each group in its own order. */
+function overdueFirst<T>(rows: readonly T[], overdue: (row: T) => boolean): T[] {
+  return [...rows.filter(overdue), ...rows.filter((r) => !overdue(r))];
+}
+
+/** The Waiting cell of a row: its age at the service's last count, and the mark of an overdue item. */
+function Waiting({ since, overdue }: { since: string | null | undefined; overdue: boolean }) {
+  const countedAt = useContext(SummaryContext)?.counted_at;
+  return (
+    <td className="waiting">
+      {age(since, countedAt ? Date.parse(countedAt) : undefined)}
+      {overdue ? (
+        <span className="overdue-mark" data-testid="overdue">
+          overdue
+        </span>
+      ) : null}
+    </td>
+  );
+}
+
+/** The queue's overdue count and age, in its heading. */
+function OverdueCount({ id, code }: { id: string; code: QueueCode }) {
+  const summary = useContext(SummaryContext)?.queues.find((q) => q.code === code);
+  if (!summary) return null;
+  return (
+    <span
+      className={summary.overdue > 0 ? 'overdue-count' : 'overdue-count none'}
+      data-testid={`overdue-${id}`}
+      title={`Overdue after ${summary.overdue_after_hours} h (${summary.overdue_setting}). ${summary.afterwards}`}
+    >
+      {summary.overdue.toLocaleString('en-US')} overdue (over {summary.overdue_after_hours} h)
+    </span>
+  );
+}
 
 /** "3 d 4 h" from whole seconds. */
 function ageOf(seconds: number | null | undefined): string {
@@ -49,6 +91,7 @@ function Queue(props: {
         <span className="count" data-testid={`count-${props.id}`}>
           {summary ? summary.count.toLocaleString('en-US') : '…'}
         </span>
+        <OverdueCount id={props.id} code={props.code} />
         {summary && summary.count > 0 ? (
           <span className="age">oldest waiting {ageOf(summary.oldest_age_seconds)}</span>
         ) : null}
@@ -74,6 +117,7 @@ function HeldPayouts() {
   const list = usePages(['admin.payouts.heldUnderpaid'], (cursor) =>
     api.admin.payouts.heldUnderpaid.query({ limit: 20, cursor }),
   );
+  const isOverdue = useOverdue('PAYOUTS_HELD_UNDERPAID');
   return (
     <Queue
       id="held"
@@ -90,8 +134,12 @@ function HeldPayouts() {
         </tr>
       }
     >
-      {list.rows.map((held) => (
-        <tr key={held.payout_id} data-payout={held.payout_id}>
+      {overdueFirst(list.rows, (h) => isOverdue(h.held_since)).map((held) => (
+        <tr
+          key={held.payout_id}
+          data-payout={held.payout_id}
+          className={isOverdue(held.held_since) ? 'overdue' : ''}
+        >
           <td>
             <Link to={`/console/payouts/${held.payout_id}`}>
               <Id id={held.payout_id} />
@@ -107,7 +155,7 @@ function HeldPayouts() {
           <td>
             <Time at={held.held_since} />
           </td>
-          <td>{age(held.held_since)}</td>
+          <Waiting since={held.held_since} overdue={isOverdue(held.held_since)} />
           <td className="actions">
             {canPropose ? (
               <NoteAction
@@ -143,6 +191,7 @@ function UnmatchedInflows() {
   const list = usePages(['admin.settlement.inflows', 'unattributed'], (cursor) =>
     api.admin.settlement.inflows.query({ limit: 20, cursor, unattributed: true }),
   );
+  const isOverdue = useOverdue('INFLOWS_UNMATCHED');
   return (
     <Queue
       id="unmatched"
@@ -160,8 +209,8 @@ function UnmatchedInflows() {
         </tr>
       }
     >
-      {list.rows.map((inflow) => (
-        <tr key={inflow.id}>
+      {overdueFirst(list.rows, (i) => isOverdue(i.arrived_at)).map((inflow) => (
+        <tr key={inflow.id} className={isOverdue(inflow.arrived_at) ? 'overdue' : ''}>
           <td>
             <Id id={inflow.id} />
           </td>
@@ -181,7 +230,7 @@ function UnmatchedInflows() {
           <td>
             <Time at={inflow.arrived_at} />
           </td>
-          <td>{age(inflow.arrived_at)}</td>
+          <Waiting since={inflow.arrived_at} overdue={isOverdue(inflow.arrived_at)} />
           <td className="actions">{canPropose ? <ReturnInflow id={inflow.id} /> : null}</td>
         </tr>
       ))}
@@ -194,6 +243,7 @@ function FailedRefunds() {
   const list = usePages(['admin.refunds.failed'], (cursor) =>
     api.admin.refunds.failed.query({ limit: 20, cursor }),
   );
+  const isOverdue = useOverdue('REFUNDS_FAILED');
   return (
     <Queue
       id="failed-refunds"
@@ -210,8 +260,8 @@ function FailedRefunds() {
         </tr>
       }
     >
-      {list.rows.map((refund) => (
-        <tr key={refund.id}>
+      {overdueFirst(list.rows, (r) => isOverdue(r.updated_at)).map((refund) => (
+        <tr key={refund.id} className={isOverdue(refund.updated_at) ? 'overdue' : ''}>
           <td>
             <Link to={`/console/payouts/${refund.payout_id}`}>
               <Id id={refund.payout_id} />
@@ -224,7 +274,7 @@ function FailedRefunds() {
             <Money amount={refund.refund_amount} currency={refund.refund_currency} />
           </td>
           <td>{refund.failure_reason ?? '—'}</td>
-          <td>{age(refund.created_at)}</td>
+          <Waiting since={refund.updated_at} overdue={isOverdue(refund.updated_at)} />
           <td className="actions">
             {canPropose ? (
               <NoteAction
@@ -247,6 +297,7 @@ function HeldMoney() {
   const list = usePages(['admin.refunds.held'], (cursor) =>
     api.admin.refunds.held.query({ limit: 20, cursor }),
   );
+  const isOverdue = useOverdue('MONEY_HELD_NO_REFUND_DESTINATION');
   return (
     <Queue
       id="no-destination"
@@ -263,8 +314,8 @@ function HeldMoney() {
         </tr>
       }
     >
-      {list.rows.map((held) => (
-        <tr key={held.payout_id}>
+      {overdueFirst(list.rows, (h) => isOverdue(h.failed_at)).map((held) => (
+        <tr key={held.payout_id} className={isOverdue(held.failed_at) ? 'overdue' : ''}>
           <td>
             <Link to={`/console/payouts/${held.payout_id}`}>
               <Id id={held.payout_id} />
@@ -275,7 +326,7 @@ function HeldMoney() {
           </td>
           <td>{held.failure_code ?? '—'}</td>
           <td>{held.refund_destination_active ? 'registered' : 'none yet'}</td>
-          <td>{age(held.failed_at)}</td>
+          <Waiting since={held.failed_at} overdue={isOverdue(held.failed_at)} />
           <td className="actions">
             {canPropose && held.refund_destination_active ? (
               <NoteAction
@@ -298,6 +349,7 @@ function DeadDeliveries() {
   const list = usePages(['admin.webhooks.dead'], (cursor) =>
     api.admin.webhooks.dead.query({ limit: 20, cursor }),
   );
+  const isOverdue = useOverdue('WEBHOOK_DELIVERIES_DEAD');
   return (
     <Queue
       id="dead-webhooks"
@@ -314,8 +366,8 @@ function DeadDeliveries() {
         </tr>
       }
     >
-      {list.rows.map((d) => (
-        <tr key={d.delivery_id}>
+      {overdueFirst(list.rows, (d) => isOverdue(d.dead_at)).map((d) => (
+        <tr key={d.delivery_id} className={isOverdue(d.dead_at) ? 'overdue' : ''}>
           <td>
             {d.payout_id ? (
               <Link to={`/console/payouts/${d.payout_id}`}>
@@ -328,7 +380,7 @@ function DeadDeliveries() {
           <td>{d.event_type}</td>
           <td className="url">{d.target_url}</td>
           <td>{d.last_failure_reason ?? d.last_response_status ?? '—'}</td>
-          <td>{age(d.dead_at)}</td>
+          <Waiting since={d.dead_at} overdue={isOverdue(d.dead_at)} />
           <td className="actions">
             {canRedeliver ? (
               <ClickAction
@@ -349,6 +401,7 @@ function Proposals() {
   const list = usePages(['admin.approvals.list', 'PENDING'], (cursor) =>
     api.admin.approvals.list.query({ state: 'PENDING', limit: 20, cursor }),
   );
+  const isOverdue = useOverdue('APPROVALS_PENDING');
   return (
     <section className="queue" data-queue="proposals" aria-labelledby="q-proposals">
       <h2 id="q-proposals">
@@ -356,6 +409,7 @@ function Proposals() {
         <span className="count" data-testid="count-proposals">
           {list.isPending ? '…' : `${list.rows.length}${list.hasNextPage ? '+' : ''}`}
         </span>
+        <OverdueCount id="proposals" code="APPROVALS_PENDING" />
         {list.rows.length > 0 ? (
           <span className="age">oldest waiting {age(list.rows.at(-1)?.created_at)}</span>
         ) : null}
@@ -371,7 +425,10 @@ function Proposals() {
         <table>
           <thead>{APPROVALS_HEAD}</thead>
           <tbody>
-            <ApprovalRows rows={list.rows} />
+            <ApprovalRows
+              rows={overdueFirst(list.rows, (a) => isOverdue(a.created_at))}
+              overdue={(a) => isOverdue(a.created_at)}
+            />
           </tbody>
         </table>
       )}
@@ -380,27 +437,36 @@ function Proposals() {
   );
 }
 
+/** The sections of the page, in their order when nothing is overdue. */
+const SECTIONS: [QueueCode, () => ReactNode][] = [
+  ['APPROVALS_PENDING', Proposals],
+  ['PAYOUTS_HELD_UNDERPAID', HeldPayouts],
+  ['INFLOWS_UNMATCHED', UnmatchedInflows],
+  ['REFUNDS_FAILED', FailedRefunds],
+  ['MONEY_HELD_NO_REFUND_DESTINATION', HeldMoney],
+  ['WEBHOOK_DELIVERIES_DEAD', DeadDeliveries],
+];
+
 export function ExceptionsPage() {
   const summary = useQuery({
     queryKey: ['admin.exceptions'],
     queryFn: () => api.admin.exceptions.query(),
     refetchInterval: 30_000,
   });
+  const overdueOf = new Map((summary.data?.queues ?? []).map((q) => [q.code, q.overdue]));
   return (
     <SummaryContext.Provider value={summary.data}>
       <main className="page exceptions">
         <h1>Exceptions</h1>
         <p className="lead">
           The queues where money or a notification waits for a person: how many wait and for how long (counted{' '}
-          {summary.data ? <Time at={summary.data.counted_at} /> : '…'}, every 30 s), each listed oldest first.
+          {summary.data ? <Time at={summary.data.counted_at} /> : '…'}, every 30 s). Queues with overdue items
+          come first, and in each queue its overdue items, marked.
         </p>
         <Failure error={summary.error} />
-        <Proposals />
-        <HeldPayouts />
-        <UnmatchedInflows />
-        <FailedRefunds />
-        <HeldMoney />
-        <DeadDeliveries />
+        {overdueFirst(SECTIONS, ([code]) => (overdueOf.get(code) ?? 0) > 0).map(([code, Section]) => (
+          <Section key={code} />
+        ))}
       </main>
     </SummaryContext.Provider>
   );
