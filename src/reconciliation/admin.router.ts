@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { proposeMove } from '#src/approvals/service.ts';
+import { operatorNames, proposeMove } from '#src/approvals/service.ts';
 import { proposalOut, toProposal } from '#src/approvals/view.ts';
 import { AppError } from '#src/http/errors.ts';
 import { listName, pageOf, pageQuery, paginate } from '#src/http/pagination.ts';
@@ -81,13 +81,14 @@ const breakOut = z.object({
   resolution: z.enum(BREAK_RESOLUTIONS).nullable(),
   resolution_note: z.string().nullable(),
   resolved_by: z.string().nullable(),
+  resolved_by_name: z.string().nullable(),
   resolved_at: timestampOut.nullable(),
   /** The four-eyes proposal that resolved it, for a resolution that moved money. */
   approval_id: z.string().nullable(),
   created_at: timestampOut,
 });
 
-function toBreak(b: ReconBreak): z.output<typeof breakOut> {
+function toBreak(b: ReconBreak, names: ReadonlyMap<string, string>): z.output<typeof breakOut> {
   return {
     id: b.id,
     run_id: b.run.id,
@@ -110,6 +111,7 @@ function toBreak(b: ReconBreak): z.output<typeof breakOut> {
     resolution: b.resolution ?? null,
     resolution_note: b.resolutionNote ?? null,
     resolved_by: b.resolvedBy ?? null,
+    resolved_by_name: b.resolvedBy ? (names.get(b.resolvedBy) ?? null) : null,
     resolved_at: iso(b.resolvedAt ?? null),
     approval_id: b.approvalId ?? null,
     created_at: iso(b.createdAt),
@@ -243,7 +245,11 @@ export const reconAdminRouter = router({
         cursor: input.cursor,
         cursorKey: ctx.deps.secrets.cursorKey,
       });
-      return { data: page.items.map(toBreak), meta: page.meta };
+      const names = await operatorNames(
+        ctx.em,
+        page.items.map((b) => b.resolvedBy ?? null),
+      );
+      return { data: page.items.map((b) => toBreak(b, names)), meta: page.meta };
     }),
 
   /** One break. */
@@ -253,7 +259,7 @@ export const reconAdminRouter = router({
     .query(async ({ ctx, input }) => {
       const found = isUuid(input.break_id) ? await ctx.em.findOne(ReconBreakEntity, input.break_id) : null;
       if (!found) throw new AppError('NOT_FOUND', { details: [{ field: 'break_id', issue: 'is no break' }] });
-      return toBreak(found);
+      return toBreak(found, await operatorNames(ctx.em, [found.resolvedBy ?? null]));
     }),
 
   /** Resolves a break that moves no money, with a note saying why it is explained (one operator). */
@@ -273,7 +279,7 @@ export const reconAdminRouter = router({
           now: ctx.deps.clock.now(),
         }),
       );
-      return toBreak(resolved);
+      return toBreak(resolved, new Map([[ctx.operator.id, ctx.operator.name]]));
     }),
 
   /**

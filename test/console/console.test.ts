@@ -5,6 +5,7 @@ import { type Browser, type BrowserContext, chromium, type Page } from 'playwrig
 import { REPO_ROOT } from '#src/docs/generate.ts';
 import { runRefundsOnce } from '#src/refunds/job.ts';
 import { CHROMIUM, CHROMIUM_FLAGS, requireChromium } from '../browser.ts';
+import { callbacksDelivered, dispatch, merchantWith, paidPayout, payoutTo } from '../dispatch/fixtures.ts';
 import { harness } from '../harness.ts';
 import { newOperator, type TestOperator, trpcCall } from '../operators/fixtures.ts';
 import { payoutReadyMerchant } from '../payouts/fixtures.ts';
@@ -263,6 +264,66 @@ describe('operations console in Chromium', function () {
     await pageV.reload();
     await pageV.waitForSelector('input[name="token"]');
     expect(await pageV.locator('.notice').textContent()).to.include('no longer valid');
+  });
+
+  it('walks a payout the processor returned after success from the sandbox to its refund, under four eyes, on the Reconciliation page', async () => {
+    const stamp = Date.now() % 100000;
+    const a = await newOperator('operator', `Ama Reconciler ${stamp}`);
+    const b = await newOperator('approver', `Bayo Approver ${stamp}`);
+    const merchant = await merchantWith();
+    const payoutId = await paidPayout(merchant, payoutTo('4455', 'NGN'));
+    const [outflow] = await dispatch(merchant, payoutId);
+    await callbacksDelivered(outflow.id);
+    // The beneficiary's bank sends the money back after the processor reported success.
+    const returned = await fetch(`${harness().sandboxUrl}/sandbox/processor/payouts/${outflow.id}/return`, {
+      method: 'POST',
+    });
+    expect(returned.status).to.equal(200);
+    const day = harness().clock.now().toISOString().slice(0, 10);
+
+    const pageA = await browserOf('A');
+    await signIn(pageA, a);
+    await pageA.click('header.bar a[href="/console/reconciliation"]');
+    await pageA.fill('input[name="date"]', day);
+    await pageA.selectOption('select[name="rail"]', 'PROCESSOR');
+    await pageA.click('[data-testid="recon-run"] button[type="submit"]');
+    await pageA.locator('[data-testid="recon-run"] .outcome.done').waitFor();
+    const row = pageA.locator(`[data-testid="open-breaks"] tr[data-reference="${outflow.id}"]`);
+    await row.waitFor();
+    expect(await row.getAttribute('data-kind')).to.equal('STATE_DIFFERS');
+    expect(await row.textContent()).to.include('Outcomes differ');
+    await pageA.locator(`[data-testid="recon-runs"] tr[data-run]`, { hasText: day }).first().waitFor();
+
+    // A proposes to send the returned money back to the merchant: a proposal, nothing moves yet.
+    await row.locator('[data-testid="propose-refund"]').click();
+    await row.locator('input').fill('GTBank returned it: account closed after payment');
+    await row.locator('button[type="submit"]').click();
+    await row.locator('.outcome.done').waitFor();
+    const proposal = row.locator('[data-testid="break-proposals"] li[data-state="PENDING"]');
+    await proposal.waitFor();
+    expect(await proposal.textContent()).to.include('your proposal');
+    await shot(pageA, 'reconciliation');
+
+    // B approves it in a browser of their own: the break is resolved and the refund raised.
+    const pageB = await browserOf('B');
+    await signIn(pageB, b);
+    await pageB.click('header.bar a[href="/console/reconciliation"]');
+    const toDecide = pageB.locator(`[data-testid="open-breaks"] tr[data-reference="${outflow.id}"]`);
+    await toDecide.locator('[data-testid="approve"]').click();
+    await toDecide.locator('[data-testid="break-proposals"] input').fill('return confirmed on the report');
+    await toDecide.locator('[data-testid="break-proposals"] button[type="submit"]').click();
+    const resolved = pageB.locator(`[data-testid="resolved-breaks"] tr[data-reference="${outflow.id}"]`);
+    await resolved.waitFor();
+    const text = (await resolved.textContent())!;
+    expect(text).to.include('Returned money refunded to the merchant');
+    expect(text).to.include(b.name);
+    expect(text).to.include(a.name);
+    expect(
+      await pageB.locator(`[data-testid="open-breaks"] tr[data-reference="${outflow.id}"]`).count(),
+    ).to.equal(0);
+    const payout = await trpcCall('admin.payouts.get', 'query', { payout_id: payoutId }, b.token);
+    expect(payout.body.result.data.payout).to.include({ status: 'SUCCESSFUL', is_refunded: true });
+    await shot(pageB, 'reconciliation-resolved');
   });
 });
 

@@ -7,6 +7,7 @@ import { AuditPage } from './pages/audit.tsx';
 import { ExceptionsPage } from './pages/exceptions.tsx';
 import { MachinesPage } from './pages/machines.tsx';
 import { PayoutPage } from './pages/payout.tsx';
+import { ReconciliationPage } from './pages/reconciliation.tsx';
 import { TenantsPage } from './pages/tenants.tsx';
 import { consoleStore, navigate, useConsole } from './store.ts';
 import { Failure, Link } from './ui.tsx';
@@ -15,6 +16,7 @@ import { Failure, Link } from './ui.tsx';
 const PAGES = [
   { path: '/console/exceptions', title: 'Exceptions' },
   { path: '/console/approvals', title: 'Approvals' },
+  { path: '/console/reconciliation', title: 'Reconciliation' },
   { path: '/console/audit', title: 'Audit' },
   { path: '/console/tenants', title: 'Tenants and keys' },
   { path: '/console/machines', title: 'Machines' },
@@ -86,6 +88,7 @@ function Page({ path }: { path: string }) {
   if (path === '/console/tenants') return <TenantsPage />;
   if (path === '/console/audit') return <AuditPage />;
   if (path === '/console/approvals') return <ApprovalsPage />;
+  if (path === '/console/reconciliation') return <ReconciliationPage />;
   if (path === '/console/machines') return <MachinesPage />;
   return <ExceptionsPage />;
 }

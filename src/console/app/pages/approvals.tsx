@@ -16,6 +16,7 @@ const ACTIONS: Record<string, string> = {
   'payout.fail': 'Fail a held payout (its refund follows)',
   'refund.retry': 'Retry a failed refund',
   'refund.raise': 'Raise a held refund',
+  'recon.resolve': 'Resolve a reconciliation difference by moving money',
 };
 
 /** A proposal's targets, payouts linked to their page. */
