@@ -88,7 +88,7 @@ describe('reconciliation against the rails (recon run, recon list, recon breaks)
     });
     // The settling day, run again, finds the same difference: one break, not two.
     const again = await cliAs(operator)('recon', 'run', '--date', settledOn, '--rail', 'PROCESSOR');
-    expect(again.runs[0]).to.include({ id: first.runs[0].id, attempts: 2 });
+    expect(again.runs[0]).to.include({ id: first.runs[0].id, attempts: first.runs[0].attempts + 1 });
     const still = await cliAs(operator)('recon', 'breaks', '--open', '--limit', '100');
     expect(still.data.filter((b: any) => b.reference === outflowId)).to.have.length(1);
 
