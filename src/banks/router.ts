@@ -74,7 +74,7 @@ export const banksRouter = router({
     .input(nameEnquiryIn)
     .output(nameEnquiryOut)
     .mutation(async ({ ctx, input }) => {
-      const { accountName } = await resolveAccount(ctx.deps, {
+      const { accountName, accountNumber } = await resolveAccount(ctx.deps, {
         destinationType: input.destination_type,
         currency: input.destination_currency,
         accountNumber: input.destination_account_unique,
@@ -87,7 +87,7 @@ export const banksRouter = router({
       });
       return {
         destination_account_name: accountName,
-        destination_account_unique: input.destination_account_unique,
+        destination_account_unique: accountNumber,
         destination_provider_code: input.destination_provider_code,
         destination_type: input.destination_type,
       };

@@ -32,7 +32,10 @@ export const nameEnquiryIn = z
       .trim()
       .min(1)
       .max(34)
-      .describe('Bank account number (10-digit NUBAN for NGN) or mobile number.'),
+      .describe(
+        'Bank account number (10-digit NUBAN for NGN) or mobile number (with or without +, with 00, or with ' +
+          'the trunk 0; spaces and dashes allowed).',
+      ),
     destination_provider_code: z.string().trim().min(1).max(32).describe('provider_code from GET /v1/banks.'),
   })
   .meta({ id: 'NameEnquiryRequest' });
@@ -42,7 +45,9 @@ export const nameEnquiryOut = z
     destination_account_name: z
       .string()
       .describe('The name the institution holds; send it as destination_account_name.'),
-    destination_account_unique: z.string(),
+    destination_account_unique: z
+      .string()
+      .describe('The account as the service keeps it: a mobile number in E.164, however it was written.'),
     destination_provider_code: z.string(),
     destination_type: destinationType,
   })

@@ -1,4 +1,4 @@
-import { accountFormatIssue, type DestinationType, type Institution } from '#src/corridors/corridors.ts';
+import { checkAccount, type DestinationType, type Institution } from '#src/corridors/corridors.ts';
 import type { Deps } from '#src/deps.ts';
 import { AppError } from '#src/http/errors.ts';
 
@@ -66,7 +66,7 @@ export async function resolveAccount(
     providerCode: string;
     fields: { account: string; provider: string; currency: string };
   },
-): Promise<{ accountName: string; institution: Institution }> {
+): Promise<{ accountName: string; accountNumber: string; institution: Institution }> {
   const corridor = deps.corridors.byCurrency(args.currency);
   if (!corridor || corridor.country === '*') {
     throw new AppError('CORRIDOR_NOT_SUPPORTED', {
@@ -76,10 +76,13 @@ export async function resolveAccount(
     });
   }
   const format = deps.corridors.accountFormat(corridor, args.destinationType, null);
-  const formatIssue = format && accountFormatIssue(format, args.accountNumber);
-  if (formatIssue)
+  // Checked, asked, cached and answered in one form: a mobile number in E.164, however written.
+  const { account: accountNumber, issue } = format
+    ? checkAccount(format, args.accountNumber)
+    : { account: args.accountNumber, issue: null };
+  if (issue)
     throw new AppError('VALIDATION_FAILED', {
-      details: [{ field: args.fields.account, issue: formatIssue }],
+      details: [{ field: args.fields.account, issue }],
     });
   const institution = await requireInstitution(deps, {
     country: corridor.country,
@@ -91,7 +94,7 @@ export async function resolveAccount(
   const result = await deps.providers.directory.nameEnquiry({
     destinationType: args.destinationType,
     currency: args.currency,
-    accountNumber: args.accountNumber,
+    accountNumber,
     providerCode: args.providerCode,
   });
   if (!result) {
@@ -99,5 +102,5 @@ export async function resolveAccount(
       details: [{ field: args.fields.account, issue: 'no such account at this institution' }],
     });
   }
-  return { accountName: result.accountName, institution };
+  return { accountName: result.accountName, accountNumber, institution };
 }

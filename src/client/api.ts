@@ -45,7 +45,7 @@ export type PayableDestinationType = 'BANK_ACCOUNT' | 'MOBILE_MONEY';
 export interface NameEnquiryRequest {
   destination_type: PayableDestinationType;
   destination_currency: Currency;
-  /** Bank account number (10-digit NUBAN for NGN) or mobile number. */
+  /** Bank account number (10-digit NUBAN for NGN) or mobile number (with or without +, with 00, or with the trunk 0; spaces and dashes allowed). */
   destination_account_unique: string;
   /** provider_code from GET /v1/banks. */
   destination_provider_code: string;
@@ -288,6 +288,7 @@ export interface Institution {
 export interface NameEnquiryResult {
   /** The name the institution holds; send it as destination_account_name. */
   destination_account_name: string;
+  /** The account as the service keeps it: a mobile number in E.164, however it was written. */
   destination_account_unique: string;
   destination_provider_code: string;
   destination_type: DestinationType;
@@ -503,7 +504,7 @@ export interface BankAccountPayoutRequest {
   destination_currency: Currency;
   /** What the beneficiary receives, in destination_currency (at most its minor units of decimals). */
   destination_amount: number;
-  /** Mobile number in E.164 form, bank account number, or crypto address, in the format of its corridor (docs/account-formats.md; a refusal says which). */
+  /** Mobile number, bank account number, or crypto address, in the format of its corridor (docs/account-formats.md; a refusal says which). A mobile number may be written with or without +, with 00, or nationally with the trunk 0, with spaces or dashes: it is kept in E.164. */
   destination_account_unique: string;
   /** Display name of the provider or bank; the network (TRON or BSC) for CRYPTO_WALLET. */
   destination_provider_name: string;
@@ -532,7 +533,7 @@ export interface MobileMoneyPayoutRequest {
   destination_currency: Currency;
   /** What the beneficiary receives, in destination_currency (at most its minor units of decimals). */
   destination_amount: number;
-  /** Mobile number in E.164 form, bank account number, or crypto address, in the format of its corridor (docs/account-formats.md; a refusal says which). */
+  /** Mobile number, bank account number, or crypto address, in the format of its corridor (docs/account-formats.md; a refusal says which). A mobile number may be written with or without +, with 00, or nationally with the trunk 0, with spaces or dashes: it is kept in E.164. */
   destination_account_unique: string;
   /** Display name of the provider or bank; the network (TRON or BSC) for CRYPTO_WALLET. */
   destination_provider_name: string;
@@ -561,7 +562,7 @@ export interface CryptoWalletPayoutRequest {
   destination_currency: Currency;
   /** What the beneficiary receives, in destination_currency (at most its minor units of decimals). */
   destination_amount: number;
-  /** Mobile number in E.164 form, bank account number, or crypto address, in the format of its corridor (docs/account-formats.md; a refusal says which). */
+  /** Mobile number, bank account number, or crypto address, in the format of its corridor (docs/account-formats.md; a refusal says which). A mobile number may be written with or without +, with 00, or nationally with the trunk 0, with spaces or dashes: it is kept in E.164. */
   destination_account_unique: string;
   /** Display name of the provider or bank; the network (TRON or BSC) for CRYPTO_WALLET. */
   destination_provider_name: 'TRON' | 'TRC20' | 'BSC' | 'BEP20';

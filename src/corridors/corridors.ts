@@ -32,18 +32,72 @@ const decimal = z
   .transform((v) => toDecimal(v));
 const currency = z.string().refine(isCurrency, 'is not a currency the service knows');
 
+/** How a country's mobile numbers are written: its calling code and its national trunk prefix. */
+export interface MobileNumbering {
+  /** The country calling code, without `+`: `254`. */
+  countryCode: string;
+  /** What starts a number dialled within the country, before the national number: `0`. */
+  trunkPrefix: string;
+}
+
 /** What an account identifier of one kind looks like: the rule and how to tell a merchant. */
 export interface AccountFormat {
+  /** The rule of the canonical form (for a mobile number, E.164). */
   pattern: RegExp;
   /** Completes "must be …", e.g. "a 10-digit NUBAN". */
   description: string;
   /** An identifier that fits, shown to merchants. */
   example: string;
+  /** For mobile numbers: how people write them, so that every spelling comes to E.164. */
+  mobile?: MobileNumbering;
+}
+
+/** What may separate the digits of a mobile number as people write it: spaces, dashes, dots, brackets. */
+const MOBILE_SEPARATORS = /[ \-.()]/g;
+
+/**
+ * A mobile number as written (`+254 712 345 678`, `254712345678`, `00254-712-345678`,
+ * `0712345678`) in its E.164 form (`+254712345678`): separators dropped, then the country code
+ * with or without `+` or `00`, or the trunk prefix, made `+` and the country code. Anything else
+ * is returned as written, for the format's check to refuse.
+ */
+export function canonicalMobile(numbering: MobileNumbering, written: string): string {
+  const compact = written.replace(MOBILE_SEPARATORS, '');
+  const digits = /^(\+|00)?([0-9]+)$/.exec(compact);
+  if (!digits) return written;
+  const [, international, number] = digits as unknown as [string, string | undefined, string];
+  const { countryCode, trunkPrefix } = numbering;
+  // A calling code never starts with 0, the trunk prefix of every corridor: the two never meet.
+  if (number.startsWith(countryCode)) return `+${number}`;
+  if (!international && trunkPrefix !== '' && number.startsWith(trunkPrefix))
+    return `+${countryCode}${number.slice(trunkPrefix.length)}`;
+  return written;
+}
+
+/** The spellings of `example` a merchant may use, for refusals and documents. */
+export function mobileSpellings(numbering: MobileNumbering, example: string): string[] {
+  const national = example.slice(1 + numbering.countryCode.length);
+  return [
+    example,
+    example.slice(1),
+    `00${example.slice(1)}`,
+    ...(numbering.trunkPrefix ? [`${numbering.trunkPrefix}${national}`] : []),
+  ];
 }
 
 /** An account format as the file writes it: an anchored pattern and an example that fits it. */
 const accountFormat = z
-  .object({ pattern: z.string().min(3), description: z.string().min(1), example: z.string().min(1) })
+  .object({
+    pattern: z.string().min(3),
+    description: z.string().min(1),
+    example: z.string().min(1),
+    mobile: z
+      .object({
+        country_code: z.string().regex(/^[1-9][0-9]{0,2}$/, 'must be a calling code without +'),
+        trunk_prefix: z.string().regex(/^[0-9]?$/, 'must be one digit, or empty'),
+      })
+      .optional(),
+  })
   .transform((f, ctx): AccountFormat => {
     if (!f.pattern.startsWith('^') || !f.pattern.endsWith('$')) {
       ctx.addIssue({ code: 'custom', message: 'pattern must be anchored: ^…$' });
@@ -60,7 +114,21 @@ const accountFormat = z
       ctx.addIssue({ code: 'custom', message: `example ${f.example} does not fit the pattern` });
       return z.NEVER;
     }
-    return { pattern, description: f.description, example: f.example };
+    const format: AccountFormat = { pattern, description: f.description, example: f.example };
+    if (f.mobile) {
+      format.mobile = { countryCode: f.mobile.country_code, trunkPrefix: f.mobile.trunk_prefix };
+      // Every spelling a refusal offers must come back to the example itself.
+      for (const spelling of mobileSpellings(format.mobile, f.example)) {
+        if (canonicalMobile(format.mobile, spelling) !== f.example) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `the mobile spelling ${spelling} does not come to the example ${f.example}`,
+          });
+          return z.NEVER;
+        }
+      }
+    }
+    return format;
   });
 
 const fileSchema = z.object({
@@ -114,6 +182,17 @@ const fileSchema = z.object({
               code: 'custom',
               path: ['account_formats', type],
               message: `${c.country}/${c.currency} pays ${type} but says nothing of its account format`,
+            });
+          }
+          if (
+            type === 'MOBILE_MONEY' &&
+            c.account_formats.MOBILE_MONEY &&
+            !c.account_formats.MOBILE_MONEY.mobile
+          ) {
+            ctx.addIssue({
+              code: 'custom',
+              path: ['account_formats', type, 'mobile'],
+              message: `${c.country}/${c.currency} pays MOBILE_MONEY but says nothing of how its numbers are written`,
             });
           }
         }
@@ -232,7 +311,28 @@ export function isSettlementCurrency(value: string): value is SettlementCurrency
   return (SETTLEMENT_CURRENCIES as readonly string[]).includes(value);
 }
 
+/**
+ * An account identifier as the service keeps, checks, resolves and compares it: a mobile number
+ * in E.164 whichever way it was written (see `canonicalMobile`), anything else as written. With
+ * the `issue` of a refusal (null when it fits), which shows the accepted spellings.
+ */
+export function checkAccount(
+  format: AccountFormat,
+  written: string,
+): { account: string; issue: string | null } {
+  const account = format.mobile ? canonicalMobile(format.mobile, written) : written;
+  if (format.pattern.test(account)) return { account, issue: null };
+  const issue = format.mobile
+    ? `must be ${format.description}, written ${orList(mobileSpellings(format.mobile, format.example))}; spaces and dashes are allowed`
+    : `must be ${format.description}, such as ${format.example}`;
+  return { account, issue };
+}
+
 /** Why `account` does not fit `format`, for a detail's `issue`; null when it fits. */
 export function accountFormatIssue(format: AccountFormat, account: string): string | null {
-  return format.pattern.test(account) ? null : `must be ${format.description}, such as ${format.example}`;
+  return checkAccount(format, account).issue;
+}
+
+function orList(items: readonly string[]): string {
+  return items.length > 1 ? `${items.slice(0, -1).join(', ')} or ${items.at(-1)}` : (items[0] ?? '');
 }

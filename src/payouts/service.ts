@@ -3,8 +3,8 @@ import { z } from 'zod';
 import { countryCode, currencyCode } from '#src/banks/schemas.ts';
 import { requireInstitution } from '#src/banks/service.ts';
 import {
-  accountFormatIssue,
   type Corridors,
+  checkAccount,
   type DestinationType,
   NETWORK_NAMES,
   type Network,
@@ -76,8 +76,9 @@ export const createPayoutIn = z
       .min(1)
       .max(128)
       .describe(
-        'Mobile number in E.164 form, bank account number, or crypto address, in the format of its corridor ' +
-          '(docs/account-formats.md; a refusal says which).',
+        'Mobile number, bank account number, or crypto address, in the format of its corridor ' +
+          '(docs/account-formats.md; a refusal says which). A mobile number may be written with or without +, ' +
+          'with 00, or nationally with the trunk 0, with spaces or dashes: it is kept in E.164.',
       ),
     destination_provider_name: z
       .string()
@@ -138,7 +139,10 @@ function cryptoNetworkOf(input: CreatePayoutInput): Network | undefined {
  * Field rules that depend on other fields: required per destination type, the account's format in
  * its corridor (or the address format of its network), currency precision.
  */
-function crossFieldIssues(corridors: Corridors, input: CreatePayoutInput): ErrorDetail[] {
+function crossFieldIssues(
+  corridors: Corridors,
+  input: CreatePayoutInput,
+): { issues: ErrorDetail[]; account: string } {
   const issues: ErrorDetail[] = [];
   const shape: RequestVariant = DESTINATION_SHAPES[input.destination_type];
   for (const field of shape.require ?? []) {
@@ -162,15 +166,17 @@ function crossFieldIssues(corridors: Corridors, input: CreatePayoutInput): Error
   // An unsupported corridor is refused later, as such; its accounts have no format to check.
   const corridor = corridors.find(input.destination_country, input.destination_currency);
   const format = corridor && corridors.accountFormat(corridor, input.destination_type, network);
-  const accountIssue = format && accountFormatIssue(format, input.destination_account_unique);
-  if (accountIssue) issues.push({ field: 'destination_account_unique', issue: accountIssue });
+  const checked = format
+    ? checkAccount(format, input.destination_account_unique)
+    : { account: input.destination_account_unique, issue: null };
+  if (checked.issue) issues.push({ field: 'destination_account_unique', issue: checked.issue });
   const decimals = decimalsIssue(
     input.destination_amount,
     input.destination_currency,
     currencyDecimals(input.destination_currency),
   );
   if (decimals) issues.push({ field: 'destination_amount', issue: decimals });
-  return issues;
+  return { issues, account: checked.account };
 }
 
 /**
@@ -194,7 +200,8 @@ export async function createPayout(
 ): Promise<{ resource: PayoutResource; rendered: string | null }> {
   const { tenant, input } = args;
   if (!tenant.payoutsApproved) throw new AppError('TENANT_NOT_APPROVED');
-  const issues = crossFieldIssues(deps.corridors, input);
+  // The account as kept from here on: a mobile number in E.164, however it was written.
+  const { issues, account } = crossFieldIssues(deps.corridors, input);
   if (issues.length > 0) throw new AppError('VALIDATION_FAILED', { details: issues });
 
   const corridor = deps.corridors.find(input.destination_country, input.destination_currency);
@@ -256,7 +263,7 @@ export async function createPayout(
     destinationCountry: input.destination_country,
     destinationCurrency: input.destination_currency,
     destinationAmount: input.destination_amount,
-    destinationAccountUnique: input.destination_account_unique,
+    destinationAccountUnique: account,
     destinationProviderName: providerName,
     destinationProviderCode:
       input.destination_type === 'CRYPTO_WALLET' ? null : (input.destination_provider_code ?? null),

@@ -1,8 +1,21 @@
 import { expect } from 'chai';
 import { call, createMerchant, errorOf, type Merchant } from '../client.ts';
+import { harness } from '../harness.ts';
+import { payoutReadyMerchant } from '../payouts/fixtures.ts';
 
 describe('banks: institutions and name enquiry', () => {
   let merchant: Merchant;
+  /** Name enquiry of a Kenyan M-Pesa number, written as given. */
+  const resolveMpesa = (account: string) =>
+    call('POST', '/v1/banks/resolve', {
+      key: merchant.key,
+      body: {
+        destination_type: 'MOBILE_MONEY',
+        destination_currency: 'KES',
+        destination_account_unique: account,
+        destination_provider_code: 'MPESA',
+      },
+    });
   before(async () => {
     merchant = await createMerchant();
   });
@@ -135,26 +148,57 @@ describe('banks: institutions and name enquiry', () => {
       ]);
     });
 
-    it('holds mobile numbers to the E.164 form of the corridor, as a payout does', async () => {
-      for (const account of ['123456789', '0712345678', '+2348031234567', '<script>']) {
-        const res = await call('POST', '/v1/banks/resolve', {
-          key: merchant.key,
-          body: {
-            destination_type: 'MOBILE_MONEY',
-            destination_currency: 'KES',
-            destination_account_unique: account,
-            destination_provider_code: 'MPESA',
-          },
-        });
+    it('holds mobile numbers to the corridor’s country, as a payout does, showing the accepted forms', async () => {
+      for (const account of ['123456789', '712345678', '+2348031234567', '<script>']) {
+        const res = await resolveMpesa(account);
         expect(res.status, account).to.equal(400);
         expect(errorOf(res).details).to.deep.equal([
           {
             field: 'destination_account_unique',
             issue:
-              'must be a Kenyan mobile number in E.164 form: +254 and 9 digits starting 7, 10 or 11, such as +254712345678',
+              'must be a Kenyan mobile number: +254 and 9 digits starting 7, 10 or 11, written +254712345678, ' +
+              '254712345678, 00254712345678 or 0712345678; spaces and dashes are allowed',
           },
         ]);
       }
+    });
+
+    it('resolves a mobile number in any spelling as one account: one enquiry, answered in E.164', async () => {
+      const deps = harness().service.deps;
+      const directoryCalls = async () =>
+        (await deps.metrics.providerCalls.get()).values
+          .filter((v) => v.labels.provider === 'directory')
+          .reduce((sum, v) => sum + v.value, 0);
+      // A number no other test resolves, so the cache starts without it.
+      const spellings = ['254 711 002 486', '+254711002486', '0711-002-486', '00254711002486'];
+      const before = await directoryCalls();
+      const answers = [];
+      for (const account of spellings) {
+        const res = await resolveMpesa(account);
+        expect(res.status, `${account}: ${res.text}`).to.equal(200);
+        answers.push(res.body);
+      }
+      expect(new Set(answers.map((a) => JSON.stringify(a))).size).to.equal(1);
+      expect(answers[0].destination_account_unique).to.equal('+254711002486');
+      // The institution list is cached for a minute; the four enquiries made one name enquiry at most.
+      expect((await directoryCalls()) - before).to.be.at.most(2);
+      // The payout names the same account as the enquiry, whichever spelling each was given in.
+      const payer = await payoutReadyMerchant();
+      const payout = await call('POST', '/v1/payouts', {
+        key: payer.key,
+        body: {
+          destination_type: 'MOBILE_MONEY',
+          destination_country: 'KE',
+          destination_currency: 'KES',
+          destination_amount: 100,
+          destination_account_unique: '0711 002 486',
+          destination_provider_name: 'M-Pesa',
+          destination_provider_code: 'MPESA',
+          destination_account_name: answers[0].destination_account_name,
+        },
+      });
+      expect(payout.status, payout.text).to.equal(201);
+      expect(payout.body.destination_account_unique).to.equal(answers[0].destination_account_unique);
     });
   });
 });

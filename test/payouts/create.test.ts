@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { accountFormatIssue } from '#src/corridors/corridors.ts';
 import { OutboxEvent } from '#src/events/entities.ts';
 import { Task } from '#src/jobs/entities.ts';
 import { call, createMerchant, errorOf, type Merchant } from '../client.ts';
@@ -299,30 +300,66 @@ describe('POST /v1/payouts', () => {
             expect(errorOf(bad).details, label).to.deep.equal([
               {
                 field: 'destination_account_unique',
-                issue: `must be ${format!.description}, such as ${format!.example}`,
+                issue: accountFormatIssue(format!, `x${format!.example}`),
               },
             ]);
+            expect(
+              errorOf(bad).details[0]!.issue.startsWith(`must be ${format!.description}, `),
+              label,
+            ).to.equal(true);
           }
         }
       }
     });
 
-    it('wants mobile numbers in E.164 form of the corridor’s country', async () => {
+    it('takes a mobile number as people write it, and keeps it in E.164', async () => {
       for (const account of [
-        '0712345678',
+        '+254712345678',
         '254712345678',
-        '+2348031234567',
-        '+25471234567',
-        '+254 712 345 678',
+        '00254712345678',
+        '0712345678',
+        '0712 345 678',
+        '+254 712-345-678',
+        '(0712) 345.678',
       ]) {
         const res = await call('POST', '/v1/payouts', {
           key: merchant.key,
           body: mobilePayout({ destination_account_unique: account }),
         });
+        expect(res.status, `${account}: ${res.text}`).to.equal(201);
+        expect(res.body.destination_account_unique, account).to.equal('+254712345678');
+        const read = await call('GET', `/v1/payouts/${res.body.id}`, { key: merchant.key });
+        expect(read.body.destination_account_unique, account).to.equal('+254712345678');
+      }
+    });
+
+    it('refuses what is not a mobile number of the corridor’s country, showing the accepted forms', async () => {
+      for (const account of [
+        '+2348031234567',
+        '2348031234567',
+        '+25471234567',
+        '071234567',
+        '0201234567',
+        '+254 712 345 678 9',
+        '712345678',
+        '+0712345678',
+        '0712345678x',
+      ]) {
+        const before = await payoutCount();
+        const res = await call('POST', '/v1/payouts', {
+          key: merchant.key,
+          body: mobilePayout({ destination_account_unique: account }),
+        });
         expect(res.status, account).to.equal(400);
-        expect(errorOf(res).details[0]?.issue, account).to.match(
-          /^must be a Kenyan mobile number in E\.164 form/,
-        );
+        expect(errorOf(res).details, account).to.deep.equal([
+          {
+            field: 'destination_account_unique',
+            issue:
+              'must be a Kenyan mobile number: +254 and 9 digits starting 7, 10 or 11, written +254712345678, ' +
+              '254712345678, 00254712345678 or 0712345678; spaces and dashes are allowed',
+          },
+        ]);
+        expect(await payoutCount()).to.equal(before);
       }
     });
   });

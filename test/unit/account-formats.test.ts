@@ -4,6 +4,8 @@ import {
   type AccountFormat,
   accountFormatIssue,
   Corridors,
+  canonicalMobile,
+  checkAccount,
   DEFAULT_CORRIDORS_FILE,
   NETWORKS,
 } from '#src/corridors/corridors.ts';
@@ -58,13 +60,14 @@ describe('account formats of the corridors file', () => {
       '０１２３４５６７８９',
       '0123456789\n',
       '01234\u000056789',
-      '+234 803 123 4567',
+      '+234 803 123 456',
     ];
     for (const { label, format } of everyFormat()) {
       for (const account of hostile) {
-        expect(accountFormatIssue(format, account), `${label}: ${JSON.stringify(account)}`).to.equal(
-          `must be ${format.description}, such as ${format.example}`,
-        );
+        const issue = accountFormatIssue(format, account);
+        expect(issue, `${label}: ${JSON.stringify(account)}`).to.be.a('string');
+        expect(issue!.startsWith(`must be ${format.description}, `), label).to.equal(true);
+        expect(issue, label).to.include(format.example);
       }
     }
   });
@@ -98,5 +101,118 @@ describe('account formats of the corridors file', () => {
         }
       }
     }
+  });
+});
+
+/** Every mobile-money format of the corridors file, with its corridor's country. */
+function mobileFormats(): { country: string; format: AccountFormat }[] {
+  return corridors.data.corridors.flatMap((c) => {
+    const format = c.destination_types.includes('MOBILE_MONEY')
+      ? corridors.accountFormat(c, 'MOBILE_MONEY', null)
+      : undefined;
+    return format ? [{ country: c.country, format }] : [];
+  });
+}
+
+describe('mobile numbers as people write them, per corridor', () => {
+  it('covers every corridor that pays mobile money, each saying how its numbers are written', () => {
+    expect(mobileFormats().map((m) => m.country)).to.deep.equal(['NG', 'KE', 'GH']);
+    for (const { country, format } of mobileFormats()) expect(format.mobile, country).to.not.equal(undefined);
+  });
+
+  // Per corridor: its example's national number and calling code, and numbers it must refuse.
+  const table: Record<string, { code: string; national: string; refused: string[] }> = {
+    NG: {
+      code: '234',
+      national: '8031234567',
+      refused: [
+        '+254712345678',
+        '+234803123456',
+        '+23480312345678',
+        '08231234567',
+        '8031234567',
+        '0803123456',
+      ],
+    },
+    KE: {
+      code: '254',
+      national: '712345678',
+      refused: ['+2348031234567', '+25471234567', '0201234567', '712345678', '+2540712345678', '0712345678x'],
+    },
+    GH: {
+      code: '233',
+      national: '241234567',
+      refused: [
+        '+254712345678',
+        '+23324123456',
+        '0341234567',
+        '241234567',
+        '0241 234 567 8',
+        '+233-(0)24-123-4567',
+      ],
+    },
+  };
+
+  for (const [country, { code, national, refused }] of Object.entries(table)) {
+    it(`${country}: every common spelling comes to E.164 +${code}${national}`, () => {
+      const format = mobileFormats().find((m) => m.country === country)!.format;
+      const e164 = `+${code}${national}`;
+      expect(format.example).to.equal(e164);
+      const grouped = `${national.slice(0, 3)} ${national.slice(3, 6)} ${national.slice(6)}`;
+      const spellings = [
+        e164,
+        `${code}${national}`,
+        `00${code}${national}`,
+        `0${national}`,
+        `+${code} ${grouped}`,
+        `${code} ${grouped}`,
+        `0${grouped}`,
+        `0${grouped.replaceAll(' ', '-')}`,
+        `+${code}-${grouped.replaceAll(' ', '-')}`,
+        `00 ${code} ${grouped}`,
+        `(0${national.slice(0, 3)}) ${national.slice(3)}`,
+        `0${national.slice(0, 3)}.${national.slice(3, 6)}.${national.slice(6)}`,
+      ];
+      for (const written of spellings) {
+        expect(canonicalMobile(format.mobile!, written), written).to.equal(e164);
+        expect(checkAccount(format, written), written).to.deep.equal({ account: e164, issue: null });
+      }
+    });
+
+    it(`${country}: refuses what is not one of its mobile numbers, showing the accepted forms`, () => {
+      const format = mobileFormats().find((m) => m.country === country)!.format;
+      const e164 = `+${code}${national}`;
+      for (const written of refused) {
+        const { issue } = checkAccount(format, written);
+        expect(issue, written).to.equal(
+          `must be ${format.description}, written ${e164}, ${code}${national}, 00${code}${national} or 0${national}; ` +
+            'spaces and dashes are allowed',
+        );
+      }
+    });
+  }
+
+  it('keeps the last four digits, so the sandbox’s magic endings work in any spelling', () => {
+    for (const { format } of mobileFormats()) {
+      const national = `0${format.example.slice(1 + format.mobile!.countryCode.length, -4)}1001`;
+      expect(checkAccount(format, national).account).to.equal(`${format.example.slice(0, -4)}1001`);
+    }
+  });
+
+  it('stops the start when a mobile format has no numbering, or its spellings do not come to its example', () => {
+    const withKe = (change: (ke: Record<string, any>) => void) => {
+      const raw = JSON.parse(readFileSync(DEFAULT_CORRIDORS_FILE, 'utf8'));
+      change(raw.corridors.find((c: { country: string }) => c.country === 'KE'));
+      return () => new Corridors(raw);
+    };
+    expect(withKe((ke) => delete ke.account_formats.MOBILE_MONEY.mobile)).to.throw(
+      /how its numbers are written/,
+    );
+    expect(withKe((ke) => (ke.account_formats.MOBILE_MONEY.mobile.country_code = '255'))).to.throw(
+      /does not come to the example/,
+    );
+    expect(withKe((ke) => (ke.account_formats.MOBILE_MONEY.mobile.country_code = '+254'))).to.throw(
+      /calling code without \+/,
+    );
   });
 });
