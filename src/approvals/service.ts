@@ -169,7 +169,9 @@ export async function proposeMove(
     await rehearse(deps, def, { args, actor, now, prepared });
   }
   const expiresAt = new Date(now.getTime() + deps.config.APPROVAL_TTL_HOURS * HOUR_MS);
+  const targetIds = def.targets(args);
   return call.commit(async (em) => {
+    await refuseDuplicate(em, def.action, targetIds[0]);
     const initial = initialState(approvalMachine, {
       proposerId: operator.id,
       expiresAt: expiresAt.toISOString(),
@@ -180,7 +182,7 @@ export async function proposeMove(
       snapshot: initial.snapshot,
       action: def.action,
       args,
-      targetIds: def.targets(args),
+      targetIds,
       note: reason,
       proposerId: operator.id,
       deciderId: null,
@@ -207,6 +209,28 @@ export async function proposeMove(
       prepared,
       now,
     });
+  });
+}
+
+/**
+ * Refuses a second PENDING proposal of `action` on the same target (its first target id: the
+ * object it acts on), naming the open one. Proposals of one action and target take a lock in
+ * turn, held until the transaction ends, so two at once cannot both pass.
+ */
+async function refuseDuplicate(em: EntityManager, action: string, target: string | undefined): Promise<void> {
+  if (target === undefined) return;
+  await em.execute(`select pg_advisory_xact_lock(hashtextextended(?, 0))`, [`approval/${action}/${target}`]);
+  const [open] = await em.execute<{ id: string; created_at: Date | string }[]>(
+    `select id, created_at from approvals
+      where status = 'PENDING' and action = ? and target_ids[1] = ? order by created_at limit 1`,
+    [action, target],
+  );
+  if (!open) return;
+  throw new AppError('APPROVAL_ALREADY_PENDING', {
+    message: `Proposal ${open.id} (${action} of ${target}) is already PENDING: decide or withdraw it first.`,
+    details: [
+      { field: 'approval_id', issue: `${open.id} is the PENDING proposal of ${action} on ${target}` },
+    ],
   });
 }
 

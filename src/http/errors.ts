@@ -47,6 +47,11 @@ export const ERROR_CATALOGUE = {
     status: 409,
     message: 'The proposal was already decided (approved, rejected, failed or expired).',
   },
+  APPROVAL_ALREADY_PENDING: {
+    status: 409,
+    message:
+      'A proposal of the same action on the same target is already PENDING; decide or withdraw it first.',
+  },
   APPROVAL_ACTION_FAILED: {
     status: 409,
     message: 'The approved action is no longer possible; the proposal is FAILED and nothing moved.',

@@ -16,7 +16,7 @@ import { expectTrpcRefusal, rowCounts } from '../http/hostile.ts';
 import { cliAs, newOperator, refusal, type TestOperator, trpcCall } from '../operators/fixtures.ts';
 import { payoutReadyMerchant } from '../payouts/fixtures.ts';
 import { racesOnlyOnPostgres } from '../races.ts';
-import { deps, getPayout, payoutWithInstruction } from '../settlement/fixtures.ts';
+import { deps, getPayout, handledCredit, payBank, payoutWithInstruction } from '../settlement/fixtures.ts';
 import { failedRefund, heldMoney, heldPayout as heldPayoutWithInflow, strayInflow } from './fixtures.ts';
 
 /** A NGN payout held for review: 100 NGN of more arrived, so `payout fail` is possible. */
@@ -91,7 +91,13 @@ describe('four eyes on money moves (admin.approvals.*)', () => {
     // The proposer cannot approve its own proposal, whatever its role; an operator cannot approve at all.
     const own = await refusal(cliAs(proposer)('approval', 'approve', proposed.approval.id));
     expect(own.code).to.equal('APPROVER_ROLE_REQUIRED');
-    const rootProposal = await cliAs()('payout', 'fail', payoutId, '--note', 'root proposes too');
+    const rootProposal = await cliAs()(
+      'payout',
+      'fail',
+      await heldPayout(merchant),
+      '--note',
+      'root proposes',
+    );
     const self = await trpcCall(
       'admin.approvals.approve',
       'mutation',
@@ -138,21 +144,27 @@ describe('four eyes on money moves (admin.approvals.*)', () => {
   });
 
   it('fails a stale proposal cleanly: the world changed, nothing moves, the reason stays', async () => {
-    const payoutId = await heldPayout(merchant);
+    // Held, then the merchant pays the rest while a proposal to fail it waits.
+    const payout = await payoutWithInstruction(merchant, { settlement_currency: 'NGN' });
+    const payoutId = payout.id;
+    await handledCredit((await payBank(payout.instruction.account_unique, '100.00')).session_id);
     const as = cliAs(proposer);
-    const first = await as('payout', 'fail', payoutId, '--note', 'first');
-    const second = await as('payout', 'fail', payoutId, '--note', 'second, not knowing of the first');
-    await cliAs(approver)('approval', 'approve', first.approval.id);
+    const second = await as('payout', 'fail', payoutId, '--note', 'merchant will not top up');
+    const rest = (Number(payout.instruction.expected) - 100).toFixed(2);
+    await handledCredit((await payBank(payout.instruction.account_unique, rest)).session_id);
+    expect((await getPayout(merchant, payoutId)).status).to.equal('PAYMENT_RECEIVED');
     const rowsBefore = await deps().orm.em.fork().count(StatusLog, { payout: payoutId });
 
     const stale = await refusal(cliAs(approver)('approval', 'approve', second.approval.id));
     expect(stale.code).to.equal('APPROVAL_ACTION_FAILED');
-    expect(stale.details).to.deep.equal([{ field: 'payout_id', issue: 'is FAILED, not held for review' }]);
+    expect(stale.details).to.deep.equal([
+      { field: 'payout_id', issue: 'is PAYMENT_RECEIVED, not held for review' },
+    ]);
     const failed = await as('approval', 'show', second.approval.id);
     expect(failed).to.include({
       state: 'FAILED',
       failure_code: 'VALIDATION_FAILED',
-      failure_reason: 'VALIDATION_FAILED: payout_id is FAILED, not held for review',
+      failure_reason: 'VALIDATION_FAILED: payout_id is PAYMENT_RECEIVED, not held for review',
       decided_by_id: approver.id,
       result: null,
     });
@@ -233,6 +245,38 @@ describe('four eyes on money moves (admin.approvals.*)', () => {
     expect((await auditOf(approval.id)).map((r) => r.outcome)).to.deep.equal(['PENDING', 'WITHDRAWN']);
   });
 
+  it('refuses a second PENDING proposal of the same action on the same target, naming the open one', async () => {
+    const payoutId = await heldPayout(merchant);
+    const { approval } = await cliAs(proposer)('payout', 'fail', payoutId, '--note', 'first');
+    const second = await refusal(cliAs(approver)('payout', 'fail', payoutId, '--note', 'second'));
+    expect(second.code).to.equal('APPROVAL_ALREADY_PENDING');
+    expect(second.message).to.include(approval.id);
+    expect(JSON.stringify(second.details)).to.include(approval.id);
+
+    // Many at once on another payout: one proposal.
+    const other = await heldPayout(merchant);
+    const results = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        trpcCall(
+          'admin.settlement.failPayout',
+          'mutation',
+          { payout_id: other, note: `try ${i}` },
+          proposer.token,
+        ),
+      ),
+    );
+    expect(results.filter((r) => r.status === 200)).to.have.length(1);
+    for (const r of results.filter((r) => r.status !== 200)) {
+      expect(r.body.error.data.app_code).to.equal('APPROVAL_ALREADY_PENDING');
+    }
+
+    // Once decided, the target may be proposed again.
+    await cliAs(proposer)('approval', 'reject', approval.id, '--note', 'withdrawn');
+    expect((await cliAs(proposer)('payout', 'fail', payoutId, '--note', 'again')).approval.state).to.equal(
+      'PENDING',
+    );
+  });
+
   it("lists one operator's proposals and the decided ones on the server, a full page at a time", async () => {
     const mine = await newOperator('operator');
     const other = await newOperator('operator');
@@ -297,7 +341,13 @@ describe('four eyes on money moves (admin.approvals.*)', () => {
       expect((await cliAs()('approval', 'show', early.approval.id)).state, 'not yet').to.equal('PENDING');
 
       // Lapsed, but the job has not come by yet: the approval is refused and records it EXPIRED.
-      const late = await cliAs(proposer)('payout', 'fail', payoutId, '--note', 'lapses too');
+      const late = await cliAs(proposer)(
+        'payout',
+        'fail',
+        await heldPayout(merchant),
+        '--note',
+        'lapses too',
+      );
       harness().clock.advance(1000);
       expect((await runApprovalsOnce(deps())).expired).to.be.greaterThan(0);
       const expired = await cliAs()('approval', 'show', early.approval.id);
