@@ -131,7 +131,10 @@ try {
   process.stdout.write(startupBanner({ config, serviceUrl: service.url, providersUrl, secrets, demo }));
   const workers = await workersStarted;
   service.deps.jobs = workers;
-  if (config.JOBS.length > 0) log.info({ jobs: workers.running() }, 'background jobs running');
+  const running = workers.running();
+  // Jobs still loading were logged by startWorkers; Bree keeps starting them.
+  if (running.length > 0 && running.length === config.JOBS.length)
+    log.info({ jobs: running }, 'background jobs running');
 } catch (err) {
   log.fatal({ err }, 'failed to start');
   await shutdown('startup-failure', 1);

@@ -170,7 +170,7 @@ describe('npm start: production never behaves like the demo', function () {
       expect(banner).to.include('sk_demo_key_printed').and.include('adm_generated_token');
     });
 
-    it("suggests the README's first request, with the demo key in place of the README's placeholder", () => {
+    it("suggests the README's first request, with the demo key where the README reads it into $K", () => {
       const banner = startupBanner({
         config: loadConfig({ DATA_DIR: '/tmp/x' }),
         serviceUrl: 'http://127.0.0.1:3000',
@@ -180,7 +180,7 @@ describe('npm start: production never behaves like the demo', function () {
       });
       const tried = /Try: (curl .*)/.exec(banner)?.[1];
       const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-      expect(readme).to.include(tried?.replace(demo.apiKey, '<demo key>'));
+      expect(readme).to.include(tried?.replace(demo.apiKey, '$K'));
     });
 
     it('never prints ADMIN_TOKEN, nor credentials in PROVIDERS_URL, nor a generated token without the demo', () => {
