@@ -55,6 +55,8 @@ export const Approval = defineEntity({
     decisionNote: p.text().nullable(),
     failureCode: p.string().length(64).nullable(),
     failureReason: p.text().nullable(),
+    /** What it put at stake when proposed: `tenantId`, `amount`, `currency`, `targetState` (`./stakes.ts`). */
+    stake: p.json<Record<string, string | null>>().nullable(),
     /** What the action returned when it ran. */
     result: p.json<Record<string, unknown>>().nullable(),
     expiresAt: p.datetime(),

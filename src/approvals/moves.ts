@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { z } from 'zod';
 import type { Deps } from '#src/deps.ts';
 import type { MoneyMove } from './entities.ts';
+import type { Stake } from './stakes.ts';
 
 /** Who an action runs for: written on the timeline rows it causes (`metadata`). */
 export interface MoveActor {
@@ -21,6 +22,8 @@ export interface MoneyMoveDef<A extends Record<string, unknown> = Record<string,
   action: MoneyMove;
   args: z.ZodType<A>;
   targets(args: A): string[];
+  /** What it puts at stake (tenant, amount and currency, its target's state), read when proposed. */
+  stake(em: EntityManager, args: A): Promise<Stake>;
   /** Checks that ask an outside system; what they return is handed to `run`. */
   prepare?(deps: Deps, args: A): Promise<unknown>;
   run(

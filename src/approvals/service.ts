@@ -172,6 +172,7 @@ export async function proposeMove(
   const targetIds = def.targets(args);
   return call.commit(async (em) => {
     await refuseDuplicate(em, def.action, targetIds[0]);
+    const stake = await def.stake(em, args);
     const initial = initialState(approvalMachine, {
       proposerId: operator.id,
       expiresAt: expiresAt.toISOString(),
@@ -183,6 +184,7 @@ export async function proposeMove(
       action: def.action,
       args,
       targetIds,
+      stake: { ...stake },
       note: reason,
       proposerId: operator.id,
       deciderId: null,

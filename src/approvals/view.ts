@@ -13,6 +13,11 @@ export const approvalOut = z.object({
   /** The move's arguments (ids), as proposed. */
   args: z.record(z.string(), z.unknown()),
   target_ids: z.array(z.string()),
+  /** What it puts at stake, as it was when proposed: the tenant whose money it is, the amount, the target's state. */
+  tenant_id: z.string().nullable(),
+  amount: z.string().nullable(),
+  currency: z.string().nullable(),
+  target_state: z.string().nullable(),
   /** Why the proposer wants it. */
   note: z.string(),
   proposer_id: z.string(),
@@ -42,6 +47,10 @@ export function toApprovalView(a: Approval, names: ReadonlyMap<string, string>):
     state: a.status,
     args: a.args,
     target_ids: a.targetIds,
+    tenant_id: a.stake?.['tenantId'] ?? null,
+    amount: a.stake?.['amount'] ?? null,
+    currency: a.stake?.['currency'] ?? null,
+    target_state: a.stake?.['targetState'] ?? null,
     note: a.note,
     proposer_id: a.proposerId,
     proposer_name: names.get(a.proposerId) ?? null,

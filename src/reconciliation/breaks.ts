@@ -7,6 +7,7 @@ import {
 } from '#machines/recon-break.machine.ts';
 import { Approval } from '#src/approvals/entities.ts';
 import { moneyMove } from '#src/approvals/moves.ts';
+import { stakeOf } from '#src/approvals/stakes.ts';
 import { applyEvent } from '#src/engine/engine.ts';
 import { AppError, invalidField } from '#src/http/errors.ts';
 import { idIn } from '#src/http/schemas.ts';
@@ -80,6 +81,7 @@ export const reconMoves = {
     action: 'recon.resolve',
     args: z.strictObject({ break_id: idIn, resolution: z.enum(['BOOKED_RAIL', 'REFUNDED_RETURN']) }),
     targets: (a) => [a.break_id],
+    stake: (em, a) => stakeOf(em, 'recon-break', a.break_id),
     run: async (em, deps, { args, actor, now }) => {
       const found = await openBreak(em, args.break_id);
       const problem = moveProblem(found, args.resolution);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { moneyMove } from '#src/approvals/moves.ts';
+import { stakeOf } from '#src/approvals/stakes.ts';
 import { AppError, invalidField } from '#src/http/errors.ts';
 import { idIn, iso, timestampOut } from '#src/http/schemas.ts';
 import type { Refund } from './entities.ts';
@@ -24,6 +25,7 @@ export const refundMoves = {
     action: 'refund.retry',
     args: z.strictObject({ refund_id: idIn }),
     targets: (a) => [a.refund_id],
+    stake: (em, a) => stakeOf(em, 'refund', a.refund_id),
     // The rail is asked before the transaction opens, at approval as it was at the proposal.
     prepare: (deps, a) => checkRefundRetry(deps, a.refund_id),
     run: async (em, deps, { args, now, prepared }) => ({
@@ -40,6 +42,7 @@ export const refundMoves = {
     action: 'refund.raise',
     args: z.strictObject({ payout_id: z.uuid() }),
     targets: (a) => [a.payout_id],
+    stake: (em, a) => stakeOf(em, 'payout', a.payout_id),
     run: async (em, deps, { args, now }) => {
       const outcome = await raiseRefundIn(em, deps, args.payout_id, now);
       if (outcome.kind !== 'RAISED') throw raiseRefusal(outcome);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { actorMetadata, moneyMove } from '#src/approvals/moves.ts';
+import { stakeOf } from '#src/approvals/stakes.ts';
 import { idIn } from '#src/http/schemas.ts';
 import { toAdminInflow, toPayoutSummary } from './admin.schemas.ts';
 import { Inflow } from './entities.ts';
@@ -11,6 +12,7 @@ export const settlementMoves = {
     action: 'inflow.attribute',
     args: z.strictObject({ inflow_id: idIn, payout_id: idIn }),
     targets: (a) => [a.inflow_id, a.payout_id],
+    stake: (em, a) => stakeOf(em, 'inflow', a.inflow_id),
     run: async (em, _deps, { args, actor, now }) => {
       await attributeInflow(em, {
         inflowId: args.inflow_id,
@@ -27,6 +29,7 @@ export const settlementMoves = {
     action: 'inflow.return',
     args: z.strictObject({ inflow_id: idIn }),
     targets: (a) => [a.inflow_id],
+    stake: (em, a) => stakeOf(em, 'inflow', a.inflow_id),
     run: async (em, _deps, { args, now }) => ({
       inflow: toAdminInflow(await returnInflow(em, { inflowId: args.inflow_id, now })),
     }),
@@ -35,6 +38,7 @@ export const settlementMoves = {
     action: 'payout.fail',
     args: z.strictObject({ payout_id: idIn }),
     targets: (a) => [a.payout_id],
+    stake: (em, a) => stakeOf(em, 'payout', a.payout_id),
     run: async (em, _deps, { args, actor, now }) => ({
       payout: toPayoutSummary(
         await failHeldPayout(em, { payoutId: args.payout_id, now, metadata: actorMetadata(actor) }),

@@ -82,6 +82,13 @@ describe('four eyes on money moves (admin.approvals.*)', () => {
       result: null,
     });
     expect(proposed.approval.args).to.deep.equal({ payout_id: payoutId });
+    // What is at stake: whose money, how much, and where the payout stands.
+    expect(proposed.approval).to.include({
+      tenant_id: merchant.tenantId,
+      currency: 'NGN',
+      target_state: 'PENDING_PAYMENT.held',
+    });
+    expect(Number(proposed.approval.amount)).to.equal(100);
     expect(proposed.approval.target_ids).to.deep.equal([payoutId]);
     expect((await getPayout(merchant, payoutId)).status, 'nothing moved').to.equal('PENDING_PAYMENT');
 
