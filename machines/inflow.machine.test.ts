@@ -172,3 +172,17 @@ describe('inflow machine', () => {
     }
   });
 });
+
+describe('inflow guards, each on its own', () => {
+  const guards = inflowMachine.implementations.guards as Record<
+    string,
+    (args: { context: unknown; event: InflowEvent }) => boolean
+  >;
+  const context = start(19).context;
+
+  it('enough confirmations: a CONFIRMATIONS event with the required count, no other event', () => {
+    expect(guards.hasConfirmations!({ context, event: EVENTS.confirmations })).to.equal(true);
+    expect(guards.hasConfirmations!({ context, event: EVENTS.confirmationsShort })).to.equal(false);
+    expect(guards.hasConfirmations!({ context, event: EVENTS.covers })).to.equal(false);
+  });
+});

@@ -68,6 +68,7 @@ export const quoteMachine = setup({
   },
   actions: {
     recordPayout: assign({
+      // Stryker disable next-line ConditionalExpression: narrows the event's type; only USE runs it
       payoutId: ({ event }) => (event.type === 'USE' ? event.payoutId : null),
     }),
   },

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import { decryptSecret } from '#src/lib/crypto.ts';
 import { createLogger } from '#src/lib/log.ts';
 import { signingSecretFor } from '#src/webhooks/config.service.ts';
 import { call, createMerchant, errorOf, type Merchant } from '../client.ts';
@@ -179,7 +180,12 @@ describe('webhook configuration', () => {
         'select response_body from idempotency_keys where tenant_id = ?',
         [merchant.tenantId],
       );
-      for (const row of rows) expect(row.response_body).to.not.include(res.body.signing_secret);
+      // One stored response, the PUT's: sealed, so the secret it holds for replays is not in clear.
+      expect(rows, 'the stored response of the PUT').to.have.length(1);
+      expect(rows[0]!.response_body).to.not.include(res.body.signing_secret);
+      expect(rows[0]!.response_body).to.not.include('hooks.merchant.example');
+      const opened = decryptSecret(harness().service.deps.secrets.idempotencyKey, rows[0]!.response_body);
+      expect(JSON.parse(opened)).to.deep.equal(res.body);
     });
   });
 
