@@ -109,6 +109,11 @@ export const approvalMachine = setup({
               { machine: 'inflow', event: 'OPERATOR_ATTRIBUTE', note: 'an inflow attributed to a payout' },
               { machine: 'inflow', event: 'OPERATOR_RETURN', note: 'an inflow recorded as returned' },
               { machine: 'payout', event: 'OPERATOR_FAIL', note: 'a held payout failed' },
+              {
+                machine: 'payout',
+                event: 'PAYEE_NAME_ACCEPTED',
+                note: "a held payout's payee name accepted",
+              },
               { machine: 'refund', event: 'OPERATOR_RETRY', note: 'a failed refund retried' },
               { machine: 'refund', creates: true, note: "a held payout's refund raised" },
               {

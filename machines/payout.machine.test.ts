@@ -105,6 +105,9 @@ const EVENTS = {
   processorRetryable: failure('PROCESSOR_FAILED', 'TIMEOUT_AT_BANK', true, true),
   processorExhausted: failure('PROCESSOR_FAILED', 'TIMEOUT_AT_BANK', true, false),
   processorFatal: failure('PROCESSOR_FAILED', 'ACCOUNT_CLOSED', false, false),
+  payeeHeld: { type: 'PAYEE_NAME_HELD', triggeredBy: 'SYSTEM', now: NOW },
+  payeeRefused: { type: 'PAYEE_NAME_REFUSED', triggeredBy: 'SYSTEM', now: NOW },
+  payeeAccepted: { type: 'PAYEE_NAME_ACCEPTED', triggeredBy: 'ADMIN', now: NOW },
 } satisfies Record<string, PayoutEvent>;
 type EventName = keyof typeof EVENTS;
 
@@ -117,6 +120,7 @@ function expectOnlyTaken(snapshot: Snapshot, taken: EventName[]): void {
 }
 
 const created = () => start().snapshot;
+const payeeHeld = () => apply(created(), EVENTS.payeeHeld);
 const awaiting = () => apply(created(), EVENTS.generated);
 const held = () => apply(awaiting(), EVENTS.settledUnder);
 const paymentReceived = () => apply(awaiting(), EVENTS.settledExactly);
@@ -127,7 +131,7 @@ describe('payout machine', () => {
   describe('creation', () => {
     it('starts CREATED, records PAYOUT_CREATED, announces payout.created and asks for the instruction', () => {
       const { snapshot, actions } = start();
-      expect(snapshot.value).to.equal('CREATED');
+      expect(snapshot.value).to.deep.equal({ CREATED: 'preparing' });
       expect(snapshot.status).to.equal('active');
       expect(snapshot.context).to.deep.equal({ receivedTotal: null, overpayment: null, failure: null });
       expect(actions).to.deep.equal([
@@ -139,7 +143,7 @@ describe('payout machine', () => {
 
     it('persists as plain JSON and cannot be driven from raw JSON without resolveState', () => {
       const raw = persisted(created()) as Snapshot;
-      expect(raw).to.include({ value: 'CREATED', status: 'active' });
+      expect(raw).to.deep.include({ value: { CREATED: 'preparing' }, status: 'active' });
       expect(() => transition(payoutMachine, raw, EVENTS.generated)).to.throw();
     });
   });
@@ -164,7 +168,47 @@ describe('payout machine', () => {
     });
 
     it('ignores every other event', () => {
-      expectOnlyTaken(created(), ['generated', 'generationFailed']);
+      expectOnlyTaken(created(), ['generated', 'generationFailed', 'payeeHeld', 'payeeRefused']);
+    });
+  });
+
+  describe('the payee name check', () => {
+    it('PAYEE_NAME_HELD holds a CREATED payout for an operator, asking for nothing else', () => {
+      const { next, actions } = take(created(), EVENTS.payeeHeld);
+      expect(next.value).to.deep.equal({ CREATED: 'payeeHeld' });
+      expect(actions).to.deep.equal([timeline('PAYEE_NAME_HELD')]);
+    });
+
+    it('PAYEE_NAME_REFUSED fails the payout before any money was asked for: no refund', () => {
+      const { next, actions } = take(created(), EVENTS.payeeRefused);
+      expect(next.value).to.equal('FAILED');
+      expect(next.context.failure?.code).to.equal('PAYEE_NAME_MISMATCH');
+      expect(actions).to.deep.equal([timeline('PAYEE_NAME_MISMATCH'), emit('payout.failed')]);
+    });
+
+    it('an operator accepting the name sends the payout back to its instruction', () => {
+      const { next, actions } = take(payeeHeld(), EVENTS.payeeAccepted);
+      expect(next.value).to.deep.equal({ CREATED: 'preparing' });
+      expect(actions).to.deep.equal([timeline('PAYEE_NAME_ACCEPTED'), schedule('GENERATE_INSTRUCTION')]);
+    });
+
+    it('an operator failing the held payout fails it without a refund', () => {
+      const { next, actions } = take(payeeHeld(), EVENTS.operatorFail);
+      expect(next.value).to.equal('FAILED');
+      expect(next.context.failure?.code).to.equal('PAYEE_NAME_MISMATCH');
+      expect(actions).to.deep.equal([timeline('PAYEE_NAME_REJECTED'), emit('payout.failed')]);
+    });
+
+    it('a held payout gets no instruction and ignores everything but an operator', () => {
+      expectOnlyTaken(payeeHeld(), ['payeeAccepted', 'operatorFail']);
+    });
+
+    it('a snapshot stored before CREATED had inner states resumes in CREATED.preparing', () => {
+      const old = JSON.parse(JSON.stringify(payoutMachine.getPersistedSnapshot(created())));
+      old.value = 'CREATED';
+      const resumed = payoutMachine.resolveState(old);
+      expect(resumed.value).to.deep.equal({ CREATED: 'preparing' });
+      expect(take(resumed, EVENTS.generated).next.value).to.deep.equal({ PENDING_PAYMENT: 'awaiting' });
     });
   });
 

@@ -7,10 +7,14 @@ import type { MachineTexts, StateMeta, TransitionMeta } from './texts.ts';
  * transaction: `timeline` (one status_timeline row; `triggered_by` is the event's `triggeredBy`),
  * `emit` (one outbox event, in order) and `schedule` (a task row due right after commit).
  *
- *   (start) ------------------------------------------------> CREATED
+ *   (start) ------------------------------------------------> CREATED.preparing
  *             timeline PAYOUT_CREATED, emit payout.created, schedule GENERATE_INSTRUCTION
- *   CREATED --INSTRUCTION_GENERATED--> PENDING_PAYMENT.awaiting
- *   CREATED --INSTRUCTION_GENERATION_FAILED--> FAILED (no money, no refund)
+ *   CREATED.preparing --INSTRUCTION_GENERATED--> PENDING_PAYMENT.awaiting
+ *   CREATED.preparing --INSTRUCTION_GENERATION_FAILED--> FAILED (no money, no refund)
+ *   CREATED.preparing --PAYEE_NAME_HELD--> CREATED.payeeHeld (payee name check, policy `hold`)
+ *   CREATED.preparing --PAYEE_NAME_REFUSED--> FAILED (policy `refuse`, verdict known after the create)
+ *   CREATED.payeeHeld --PAYEE_NAME_ACCEPTED--> CREATED.preparing (schedule GENERATE_INSTRUCTION)
+ *   CREATED.payeeHeld --OPERATOR_FAIL--> FAILED (no money, no refund)
  *   PENDING_PAYMENT.awaiting --SETTLEMENT_CONFIRMED [coversExpected]--> PAYMENT_RECEIVED
  *   PENDING_PAYMENT.awaiting --SETTLEMENT_CONFIRMED [isUnderpaid]--> PENDING_PAYMENT.held
  *   PENDING_PAYMENT.awaiting --INSTRUCTION_EXPIRED--> EXPIRED
@@ -115,6 +119,10 @@ export type PayoutEvent =
   | ({ type: 'SETTLEMENT_CONFIRMED'; receivedTotal: string; expected: string } & Base)
   | ({ type: 'INSTRUCTION_EXPIRED' } & Base)
   | { type: 'OPERATOR_FAIL'; triggeredBy: 'ADMIN'; now: Date }
+  /** The payee name check under the tenant's policy: hold for an operator, or refuse (`src/payees`). */
+  | ({ type: 'PAYEE_NAME_HELD' } & Base)
+  | ({ type: 'PAYEE_NAME_REFUSED' } & Base)
+  | { type: 'PAYEE_NAME_ACCEPTED'; triggeredBy: 'ADMIN'; now: Date }
   | ({ type: 'DISPATCH_ACCEPTED' } & Base)
   | ({ type: 'DISPATCH_FAILED' } & AttemptFailure & Base)
   | ({ type: 'PROCESSOR_SUCCEEDED' } & Base)
@@ -269,6 +277,12 @@ export const payoutMachine = setup({
           : context.failure,
     }),
     recordRejectedHold: assign({ failure: () => ({ code: 'SETTLEMENT_UNDERPAID', reason: null }) }),
+    recordPayeeRefusal: assign({
+      failure: () => ({
+        code: 'PAYEE_NAME_MISMATCH',
+        reason: "the beneficiary's name does not match the account",
+      }),
+    }),
   },
 }).createMachine({
   id: 'payout',
@@ -286,29 +300,83 @@ export const payoutMachine = setup({
     CREATED: {
       description:
         'The merchant has asked for the payout. We are pricing it and preparing the payment instruction that tells the merchant what to pay, where, and by when.',
-      meta: { money: 'NOT_YET_RECEIVED' },
-      on: {
-        INSTRUCTION_GENERATED: {
-          target: 'PENDING_PAYMENT',
+      initial: 'preparing',
+      states: {
+        preparing: {
           description:
-            "The rate is locked (or the merchant's quote is used) and the payment instruction is issued: the amount to pay, a USDT address or an NGN bank account, and a deadline {PAYMENT_INSTRUCTION_TTL_MS} away.",
-          meta: { by: ['SYSTEM'], causes: [{ machine: 'payment-instruction', creates: true }] },
-          actions: [
-            { type: 'timeline', params: { reasonCode: 'INSTRUCTION_GENERATED' } },
-            { type: 'emit', params: { event: 'payout.pending_payment' } },
-          ],
+            "The payout is being priced and its payment instruction prepared; the beneficiary's name is checked against the institution's first.",
+          meta: { money: 'NOT_YET_RECEIVED' },
+          on: {
+            INSTRUCTION_GENERATED: {
+              target: '#payout.PENDING_PAYMENT',
+              description:
+                "The rate is locked (or the merchant's quote is used) and the payment instruction is issued: the amount to pay, a USDT address or an NGN bank account, and a deadline {PAYMENT_INSTRUCTION_TTL_MS} away.",
+              meta: { by: ['SYSTEM'], causes: [{ machine: 'payment-instruction', creates: true }] },
+              actions: [
+                { type: 'timeline', params: { reasonCode: 'INSTRUCTION_GENERATED' } },
+                { type: 'emit', params: { event: 'payout.pending_payment' } },
+              ],
+            },
+            INSTRUCTION_GENERATION_FAILED: {
+              target: '#payout.FAILED',
+              description:
+                'No payment instruction can be issued (the corridor or the quote is gone, or the providers stayed unavailable for {MAX_GENERATION_ATTEMPTS} attempts): the payout fails before any money was asked for, so nothing is refunded.',
+              meta: { by: ['SYSTEM'] },
+              // No money was asked for yet, so there is nothing to refund.
+              actions: [
+                'recordGenerationFailure',
+                { type: 'timeline', params: { reasonCode: 'INSTRUCTION_GENERATION_FAILED' } },
+                { type: 'emit', params: { event: 'payout.failed' } },
+              ],
+            },
+            PAYEE_NAME_HELD: {
+              target: 'payeeHeld',
+              description:
+                "The beneficiary's name does not match the name the institution holds (or the institution could not say), and the merchant's policy is to hold such payouts: no payment instruction is issued until an operator decides.",
+              meta: { by: ['SYSTEM'] },
+              actions: [{ type: 'timeline', params: { reasonCode: 'PAYEE_NAME_HELD' } }],
+            },
+            PAYEE_NAME_REFUSED: {
+              target: '#payout.FAILED',
+              description:
+                "The institution's answer came after the payout was accepted, the names do not match, and the merchant's policy is to refuse such payouts: the payout fails before any money was asked for, so nothing is refunded.",
+              meta: { by: ['SYSTEM'] },
+              actions: [
+                'recordPayeeRefusal',
+                { type: 'timeline', params: { reasonCode: 'PAYEE_NAME_MISMATCH' } },
+                { type: 'emit', params: { event: 'payout.failed' } },
+              ],
+            },
+          },
         },
-        INSTRUCTION_GENERATION_FAILED: {
-          target: 'FAILED',
+        // The name check said NO_MATCH (or could not be made) under the `hold` policy.
+        payeeHeld: {
           description:
-            'No payment instruction can be issued (the corridor or the quote is gone, or the providers stayed unavailable for {MAX_GENERATION_ATTEMPTS} attempts): the payout fails before any money was asked for, so nothing is refunded.',
-          meta: { by: ['SYSTEM'] },
-          // No money was asked for yet, so there is nothing to refund.
-          actions: [
-            'recordGenerationFailure',
-            { type: 'timeline', params: { reasonCode: 'INSTRUCTION_GENERATION_FAILED' } },
-            { type: 'emit', params: { event: 'payout.failed' } },
-          ],
+            "Held because the beneficiary's name does not match the institution's. No money has been asked for; an operator, with four eyes, lets the payout go on or fails it.",
+          meta: { money: 'NOT_YET_RECEIVED' },
+          on: {
+            PAYEE_NAME_ACCEPTED: {
+              target: 'preparing',
+              description:
+                'An operator, with four eyes, accepts the name as it is (the merchant confirmed the beneficiary): the payment instruction is prepared now.',
+              meta: { by: ['OPERATOR_FOUR_EYES'] },
+              actions: [
+                { type: 'timeline', params: { reasonCode: 'PAYEE_NAME_ACCEPTED' } },
+                { type: 'schedule', params: { task: 'GENERATE_INSTRUCTION' } },
+              ],
+            },
+            OPERATOR_FAIL: {
+              target: '#payout.FAILED',
+              description:
+                'An operator, with four eyes, decides the payout must not go to this account: it fails before any money was asked for, so nothing is refunded.',
+              meta: { by: ['OPERATOR_FOUR_EYES'] },
+              actions: [
+                'recordPayeeRefusal',
+                { type: 'timeline', params: { reasonCode: 'PAYEE_NAME_REJECTED' } },
+                { type: 'emit', params: { event: 'payout.failed' } },
+              ],
+            },
+          },
         },
       },
     },

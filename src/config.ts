@@ -109,6 +109,8 @@ export const configSchema = z.object({
   PAYMENT_INSTRUCTION_TTL_MS: int(1_800_000, 1),
   QUOTE_TTL_MS: int(30_000, 1),
   NAME_ENQUIRY_CACHE_TTL_MS: int(300_000, 0),
+  /** How long a payout's create waits for the institution's name before answering with the check PENDING. */
+  PAYEE_CHECK_WAIT_MS: int(1_500, 0),
   WEBHOOK_TIMEOUT_MS: int(10_000, 1),
   WEBHOOK_BACKOFF_BASE_MS: int(10_000, 1),
   WEBHOOK_ALLOW_PRIVATE_URLS: flag(false),

@@ -5,6 +5,7 @@ import { complianceAdminRouter } from './compliance/admin.router.ts';
 import { outflowsRouter } from './dispatch/router.ts';
 import { router } from './http/trpc.ts';
 import { operatorAdminRouter } from './operators/admin.router.ts';
+import { payeeAdminRouter } from './payees/admin.router.ts';
 import { payoutAdminRouter } from './payouts/admin.router.ts';
 import { payoutsRouter } from './payouts/router.ts';
 import { ratesRouter } from './rates/router.ts';
@@ -40,6 +41,7 @@ export const appRouter = router({
     ...auditAdminRouter._def.record,
     ...complianceAdminRouter._def.record,
     ...approvalsAdminRouter._def.record,
+    ...payeeAdminRouter._def.record,
     settlement: settlementAdminRouter,
     recon: reconAdminRouter,
   }),

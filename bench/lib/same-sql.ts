@@ -80,6 +80,7 @@ export function sameSql(pool: pg.Pool): SameSql {
           settlementCurrency: 'USDT',
           settlementNetwork: 'TRON',
           quoteId: null,
+          payee: null,
         },
         {
           now: new Date(),

@@ -6,6 +6,7 @@ import { idIn } from '#src/http/schemas.ts';
 import { router } from '#src/http/trpc.ts';
 import { isUuid } from '#src/lib/ids.ts';
 import { reconMoves } from '#src/reconciliation/breaks.ts';
+import { payeeMoves } from '#src/payees/moves.ts';
 import { refundMoves } from '#src/refunds/moves.ts';
 import { settlementMoves } from '#src/settlement/moves.ts';
 import { APPROVAL_STATUSES, Approval, MONEY_MOVES, type MoneyMove } from './entities.ts';
@@ -18,6 +19,7 @@ export const MONEY_MOVE_DEFS: Readonly<Record<MoneyMove, MoneyMoveDef>> = {
   ...settlementMoves,
   ...refundMoves,
   ...reconMoves,
+  ...payeeMoves,
 };
 
 const approvalId = z.string().min(1).max(64);

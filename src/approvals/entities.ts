@@ -18,6 +18,7 @@ export const MONEY_MOVES = [
   'refund.retry',
   'refund.raise',
   'recon.resolve',
+  'payee.accept',
 ] as const;
 export type MoneyMove = (typeof MONEY_MOVES)[number];
 

@@ -12,6 +12,7 @@ import { APPROVAL_STATUSES as APPROVAL_STATES, MONEY_MOVES } from '#src/approval
 import { configSchema } from '#src/config.ts';
 import { ROLES } from '#src/operators/roles.ts';
 import { RECON_RAILS } from '#src/reconciliation/entities.ts';
+import { PAYEE_POLICIES } from '#src/payees/name-match.ts';
 import type { AppRouter } from '#src/router.ts';
 import { isScope, MERCHANT_SCOPES, type Scope } from '#src/tenants/scopes.ts';
 
@@ -100,10 +101,14 @@ function scopesOf(value: string | undefined): Scope[] | undefined {
 /** Every command, by its words; the usage is generated from this table. */
 const COMMANDS: Record<string, Command> = {
   'tenant create': command({
-    synopsis: '--name NAME [--approved]',
-    summary: 'a new tenant: {"id","name","payouts_approved"}',
-    options: { name: { type: 'string' }, approved: { type: 'boolean' } },
-    input: (v) => ({ name: required(v, 'name'), approved: v.approved === true }),
+    synopsis: '--name NAME [--approved] [--payee-policy allow|hold|refuse]',
+    summary: 'a new tenant: {"id","name","payouts_approved","payee_name_policy"}',
+    options: { name: { type: 'string' }, approved: { type: 'boolean' }, 'payee-policy': { type: 'string' } },
+    input: (v) => ({
+      name: required(v, 'name'),
+      approved: v.approved === true,
+      payee_name_policy: choice(v, 'payee-policy', PAYEE_POLICIES),
+    }),
     call: (c, input) => c.admin.tenant.create.mutate(input),
   }),
   'tenant approve': command({
@@ -212,11 +217,39 @@ const COMMANDS: Record<string, Command> = {
   }),
   'payout fail': command({
     synopsis: 'PAYOUT_ID --note TEXT',
-    summary: 'propose failing a payout held for review; its refund follows (four eyes)',
+    summary:
+      'propose failing a payout held for review (underpaid: its refund follows; payee name: nothing to refund) (four eyes)',
     options: { note: { type: 'string' } },
     positionals: ['PAYOUT_ID'],
     input: (v, [id]) => ({ payout_id: id!, note: required(v, 'note', 'TEXT') }),
     call: (c, input) => c.admin.settlement.failPayout.mutate(input),
+  }),
+  'payee held': command({
+    synopsis: '[--limit N] [--cursor CURSOR]',
+    summary: "payouts held because the payee's name does not match the institution's, oldest first",
+    options: { ...PAGE_OPTIONS },
+    input: (v) => page(v),
+    call: (c, input) => c.admin.payees.held.query(input),
+  }),
+  'payee accept': command({
+    synopsis: 'PAYOUT_ID --note TEXT',
+    summary:
+      "propose accepting a held payout's payee name as it is; it then gets its instruction (four eyes)",
+    options: { note: { type: 'string' } },
+    positionals: ['PAYOUT_ID'],
+    input: (v, [id]) => ({ payout_id: id!, note: required(v, 'note', 'TEXT') }),
+    call: (c, input) => c.admin.payees.accept.mutate(input),
+  }),
+  'tenant payee-policy': command({
+    synopsis: 'TENANT_ID --policy allow|hold|refuse',
+    summary: 'what a payout whose payee name does not match becomes: paid, held for an operator, or refused',
+    options: { policy: { type: 'string' } },
+    positionals: ['TENANT_ID'],
+    input: (v, [id]) => ({
+      tenant_id: id!,
+      policy: choice(v, 'policy', PAYEE_POLICIES) ?? missing('policy', 'allow|hold|refuse'),
+    }),
+    call: (c, input) => c.admin.payees.setPolicy.mutate(input),
   }),
   'refund list-failed': command({
     synopsis: '[--tenant TENANT_ID] [--limit N] [--cursor CURSOR]',

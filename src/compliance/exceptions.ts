@@ -1,4 +1,6 @@
-import { type Sql, statement } from '#src/db/sql.ts';
+import { type Sql, type Statement, statement, toDate } from '#src/db/sql.ts';
+import type { Deps } from '#src/deps.ts';
+import { decodeCursor, pageFrom } from '#src/http/pagination.ts';
 import { EXCEPTION_QUEUES, type ExceptionQueue } from './queues.ts';
 
 /**
@@ -27,6 +29,12 @@ const QUEUE_ROWS: Record<ExceptionQueue, string> = {
        select min(t.created_at) as since from payout_status_timeline t
         where t.payout_id = p.id and t.reason_code = 'SETTLEMENT_UNDERPAID') held
     where p.status = 'PENDING_PAYMENT' and (p.snapshot->'value'->>'PENDING_PAYMENT') = 'held'`,
+  PAYOUTS_HELD_PAYEE_NAME: `select p.id, held.since
+     from payouts p
+     cross join lateral (
+       select max(t.created_at) as since from payout_status_timeline t
+        where t.payout_id = p.id and t.reason_code = 'PAYEE_NAME_HELD') held
+    where p.status = 'CREATED' and (p.snapshot->'value'->>'CREATED') = 'payeeHeld'`,
   INFLOWS_UNMATCHED: `select id, arrived_at as since
      from inflows where state = 'UNMATCHED' or (state = 'HELD' and payout_id is null)`,
   REFUNDS_FAILED: `select id, updated_at as since from refunds where status = 'FAILED'`,
@@ -135,4 +143,24 @@ export interface HeldUnderpaidRow {
   received_amount: string;
   created_at: string | Date;
   held_since: string | Date | null;
+}
+
+/**
+ * One page of a queue read by `page`, a statement of the queue's partial index that takes the
+ * position `$1, $2` ((created_at, id), both null for the first page) and `$3` rows, oldest first.
+ */
+export async function queuePage<R extends { id: string; created_at: string | Date }>(
+  deps: Deps,
+  page: Statement,
+  args: { list: string; limit: number; cursor?: string | undefined },
+) {
+  const cursorKey = deps.secrets.cursorKey;
+  const after = args.cursor ? decodeCursor(cursorKey, args.cursor, args.list) : null;
+  const rows = await deps.sql.rows<R>(page, [after?.createdAt ?? null, after?.id ?? null, args.limit + 1]);
+  return pageFrom(rows, {
+    list: args.list,
+    limit: args.limit,
+    cursorKey,
+    createdAtOf: (row) => toDate(row.created_at),
+  });
 }

@@ -11,6 +11,7 @@
 
 export const EXCEPTION_QUEUES = [
   'PAYOUTS_HELD_UNDERPAID',
+  'PAYOUTS_HELD_PAYEE_NAME',
   'INFLOWS_UNMATCHED',
   'REFUNDS_FAILED',
   'MONEY_HELD_NO_REFUND_DESTINATION',
@@ -73,6 +74,21 @@ export const QUEUE_INFO: Record<ExceptionQueue, QueueInfo> = {
       defaultHours: 24,
       afterwards:
         'The service does not fail the payout on its own: whether the merchant still tops it up is a person’s call, and failing it moves money (four eyes). The money stays held and the alert goes on until an operator decides.',
+    },
+  },
+  PAYOUTS_HELD_PAYEE_NAME: {
+    title: "Payouts held: the payee's name does not match",
+    description:
+      "The name the merchant gave for the beneficiary does not match the name the institution holds (or the institution could not say), and the merchant's policy is to hold such payouts. No money has been asked for. Operators accept the name once the merchant confirms it, or fail the payout (four eyes).",
+    machine: 'payout',
+    state: 'CREATED.payeeHeld',
+    states: ['payout/CREATED.payeeHeld'],
+    since: 'the check held it',
+    list: 'admin.payees.held',
+    overdue: {
+      defaultHours: 24,
+      afterwards:
+        'The service neither pays nor fails the payout on its own: whether the beneficiary is the right one is for the merchant to confirm and an operator to decide (four eyes). No money has been asked for, so none is at risk; the payout waits, and the alert goes on until an operator decides.',
     },
   },
   // `admin.settlement.inflows` lists these as its rows with payout_id null; its other rows are the

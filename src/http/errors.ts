@@ -60,6 +60,7 @@ export const ERROR_CATALOGUE = {
     status: 409,
     message: 'An operator that is not revoked already has this name (root is reserved).',
   },
+  TENANT_NAME_TAKEN: { status: 409, message: 'A tenant with this name exists already.' },
   DELIVERY_NOT_DEAD: { status: 409, message: 'Only a DEAD webhook delivery can be sent again.' },
   WEBHOOK_URL_NOT_SET: {
     status: 409,
@@ -89,6 +90,11 @@ export const ERROR_CATALOGUE = {
     message: 'destination_provider_code is not an institution of this corridor; read it from GET /v1/banks.',
   },
   QUOTE_MISMATCH: { status: 422, message: 'The quote does not match this payout.' },
+  PAYEE_NAME_MISMATCH: {
+    status: 422,
+    message:
+      "destination_account_name does not match the name the institution holds for the account, and this tenant's policy refuses such payouts; nothing was created.",
+  },
   RATE_LIMITED: { status: 429, message: 'Too many requests; slow down and retry after the indicated delay.' },
   METHOD_NOT_IMPLEMENTED: { status: 501, message: 'The service implements no such method.' },
   INTERNAL_ERROR: {

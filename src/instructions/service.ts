@@ -1,5 +1,5 @@
 import { paymentInstructionMachine } from '#machines/payment-instruction.machine.ts';
-import type { Network, SettlementCurrency } from '#src/corridors/corridors.ts';
+import type { DestinationType, Network, SettlementCurrency } from '#src/corridors/corridors.ts';
 import { type Price, pricer } from '#src/corridors/pricing.ts';
 import { type Sql, statement } from '#src/db/sql.ts';
 import type { Deps } from '#src/deps.ts';
@@ -7,6 +7,8 @@ import { initialState, step } from '#src/engine/engine.ts';
 import { type ClaimedTask, completeTasks, retryTasks, taskBackoffMs } from '#src/jobs/tasks.ts';
 import { newId } from '#src/lib/ids.ts';
 import { currencyDecimals, type Decimal, toDecimal } from '#src/lib/money.ts';
+import { checkPayeeLater, payeeDecision } from '#src/payees/check.ts';
+import type { PayeeCheck, PayeePolicy } from '#src/payees/name-match.ts';
 import { applyPayoutSteps, type PayoutStep } from '#src/payouts/lifecycle.ts';
 import type { InstructionView } from '#src/payouts/resource.ts';
 import { lockPayouts } from '#src/payouts/resource.ts';
@@ -47,14 +49,36 @@ interface PayoutToPrice {
   destination_currency: string;
   destination_amount: string;
   quote_id: string | null;
+  destination_type: DestinationType;
+  destination_account_unique: string;
+  destination_provider_code: string | null;
+  destination_account_name: string | null;
+  payee_check: PayeeCheck | null;
+  payee_name_policy: PayeePolicy;
+  /** An operator accepted the payee's name once (four eyes): the check holds it no more. */
+  payee_accepted: boolean;
 }
 
+// A payout held by the payee name check (CREATED.payeeHeld) waits for an operator, not for this job.
 const readCreatedPayouts = statement(
   'instructions_created_payouts',
   `select p.id, p.tenant_id, t.name as tenant_name, p.settlement_currency, p.settlement_network,
-          p.destination_country, p.destination_currency, p.destination_amount::text as destination_amount, p.quote_id
+          p.destination_country, p.destination_currency, p.destination_amount::text as destination_amount, p.quote_id,
+          p.destination_type, p.destination_account_unique, p.destination_provider_code, p.destination_account_name,
+          p.payee_check, t.payee_name_policy,
+          exists (select 1 from payout_status_timeline l
+                   where l.payout_id = p.id and l.reason_code = 'PAYEE_NAME_ACCEPTED') as payee_accepted
      from payouts p join tenants t on t.id = p.tenant_id
-    where p.id = any($1::uuid[]) and p.status = 'CREATED'`,
+    where p.id = any($1::uuid[]) and p.status = 'CREATED'
+      and coalesce(p.snapshot->'value'->>'CREATED', '') <> 'payeeHeld'`,
+);
+
+// The check completed by the job is a fact about the payout, written as soon as it is known.
+const recordPayeeChecks = statement(
+  'instructions_payee_checks',
+  `update payouts p set payee_check = c.verdict, payee_institution_name = c.name, payee_checked_at = c.at
+     from unnest($1::uuid[], $2::text[], $3::text[], $4::timestamptz[]) as c(id, verdict, name, at)
+    where p.id = c.id and p.payee_check = 'PENDING'`,
 );
 
 const readDepositAddresses = statement(
@@ -127,11 +151,14 @@ type Prepared =
   | { task: ClaimedTask; kind: 'ready'; payout: PayoutToPrice; priced: Priced; account: ReceivingAccount }
   | { task: ClaimedTask; kind: 'fail'; reason: string }
   | { task: ClaimedTask; kind: 'retry'; error: string }
+  /** The payee name check holds the payout for an operator, or refuses it, by its tenant's policy. */
+  | { task: ClaimedTask; kind: 'payee'; decision: 'hold' | 'refuse'; check: PayeeCheck }
   /** Nothing to do: the payout is no longer CREATED. */
   | { task: ClaimedTask; kind: 'done' };
 type Ready = Extract<Prepared, { kind: 'ready' }>;
 type Failed = Extract<Prepared, { kind: 'fail' }>;
 type Retry = Extract<Prepared, { kind: 'retry' }>;
+type PayeeStop = Extract<Prepared, { kind: 'payee' }>;
 
 /**
  * Today's rules for a task whose attempt threw: a permanent error fails the payout, so does any
@@ -332,7 +359,8 @@ async function prepare(deps: Deps, tasks: readonly ClaimedTask[], expiresAt: Dat
       p,
     ]),
   );
-  const live = tasks.filter((t) => payouts.has(t.subjectId));
+  const stopped = await payeeChecks(deps, [...payouts.values()]);
+  const live = tasks.filter((t) => payouts.has(t.subjectId) && !stopped.has(t.subjectId));
   const prices = await priceAll(
     deps,
     live.map((t) => payouts.get(t.subjectId)!),
@@ -359,7 +387,49 @@ async function prepare(deps: Deps, tasks: readonly ClaimedTask[], expiresAt: Dat
       account instanceof Error ? afterError(p.task, account) : { ...p, kind: 'ready', account },
     );
   });
+  for (const task of tasks) {
+    const stop = stopped.get(task.subjectId);
+    if (stop) byTask.set(task.id, { task, kind: 'payee', ...stop });
+  }
   return tasks.map((task) => byTask.get(task.id) ?? { task, kind: 'done' });
+}
+
+/**
+ * The payee name check before any price or account is asked for: completes the checks creation
+ * left PENDING (their verdicts written at once), and returns the payouts the tenant's policy
+ * holds or refuses, by id. A payout an operator already accepted goes on.
+ */
+async function payeeChecks(
+  deps: Deps,
+  payouts: readonly PayoutToPrice[],
+): Promise<Map<string, { decision: 'hold' | 'refuse'; check: PayeeCheck }>> {
+  const pending = payouts.filter((p) => p.payee_check === 'PENDING');
+  const done = await mapBounded(pending, VIRTUAL_ACCOUNT_CONCURRENCY, (p) =>
+    checkPayeeLater(deps, {
+      destinationType: p.destination_type,
+      currency: p.destination_currency,
+      accountNumber: p.destination_account_unique,
+      providerCode: p.destination_provider_code,
+      accountName: p.destination_account_name,
+    }),
+  );
+  if (pending.length > 0) {
+    await deps.sql.rows(recordPayeeChecks, [
+      pending.map((p) => p.id),
+      done.map((d) => d.check),
+      done.map((d) => d.institutionName),
+      done.map((d) => d.checkedAt),
+    ]);
+  }
+  const checks = new Map(pending.map((p, i) => [p.id, done[i]!.check] as const));
+  const stopped = new Map<string, { decision: 'hold' | 'refuse'; check: PayeeCheck }>();
+  for (const p of payouts) {
+    const check = checks.get(p.id) ?? p.payee_check;
+    if (check === null || p.payee_accepted) continue;
+    const decision = payeeDecision(p.payee_name_policy, check);
+    if (decision !== 'proceed') stopped.set(p.id, { decision, check });
+  }
+  return stopped;
 }
 
 /** The amounts a new instruction on a shared address may expect: its price, then up in steps of the currency's last decimal. */
@@ -519,7 +589,7 @@ async function writeBatch(
   expiresAt: Date,
 ): Promise<Retry[]> {
   const touched = prepared
-    .filter((p) => p.kind === 'ready' || p.kind === 'fail')
+    .filter((p) => p.kind === 'ready' || p.kind === 'fail' || p.kind === 'payee')
     .map((p) => p.task.subjectId);
   const locked = new Map(
     (touched.length > 0 ? await lockPayouts(tx, touched) : []).map((p) => [p.id, p] as const),
@@ -586,6 +656,19 @@ async function writeBatch(
         note: { reasonDetail: { reason: failure.reason } },
       });
     }
+  }
+  for (const stop of prepared.filter((p): p is PayeeStop => p.kind === 'payee')) {
+    const payout = locked.get(stop.task.subjectId);
+    if (!payout) continue;
+    steps.push({
+      payout,
+      event: {
+        type: stop.decision === 'hold' ? 'PAYEE_NAME_HELD' : 'PAYEE_NAME_REFUSED',
+        triggeredBy: 'SYSTEM',
+        now,
+      },
+      note: { reasonDetail: { payee_name_check: stop.check } },
+    });
   }
   await applyPayoutSteps(tx, steps);
   const retried = new Set(retries.map((r) => r.task.id));

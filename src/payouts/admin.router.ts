@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { type HeldUnderpaidRow, heldUnderpaidPage } from '#src/compliance/exceptions.ts';
+import { type HeldUnderpaidRow, heldUnderpaidPage, queuePage } from '#src/compliance/exceptions.ts';
 import type { Config } from '#src/config.ts';
 import { toDate } from '#src/db/sql.ts';
 import { Outflow } from '#src/dispatch/entities.ts';
@@ -7,7 +7,7 @@ import { outflowOut, toOutflowResource } from '#src/dispatch/resource.ts';
 import { buildComplianceModel, type ComplianceMachine } from '#src/docs/compliance.ts';
 import { MACHINE_DOCS } from '#src/docs/registry.ts';
 import { AppError } from '#src/http/errors.ts';
-import { decodeCursor, pageFrom, pageOf, pageQuery } from '#src/http/pagination.ts';
+import { pageOf, pageQuery } from '#src/http/pagination.ts';
 import { adminProcedure } from '#src/http/procedures.ts';
 import { idParam, iso, moneyJson, moneyOut, timestampOut } from '#src/http/schemas.ts';
 import { router } from '#src/http/trpc.ts';
@@ -176,19 +176,9 @@ export const payoutAdminRouter = router({
       .input(pageQuery.strict().default({ limit: 20 }))
       .output(pageOf(heldUnderpaidOut))
       .query(async ({ ctx, input }) => {
-        const list = 'admin:payouts:held-underpaid:asc';
-        const cursorKey = ctx.deps.secrets.cursorKey;
-        const after = input.cursor ? decodeCursor(cursorKey, input.cursor, list) : null;
-        const rows = await ctx.deps.sql.rows<HeldUnderpaidRow>(heldUnderpaidPage, [
-          after?.createdAt ?? null,
-          after?.id ?? null,
-          input.limit + 1,
-        ]);
-        const page = pageFrom(rows, {
-          list,
-          limit: input.limit,
-          cursorKey,
-          createdAtOf: (row) => toDate(row.created_at),
+        const page = await queuePage<HeldUnderpaidRow>(ctx.deps, heldUnderpaidPage, {
+          list: 'admin:payouts:held-underpaid:asc',
+          ...input,
         });
         return { data: page.items.map(toHeldUnderpaid), meta: page.meta };
       }),

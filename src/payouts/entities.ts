@@ -1,5 +1,6 @@
 import { defineEntity, type InferEntity, p } from '@mikro-orm/postgresql';
 import { idColumn, money, timestamps } from '#src/db/columns.ts';
+import { PAYEE_CHECKS } from '#src/payees/name-match.ts';
 import { Tenant } from '#src/tenants/entities.ts';
 
 export const PAYOUT_STATUSES = [
@@ -38,6 +39,11 @@ export const Payout = defineEntity({
         'create index "payouts_held_underpaid_index" on "payouts" ("id") where "status" = \'PENDING_PAYMENT\' and (("snapshot" -> \'value\') ->> \'PENDING_PAYMENT\') = \'held\'',
     },
     {
+      name: 'payouts_held_payee_index',
+      expression:
+        'create index "payouts_held_payee_index" on "payouts" ("created_at", "id") where "status" = \'CREATED\' and (("snapshot" -> \'value\') ->> \'CREATED\') = \'payeeHeld\'',
+    },
+    {
       name: 'payouts_money_held_index',
       expression:
         'create index "payouts_money_held_index" on "payouts" ("updated_at") where "status" = \'FAILED\' and "is_refunded" = false and "received_amount" > 0',
@@ -60,6 +66,14 @@ export const Payout = defineEntity({
     destinationProviderName: p.string().length(200),
     destinationProviderCode: p.string().length(32).nullable(),
     destinationAccountName: p.string().length(200).nullable(),
+    /**
+     * The payee name check (src/payees): PENDING until the institution answers; null where no
+     * check applies (crypto wallets, payouts made before the check existed).
+     */
+    payeeCheck: p.enum(PAYEE_CHECKS).nullable(),
+    /** The name the institution holds for the account, once it answered. */
+    payeeInstitutionName: p.string().length(200).nullable(),
+    payeeCheckedAt: p.datetime().nullable(),
     settlementCurrency: p.enum(['USDT', 'NGN'] as const),
     /** TRON or BSC on the crypto rail; null on the bank rail. */
     settlementNetwork: p.enum(['TRON', 'BSC'] as const).nullable(),

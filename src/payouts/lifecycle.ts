@@ -10,6 +10,7 @@ import { scheduleTask, scheduleTasks } from '#src/jobs/tasks.ts';
 import { newId } from '#src/lib/ids.ts';
 import type { Decimal } from '#src/lib/money.ts';
 import { tellTransition } from '#src/observability/transitions.ts';
+import type { PayeeCheckState } from '#src/payees/check.ts';
 import { failsHoldingMoney, handHeldToRefund } from '#src/settlement/payout-failure.ts';
 import { Payout, type PayoutStatus, StatusLog } from './entities.ts';
 import type { PayoutMetadata } from './metadata.ts';
@@ -186,6 +187,8 @@ export interface NewPayout {
   settlementCurrency: 'USDT' | 'NGN';
   settlementNetwork: 'TRON' | 'BSC' | null;
   quoteId: string | null;
+  /** The payee name check as creation left it; null where none applies. */
+  payee: PayeeCheckState | null;
 }
 
 /**
@@ -205,7 +208,7 @@ function insertPayoutText(withKey: boolean): string {
       ? `
   stored as (
     insert into idempotency_keys (id, tenant_id, key, fingerprint, response_status, response_body, created_at, updated_at)
-    select $29, $2, $30, $31, $32, $33, $18, $18 from destination where ok
+    select $32, $2, $33, $34, $35, $36, $18, $18 from destination where ok
     on conflict (tenant_id, key) do nothing
     returning id
   ),`
@@ -217,9 +220,9 @@ function insertPayoutText(withKey: boolean): string {
         destination_provider_name, destination_provider_code, destination_account_name, settlement_currency,
         settlement_network, settlement_amount, exchange_rate, mid_market_rate, platform_fee_amount,
         network_fee_amount, total_fee_amount, quote_id, received_amount, is_refunded, refund_reference,
-        instruction_attempts, metadata, created_at, updated_at)
+        instruction_attempts, metadata, payee_check, payee_institution_name, payee_checked_at, created_at, updated_at)
     select $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $16, $14, $15, 0, 0, 0, 0, 0, 0, $17, 0, false, null,
-           0, $28::jsonb, $18, $18
+           0, $28::jsonb, $29, $30, $31, $18, $18
       from ${withKey ? 'stored' : 'destination where ok'}
     returning id
   ),
@@ -276,6 +279,9 @@ export async function insertNewPayout(
     destination_provider_name: payout.destinationProviderName,
     destination_provider_code: payout.destinationProviderCode,
     destination_account_name: payout.destinationAccountName,
+    payee_check: payout.payee?.check ?? null,
+    payee_institution_name: payout.payee?.institutionName ?? null,
+    payee_checked_at: payout.payee?.checkedAt ?? null,
     settlement_currency: payout.settlementCurrency,
     settlement_amount: 0,
     exchange_rate: 0,
@@ -335,6 +341,9 @@ export async function insertNewPayout(
     START_EFFECTS.tasks.map(() => newId()),
     START_EFFECTS.tasks,
     JSON.stringify(payout.metadata),
+    payout.payee?.check ?? null,
+    payout.payee?.institutionName ?? null,
+    payout.payee?.checkedAt ?? null,
   ];
   const write = args.idempotent;
   if (write) values.push(newId(), write.key, write.fingerprint, write.status, write.seal(json));

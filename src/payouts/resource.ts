@@ -12,6 +12,7 @@ import {
   timestampOut,
 } from '#src/http/schemas.ts';
 import type { PaymentInstruction } from '#src/instructions/entities.ts';
+import { PAYEE_CHECKS, type PayeeCheck } from '#src/payees/name-match.ts';
 import { PAYOUT_STATUSES, type PayoutStatus } from './entities.ts';
 import { metadataOut, orderedMetadata, type PayoutMetadata } from './metadata.ts';
 
@@ -66,6 +67,28 @@ export const statusLogOut = z
     description: 'One status change of a payout; the timeline is its authoritative history.',
   });
 
+export const payeeNameCheckOut = z
+  .object({
+    result: z
+      .enum(PAYEE_CHECKS)
+      .meta({ id: 'PayeeNameCheckResult' })
+      .describe(
+        'MATCH, CLOSE_MATCH or NO_MATCH (as Confirmation of Payee and Verification of Payee answer); PENDING until the institution answers; UNAVAILABLE when it could not answer before the payment instruction was due.',
+      ),
+    institution_name: z
+      .string()
+      .nullable()
+      .describe(
+        'The name the institution holds for the account, given with CLOSE_MATCH only (null otherwise).',
+      ),
+    checked_at: timestampOut.nullable().describe('When the institution answered; null while PENDING.'),
+  })
+  .meta({
+    id: 'PayeeNameCheck',
+    description:
+      "destination_account_name against the name the institution holds for the account (docs/payee-check.md). A NO_MATCH is paid, held for an operator's decision, or refused at creation, by your tenant's policy.",
+  });
+
 export const payoutOut = z
   .object({
     id: z.string(),
@@ -82,6 +105,11 @@ export const payoutOut = z
     destination_provider_name: z.string(),
     destination_provider_code: z.string().nullable(),
     destination_account_name: z.string().nullable(),
+    payee_name_check: payeeNameCheckOut
+      .nullable()
+      .describe(
+        'The payee name check; null where none applies (crypto wallets, payouts made before it existed).',
+      ),
     settlement_currency: documentedAs('SettlementCurrency'),
     settlement_amount: moneyOut.describe('What the merchant owes; 0 until the instruction is generated.'),
     exchange_rate: moneyOut.describe(
@@ -131,6 +159,9 @@ export interface PayoutView {
   destination_provider_name: string;
   destination_provider_code: string | null;
   destination_account_name: string | null;
+  payee_check: PayeeCheck | null;
+  payee_institution_name: string | null;
+  payee_checked_at: Timestamp | null;
   settlement_currency: string;
   settlement_amount: Money;
   exchange_rate: Money;
@@ -223,6 +254,16 @@ export function toStatusLog(log: StatusLogView): StatusLogResource {
   };
 }
 
+/** The check as merchants see it: the institution's name only with a CLOSE_MATCH, as Confirmation of Payee gives it. */
+function toPayeeNameCheck(p: PayoutView): PayoutResource['payee_name_check'] {
+  if (p.payee_check === null) return null;
+  return {
+    result: p.payee_check,
+    institution_name: p.payee_check === 'CLOSE_MATCH' ? p.payee_institution_name : null,
+    checked_at: p.payee_checked_at === null ? null : isoOf(p.payee_checked_at),
+  };
+}
+
 export function toPayoutResource(p: PayoutView): PayoutResource {
   const settlement = p.settlement_currency;
   return {
@@ -240,6 +281,7 @@ export function toPayoutResource(p: PayoutView): PayoutResource {
     destination_provider_name: p.destination_provider_name,
     destination_provider_code: p.destination_provider_code,
     destination_account_name: p.destination_account_name,
+    payee_name_check: toPayeeNameCheck(p),
     settlement_currency: settlement,
     settlement_amount: moneyJson(p.settlement_amount),
     exchange_rate: moneyJson(p.exchange_rate),
@@ -264,7 +306,7 @@ const selectView = (extra = '') => `
   select ${extra}p.id, p.tenant_id, p.status, p.merchant_reference, p.metadata, p.notification_url, p.destination_type,
          p.destination_country, p.destination_currency, p.destination_amount, p.destination_account_unique,
          p.destination_provider_name, p.destination_provider_code, p.destination_account_name,
-         p.settlement_currency, p.settlement_amount, p.exchange_rate, p.platform_fee_amount,
+         p.payee_check, p.payee_institution_name, p.payee_checked_at, p.settlement_currency, p.settlement_amount, p.exchange_rate, p.platform_fee_amount,
          p.network_fee_amount, p.total_fee_amount, p.is_refunded, p.refund_reference, p.created_at, p.updated_at,
          (select json_build_object('id', i.id, 'rail', i.rail, 'account_unique', i.account_unique,
                    'provider_name', i.provider_name, 'network', i.network, 'expected_amount', i.expected_amount::text,

@@ -27,6 +27,7 @@ import {
 import type { IdempotentWrite } from '#src/idempotency/idempotency.ts';
 import { newId } from '#src/lib/ids.ts';
 import { currencyDecimals } from '#src/lib/money.ts';
+import { checkPayeeAtCreate, type PayeeCheckState, payeeDecision } from '#src/payees/check.ts';
 import { useQuote } from '#src/quotes/service.ts';
 import { addressByNetwork } from '#src/refund-destinations/schemas.ts';
 import type { TenantInfo } from '#src/tenants/auth.ts';
@@ -222,6 +223,7 @@ export async function createPayout(
   }
 
   let providerName = input.destination_provider_name;
+  let payee: PayeeCheckState | null = null;
   if (input.destination_type !== 'CRYPTO_WALLET') {
     const institution = await requireInstitution(deps, {
       country: corridor.country,
@@ -231,6 +233,30 @@ export async function createPayout(
       field: 'destination_provider_code',
     });
     providerName = input.destination_provider_name || institution.provider_name;
+    payee = await checkPayeeAtCreate(deps, {
+      destinationType: input.destination_type,
+      currency: input.destination_currency,
+      accountNumber: input.destination_account_unique,
+      providerCode: input.destination_provider_code ?? null,
+      accountName: input.destination_account_name ?? null,
+    });
+    if (
+      payee &&
+      payeeDecision(tenant.payeeNamePolicy, payee.check) === 'refuse' &&
+      payee.check === 'NO_MATCH'
+    ) {
+      throw new AppError('PAYEE_NAME_MISMATCH', {
+        details: [
+          {
+            field: 'destination_account_name',
+            issue:
+              payee.institutionName === null
+                ? 'the institution holds no account with this number'
+                : 'does not match the name the institution holds for this account (NO_MATCH)',
+          },
+        ],
+      });
+    }
   } else {
     // The chain's name, whichever name the request used: what the processor routes on.
     providerName = cryptoNetworkOf(input) as Network;
@@ -271,8 +297,13 @@ export async function createPayout(
     settlementCurrency: settlement,
     settlementNetwork: network,
     quoteId: input.quote_id ?? null,
+    payee,
   };
-  const note = { metadata: { request_id: args.requestId } };
+  // The creation row says what the name check found, when it found it in time.
+  const note = {
+    metadata: { request_id: args.requestId },
+    reasonDetail: payee && payee.check !== 'PENDING' ? { payee_name_check: payee.check } : null,
+  };
 
   // The common case is one statement: payout, timeline, event, task and the idempotent response.
   if (input.quote_id === undefined && args.idempotent) {

@@ -136,9 +136,10 @@ export async function attributeInflow(
 }
 
 /**
- * Fails a payout held for review (OPERATOR_FAIL): FAILED with SETTLEMENT_UNDERPAID, the machine
- * makes the refund of what was received due, and the inflows held against the payout go
- * FOR_REFUND in the same transaction (the payout's lifecycle). Anything but a held payout is refused.
+ * Fails a payout held for review (OPERATOR_FAIL). Held underpaid: FAILED with SETTLEMENT_UNDERPAID,
+ * the machine makes the refund of what was received due, and the inflows held against the payout
+ * go FOR_REFUND in the same transaction (the payout's lifecycle). Held by the payee name check:
+ * FAILED with PAYEE_NAME_REJECTED, nothing to refund. Anything but a held payout is refused.
  * `metadata` goes on the timeline row (who decided: `operator_id`, `approval_id`).
  */
 export async function failHeldPayout(
@@ -148,21 +149,27 @@ export async function failHeldPayout(
   if (!isUuid(args.payoutId)) throw new AppError('PAYOUT_NOT_FOUND');
   const payout = await em.findOne(Payout, args.payoutId, { lockMode: LockMode.PESSIMISTIC_WRITE });
   if (!payout) throw new AppError('PAYOUT_NOT_FOUND');
+  const reasonDetail =
+    payout.status === 'CREATED'
+      ? { payee_name_check: payout.payeeCheck }
+      : {
+          received_total: payout.receivedAmount.toFixed(),
+          expected_amount: payout.settlementAmount.toFixed(),
+          currency: payout.settlementCurrency,
+        };
   const transition = await applyPayoutEvent(
     em,
     payout.id,
     { type: 'OPERATOR_FAIL', triggeredBy: 'ADMIN', now: args.now },
-    {
-      reasonDetail: {
-        received_total: payout.receivedAmount.toFixed(),
-        expected_amount: payout.settlementAmount.toFixed(),
-        currency: payout.settlementCurrency,
-      },
-      metadata: args.metadata ?? null,
-    },
+    { reasonDetail, metadata: args.metadata ?? null },
   );
   if (!transition.taken) {
-    const where = payout.status === 'PENDING_PAYMENT' ? 'awaiting payment' : payout.status;
+    const where =
+      payout.status === 'PENDING_PAYMENT'
+        ? 'awaiting payment'
+        : payout.status === 'CREATED'
+          ? 'being prepared'
+          : payout.status;
     throw invalidField('payout_id', `is ${where}, not held for review`);
   }
   return transition.row;

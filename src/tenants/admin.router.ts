@@ -3,12 +3,24 @@ import { pageOf, pageQuery, paginate } from '#src/http/pagination.ts';
 import { adminProcedure } from '#src/http/procedures.ts';
 import { iso, timestampOut } from '#src/http/schemas.ts';
 import { router } from '#src/http/trpc.ts';
+import { PAYEE_POLICIES } from '#src/payees/name-match.ts';
 import { ApiKey, Tenant } from './entities.ts';
 import { MERCHANT_SCOPES } from './scopes.ts';
 import { approveTenant, createTenant, issueApiKey, revokeApiKey } from './service.ts';
 
-const tenantOut = z.object({ id: z.string(), name: z.string(), payouts_approved: z.boolean() });
-const toTenant = (t: Tenant) => ({ id: t.id, name: t.name, payouts_approved: t.payoutsApproved });
+const tenantOut = z.object({
+  id: z.string(),
+  name: z.string(),
+  payouts_approved: z.boolean(),
+  /** What a payout whose payee name does not match becomes: `allow`, `hold` or `refuse` (docs/payee-check.md). */
+  payee_name_policy: z.enum(PAYEE_POLICIES),
+});
+const toTenant = (t: Tenant) => ({
+  id: t.id,
+  name: t.name,
+  payouts_approved: t.payoutsApproved,
+  payee_name_policy: t.payeeNamePolicy,
+});
 
 /** A key as operators see it: never the key itself nor its hash, only its visible start. */
 const keyOut = z.object({
@@ -32,12 +44,22 @@ export const tenantAdminRouter = router({
     create: adminProcedure
       .meta({ role: 'operator' })
       .input(
-        z.strictObject({ name: z.string().trim().min(1).max(200), approved: z.boolean().default(false) }),
+        z.strictObject({
+          name: z.string().trim().min(1).max(200),
+          approved: z.boolean().default(false),
+          payee_name_policy: z.enum(PAYEE_POLICIES).default('allow'),
+        }),
       )
       .output(tenantOut)
       .mutation(({ ctx, input }) =>
         ctx.commit(async (em) =>
-          toTenant(await createTenant(em, { name: input.name, approved: input.approved })),
+          toTenant(
+            await createTenant(em, {
+              name: input.name,
+              approved: input.approved,
+              payeeNamePolicy: input.payee_name_policy,
+            }),
+          ),
         ),
       ),
     approve: adminProcedure

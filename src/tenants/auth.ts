@@ -1,11 +1,14 @@
 import { type Sql, statement } from '#src/db/sql.ts';
 import { randomToken, sha256Hex } from '#src/lib/crypto.ts';
+import type { PayeePolicy } from '#src/payees/name-match.ts';
 
 /** The tenant behind a request, as authentication reads it. */
 export interface TenantInfo {
   id: string;
   name: string;
   payoutsApproved: boolean;
+  /** What a payout whose payee name does not match becomes (src/payees). */
+  payeeNamePolicy: PayeePolicy;
 }
 
 /** What an authenticated merchant request carries. */
@@ -39,7 +42,7 @@ export function generateApiKey(): { plaintext: string; prefix: string; hash: str
 const authenticateStatement = statement(
   'authenticate',
   `select k.id as key_id, k.scopes, t.id as tenant_id, t.name as tenant_name, t.payouts_approved,
-          i.fingerprint, i.response_status, i.response_body
+          t.payee_name_policy, i.fingerprint, i.response_status, i.response_body
      from api_keys k
      join tenants t on t.id = k.tenant_id
      left join idempotency_keys i on i.tenant_id = k.tenant_id and i.key = $2::uuid
@@ -52,6 +55,7 @@ interface AuthenticateRow {
   tenant_id: string;
   tenant_name: string;
   payouts_approved: boolean;
+  payee_name_policy: PayeePolicy;
   fingerprint: string | null;
   response_status: number | null;
   response_body: string | null;
@@ -75,7 +79,12 @@ export async function authenticateApiKey(
   if (!row) return null;
   return {
     principal: {
-      tenant: { id: row.tenant_id, name: row.tenant_name, payoutsApproved: row.payouts_approved },
+      tenant: {
+        id: row.tenant_id,
+        name: row.tenant_name,
+        payoutsApproved: row.payouts_approved,
+        payeeNamePolicy: row.payee_name_policy,
+      },
       keyId: row.key_id,
       scopes: new Set(row.scopes),
     },

@@ -1,5 +1,6 @@
 import { defineEntity, type InferEntity, p } from '@mikro-orm/postgresql';
 import { idColumn, timestamps } from '#src/db/columns.ts';
+import { PAYEE_POLICIES } from '#src/payees/name-match.ts';
 
 export const Tenant = defineEntity({
   name: 'Tenant',
@@ -16,6 +17,8 @@ export const Tenant = defineEntity({
     name: p.string().length(200),
     /** KYC/KYB approval: only approved tenants may create payouts. */
     payoutsApproved: p.boolean().default(false),
+    /** What a payout whose payee name does not match the institution's becomes (src/payees). */
+    payeeNamePolicy: p.enum(PAYEE_POLICIES).default('allow'),
     /** The demo tenant of a local start (`DEMO_TENANT`); never a real merchant. */
     isDemo: p.boolean().default(false),
     ...timestamps(),

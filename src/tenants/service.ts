@@ -1,14 +1,19 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AppError } from '#src/http/errors.ts';
+import type { PayeePolicy } from '#src/payees/name-match.ts';
 import { generateApiKey } from './auth.ts';
 import { ApiKey, Tenant } from './entities.ts';
 import { MERCHANT_SCOPES, type Scope } from './scopes.ts';
 
 export async function createTenant(
   em: EntityManager,
-  args: { name: string; approved: boolean },
+  args: { name: string; approved: boolean; payeeNamePolicy?: PayeePolicy },
 ): Promise<Tenant> {
-  const tenant = em.create(Tenant, { name: args.name, payoutsApproved: args.approved });
+  const tenant = em.create(Tenant, {
+    name: args.name,
+    payoutsApproved: args.approved,
+    payeeNamePolicy: args.payeeNamePolicy ?? 'allow',
+  });
   await em.flush();
   return tenant;
 }

@@ -231,7 +231,10 @@ describe('admin CLI over tRPC', () => {
         );
       }
       const cases: [string[], string][] = [
-        [['tenant'], 'tenant needs a command: create, approve, list; try: npm run -s admin -- help tenant'],
+        [
+          ['tenant'],
+          'tenant needs a command: create, approve, list, payee-policy; try: npm run -s admin -- help tenant',
+        ],
         [
           ['help', 'tenant', 'explode'],
           'unknown command tenant explode; try: npm run -s admin -- help tenant',
@@ -254,7 +257,7 @@ describe('admin CLI over tRPC', () => {
         [['inflow', 'list', '--state', 'LOST'], /--state must be one of HELD, UNMATCHED/],
         [
           ['approval', 'list', '--action', 'payout.explode'],
-          /^--action must be one of inflow.attribute, inflow.return, payout.fail, refund.retry, refund.raise, recon.resolve$/,
+          /^--action must be one of inflow.attribute, inflow.return, payout.fail, refund.retry, refund.raise, recon.resolve, payee.accept$/,
         ],
         [['approval', 'list', '--decided=yes'], /^Option '--decided' does not take an argument$/],
         [

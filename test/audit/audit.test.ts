@@ -7,6 +7,7 @@ import { appRouter } from '#src/router.ts';
 import { failedRefund, heldMoney, heldPayout, strayInflow } from '../approvals/fixtures.ts';
 import { harness } from '../harness.ts';
 import { cliAs, newOperator } from '../operators/fixtures.ts';
+import { payeeHeldPayout } from '../payees/fixtures.ts';
 import { payoutReadyMerchant } from '../payouts/fixtures.ts';
 import { deadDelivery } from '../webhooks/receiver.ts';
 
@@ -98,6 +99,14 @@ const CASES: Record<string, Case> = {
     const { payoutId } = await heldPayout(await payoutReadyMerchant());
     return { input: { payout_id: payoutId, note: 'n' }, targets: [payoutId] };
   },
+  'admin.payees.accept': async () => {
+    const { payoutId } = await payeeHeldPayout();
+    return { input: { payout_id: payoutId, note: 'n' }, targets: [payoutId] };
+  },
+  'admin.payees.setPolicy': async () => {
+    const tenant = await root()('tenant', 'create', '--name', 'Payee policy');
+    return { input: { tenant_id: tenant.id, policy: 'hold' }, targets: [tenant.id] };
+  },
   'admin.refunds.retry': async () => {
     const { refundId } = await failedRefund({ corrected: true });
     return { input: { refund_id: refundId, note: 'n' }, targets: [refundId] };
@@ -130,6 +139,7 @@ const OUTCOMES: Record<string, string> = {
   'admin.settlement.failPayout': 'PENDING',
   'admin.refunds.retry': 'PENDING',
   'admin.refunds.raise': 'PENDING',
+  'admin.payees.accept': 'PENDING',
   'admin.approvals.approve': 'APPROVED',
   'admin.approvals.reject': 'REJECTED',
 };

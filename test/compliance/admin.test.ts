@@ -57,6 +57,7 @@ async function machines(): Promise<{ body: any; counts: Counts }> {
 
 const QUEUES = [
   'PAYOUTS_HELD_UNDERPAID',
+  'PAYOUTS_HELD_PAYEE_NAME',
   'INFLOWS_UNMATCHED',
   'REFUNDS_FAILED',
   'MONEY_HELD_NO_REFUND_DESTINATION',

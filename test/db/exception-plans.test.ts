@@ -4,6 +4,7 @@ import { countsStatementText } from '#src/compliance/counts.ts';
 import { EXCEPTION_QUEUES, exceptionCounts, heldUnderpaidPage } from '#src/compliance/exceptions.ts';
 import { type PlanNode, planNodes } from '#src/db/plan.ts';
 import { committedModel } from '#src/docs/generate.ts';
+import { heldPayeePage } from '#src/payees/held.ts';
 import { inflowsNeedingAttention } from '#src/settlement/operator.ts';
 import { claimHeldOfFailedPayouts } from '#src/settlement/payout-failure.ts';
 import { createMerchant } from '../client.ts';
@@ -124,6 +125,7 @@ describe('console count plans', () => {
     for (const scans of await scansOf(exceptionCounts.text, `(${cutoffs})`)) {
       expect(scans).to.have.members([
         'payouts: Index Only Scan using payouts_held_underpaid_index',
+        'payouts: Index Only Scan using payouts_held_payee_index',
         'inflows: Index Only Scan using inflows_unmatched_index',
         'refunds: Index Only Scan using refunds_failed_index',
         'payouts: Index Only Scan using payouts_money_held_index',
@@ -144,6 +146,22 @@ describe('console count plans', () => {
       expect(payouts).to.have.length(1);
       expect(payouts[0]).to.match(
         /^(payouts: Index (Only )?Scan|Bitmap Index Scan) using payouts_held_underpaid_index$/,
+      );
+    }
+  });
+
+  it('admin.payees.held reads its page from the partial index of the queue, never the table', async () => {
+    const pages = [
+      ...(await scansOf(heldPayeePage.text, '(null, null, 21)')),
+      ...(await scansOf(heldPayeePage.text, `('2026-03-01T00:00:00Z', '${tenantId}', 21)`)),
+    ];
+    for (const scans of pages) {
+      const payouts = scans.filter(
+        (s) => s.includes('payouts') && !s.startsWith('payouts: Bitmap Heap Scan'),
+      );
+      expect(payouts).to.have.length(1);
+      expect(payouts[0]).to.match(
+        /^(payouts: Index (Only )?Scan|Bitmap Index Scan) using payouts_held_payee_index$/,
       );
     }
   });

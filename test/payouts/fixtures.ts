@@ -29,7 +29,7 @@ export function bankPayout(overrides: Record<string, unknown> = {}): Record<stri
     destination_country: 'NG',
     destination_currency: 'NGN',
     destination_amount: 150000,
-    destination_account_unique: '0234567891',
+    destination_account_unique: '0123456203',
     destination_provider_name: 'Guaranty Trust Bank',
     destination_provider_code: '058',
     destination_account_name: 'ADAEZE OKONKWO',

@@ -38,6 +38,7 @@ describe('a new payout in one statement', () => {
     settlementCurrency: 'USDT',
     settlementNetwork: 'TRON',
     quoteId: null,
+    payee: { check: 'MATCH', institutionName: 'ADAEZE OKONKWO', checkedAt: new Date('2026-01-01T00:00:00Z') },
   });
   const writeFor = (tenantId: string): IdempotentWrite => ({
     tenantId,
