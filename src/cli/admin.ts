@@ -11,8 +11,8 @@ import { createTRPCClient, httpLink, TRPCClientError } from '@trpc/client';
 import { APPROVAL_STATUSES as APPROVAL_STATES, MONEY_MOVES } from '#src/approvals/entities.ts';
 import { configSchema } from '#src/config.ts';
 import { ROLES } from '#src/operators/roles.ts';
-import { RECON_RAILS } from '#src/reconciliation/entities.ts';
 import { PAYEE_POLICIES } from '#src/payees/name-match.ts';
+import { RECON_RAILS } from '#src/reconciliation/entities.ts';
 import type { AppRouter } from '#src/router.ts';
 import { isScope, MERCHANT_SCOPES, type Scope } from '#src/tenants/scopes.ts';
 

@@ -209,7 +209,7 @@ describe('payee name check', () => {
             settlementNetwork: 'TRON',
             quoteId: null,
             metadata: {},
-          payee: { check: 'PENDING', institutionName: null, checkedAt: null },
+            payee: { check: 'PENDING', institutionName: null, checkedAt: null },
           },
           { now: deps().clock.now() },
         );
