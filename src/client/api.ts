@@ -4,7 +4,7 @@
 export const API_VERSION = '1.0';
 
 /** The closed list of error codes; each has one HTTP status (see each operation). */
-export type ErrorCode = 'VALIDATION_FAILED' | 'INVALID_CURSOR' | 'IDEMPOTENCY_KEY_REQUIRED' | 'IDEMPOTENCY_KEY_INVALID' | 'WEBHOOK_URL_INVALID' | 'UNAUTHENTICATED' | 'INSUFFICIENT_SCOPES' | 'TENANT_NOT_APPROVED' | 'ADMIN_UNAUTHORIZED' | 'CALLBACK_SIGNATURE_INVALID' | 'OPERATOR_ROLE_REQUIRED' | 'APPROVER_ROLE_REQUIRED' | 'ADMIN_ROLE_REQUIRED' | 'SELF_APPROVAL_FORBIDDEN' | 'NOT_FOUND' | 'ROUTE_NOT_FOUND' | 'PAYOUT_NOT_FOUND' | 'PAYMENT_INSTRUCTION_NOT_FOUND' | 'QUOTE_NOT_FOUND' | 'OUTFLOW_NOT_FOUND' | 'INFLOW_NOT_FOUND' | 'REFUND_NOT_FOUND' | 'OPERATOR_NOT_FOUND' | 'DELIVERY_NOT_FOUND' | 'APPROVAL_NOT_FOUND' | 'METHOD_NOT_ALLOWED' | 'QUOTE_EXPIRED' | 'QUOTE_NOT_ACCEPTABLE' | 'APPROVAL_NOT_PENDING' | 'APPROVAL_ALREADY_PENDING' | 'APPROVAL_ACTION_FAILED' | 'OPERATOR_NAME_TAKEN' | 'DELIVERY_NOT_DEAD' | 'WEBHOOK_URL_NOT_SET' | 'PAYLOAD_TOO_LARGE' | 'UNSUPPORTED_MEDIA_TYPE' | 'IDEMPOTENCY_KEY_REUSED' | 'REFUND_DESTINATION_REQUIRED' | 'BANK_ACCOUNT_VERIFICATION_FAILED' | 'ACCOUNT_NOT_FOUND' | 'CORRIDOR_NOT_SUPPORTED' | 'PROVIDER_CODE_UNKNOWN' | 'QUOTE_MISMATCH' | 'RATE_LIMITED' | 'METHOD_NOT_IMPLEMENTED' | 'INTERNAL_ERROR' | 'UPSTREAM_UNAVAILABLE' | 'NOT_READY' | 'SERVICE_UNAVAILABLE';
+export type ErrorCode = 'VALIDATION_FAILED' | 'INVALID_CURSOR' | 'IDEMPOTENCY_KEY_REQUIRED' | 'IDEMPOTENCY_KEY_INVALID' | 'WEBHOOK_URL_INVALID' | 'UNAUTHENTICATED' | 'INSUFFICIENT_SCOPES' | 'TENANT_NOT_APPROVED' | 'ADMIN_UNAUTHORIZED' | 'CALLBACK_SIGNATURE_INVALID' | 'OPERATOR_ROLE_REQUIRED' | 'APPROVER_ROLE_REQUIRED' | 'ADMIN_ROLE_REQUIRED' | 'SELF_APPROVAL_FORBIDDEN' | 'NOT_FOUND' | 'ROUTE_NOT_FOUND' | 'PAYOUT_NOT_FOUND' | 'PAYMENT_INSTRUCTION_NOT_FOUND' | 'QUOTE_NOT_FOUND' | 'OUTFLOW_NOT_FOUND' | 'INFLOW_NOT_FOUND' | 'REFUND_NOT_FOUND' | 'OPERATOR_NOT_FOUND' | 'DELIVERY_NOT_FOUND' | 'APPROVAL_NOT_FOUND' | 'METHOD_NOT_ALLOWED' | 'QUOTE_EXPIRED' | 'QUOTE_NOT_ACCEPTABLE' | 'APPROVAL_NOT_PENDING' | 'APPROVAL_ALREADY_PENDING' | 'APPROVAL_ACTION_FAILED' | 'OPERATOR_NAME_TAKEN' | 'TENANT_NAME_TAKEN' | 'DELIVERY_NOT_DEAD' | 'WEBHOOK_URL_NOT_SET' | 'PAYLOAD_TOO_LARGE' | 'UNSUPPORTED_MEDIA_TYPE' | 'IDEMPOTENCY_KEY_REUSED' | 'REFUND_DESTINATION_REQUIRED' | 'BANK_ACCOUNT_VERIFICATION_FAILED' | 'ACCOUNT_NOT_FOUND' | 'CORRIDOR_NOT_SUPPORTED' | 'PROVIDER_CODE_UNKNOWN' | 'QUOTE_MISMATCH' | 'PAYEE_NAME_MISMATCH' | 'RATE_LIMITED' | 'METHOD_NOT_IMPLEMENTED' | 'INTERNAL_ERROR' | 'UPSTREAM_UNAVAILABLE' | 'NOT_READY' | 'SERVICE_UNAVAILABLE';
 
 export interface ErrorDetail {
   /** The offending field (snake_case path), header or `body`. */
@@ -88,6 +88,8 @@ export interface Payout {
   destination_provider_name: string;
   destination_provider_code: string | null;
   destination_account_name: string | null;
+  /** The payee name check; null where none applies (crypto wallets, payouts made before it existed). */
+  payee_name_check: PayeeNameCheck | null;
   settlement_currency: SettlementCurrency;
   /** What the merchant owes; 0 until the instruction is generated. */
   settlement_amount: number;
@@ -113,6 +115,18 @@ export interface Payout {
 
 /** CREATED → PENDING_PAYMENT (instruction generated) → PAYMENT_RECEIVED → PROCESSING → SUCCESSFUL; FAILED and EXPIRED are terminal too (see /docs/machines). */
 export type PayoutStatus = 'CREATED' | 'PENDING_PAYMENT' | 'PAYMENT_RECEIVED' | 'PROCESSING' | 'SUCCESSFUL' | 'FAILED' | 'EXPIRED';
+
+/** destination_account_name against the name the institution holds for the account (docs/payee-check.md). A NO_MATCH is paid, held for an operator's decision, or refused at creation, by your tenant's policy. */
+export interface PayeeNameCheck {
+  /** MATCH, CLOSE_MATCH or NO_MATCH (as Confirmation of Payee and Verification of Payee answer); PENDING until the institution answers; UNAVAILABLE when it could not answer before the payment instruction was due. */
+  result: PayeeNameCheckResult;
+  /** The name the institution holds for the account, given with CLOSE_MATCH only (null otherwise). */
+  institution_name: string | null;
+  /** When the institution answered; null while PENDING. */
+  checked_at: string | null;
+}
+
+export type PayeeNameCheckResult = 'PENDING' | 'MATCH' | 'CLOSE_MATCH' | 'NO_MATCH' | 'UNAVAILABLE';
 
 /** What the merchant must pay, where and by when: the active instruction of a payout. */
 export interface PaymentInstructionSummary {
@@ -462,6 +476,8 @@ export interface PayoutEventData {
   destination_provider_name: string;
   destination_provider_code: string | null;
   destination_account_name: string | null;
+  /** The payee name check; null where none applies (crypto wallets, payouts made before it existed). */
+  payee_name_check: PayeeNameCheck | null;
   settlement_currency: SettlementCurrency;
   /** What the merchant owes; 0 until the instruction is generated. */
   settlement_amount: number;
