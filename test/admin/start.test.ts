@@ -185,7 +185,7 @@ describe('npm start: production never behaves like the demo', function () {
 
     it('never prints ADMIN_TOKEN, nor credentials in PROVIDERS_URL, nor a generated token without the demo', () => {
       const config = loadConfig({
-        PROVIDERS_URL: 'https://svc:hunter2@providers.example/api?token=abc',
+        PROVIDERS_URL: 'https://svc:hunter2@providers.example/api',
         DATABASE_URL: 'postgres://payouts:pgsecret@db.example/payouts',
       });
       const banner = startupBanner({
