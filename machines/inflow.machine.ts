@@ -1,5 +1,5 @@
 import { assign, setup } from 'xstate';
-import type { MachineTexts, StateMeta, TransitionMeta } from './texts.ts';
+import type { MachineTexts, PostParams, StateMeta, TransitionMeta } from './texts.ts';
 
 /**
  * An inflow: money a merchant sent to one of the service's accounts (a chain transfer to a deposit
@@ -26,8 +26,11 @@ import type { MachineTexts, StateMeta, TransitionMeta } from './texts.ts';
  * `src/settlement/payout-failure.ts`), after which the payout's refund says where the money is. So
  * every HELD inflow either waits for an operator (attributed to nobody) or belongs to a payout still
  * waiting for money. Any other event is ignored: the snapshot comes back as the very same object,
- * and the caller treats that as a refusal. The machine asks for no actions: the payout's machine
- * records the settlement, and the payout's failure.
+ * and the caller treats that as a refusal. Besides recording its payout, it asks for one action,
+ * `post`: the money a transition moves
+ * (the ledger's flows in `src/settlement/money.ts`): RECEIVED when the money counts (into
+ * suspense), ATTRIBUTED when it becomes a payout's, RETURNED when an operator records it returned.
+ * The payout's machine records the settlement, and the payout's failure.
  *
  * Every state and transition carries its plain-language text (`description`, `meta`: see
  * `./texts.ts`); `inflowTexts` at the end holds the rest.
@@ -81,7 +84,7 @@ const operatorAttribution = [
   {
     guard: 'coversPayout',
     target: '#inflow.MATCHED',
-    actions: 'recordPayout',
+    actions: ['recordPayout', { type: 'post', params: { flow: 'ATTRIBUTED' } }],
     description:
       'An operator attributes the money to a payout still waiting for money, and with it the payout has everything it asked for: the money is matched and the payout moves on to be paid out.',
     meta: {
@@ -94,7 +97,7 @@ const operatorAttribution = [
   },
   {
     target: '#inflow.HELD.attributed',
-    actions: 'recordPayout',
+    actions: ['recordPayout', { type: 'post', params: { flow: 'ATTRIBUTED' } }],
     description:
       'An operator attributes the money to a payout still waiting for money, but the payout is still short: the money is held against that payout, which stays held for review.',
     meta: operatorAttributes,
@@ -104,6 +107,7 @@ const operatorAttribution = [
 /** An operator records that money attributed to nobody went back to the merchant outside the service. */
 const operatorReturn = {
   target: '#inflow.RETURNED',
+  actions: { type: 'post', params: { flow: 'RETURNED' } },
   description:
     'An operator records that the money was sent back to the merchant outside the service. A record only: the service moves no money here.',
   meta: { by: ['OPERATOR_FOUR_EYES'] },
@@ -125,6 +129,8 @@ export const inflowMachine = setup({
     coversPayout: ({ event }) => 'covers' in event && event.covers,
   },
   actions: {
+    // Carried out by the code that applies the transition, from the returned action data.
+    post: (() => {}) as (_: unknown, params: PostParams) => void,
     recordPayout: assign({
       payoutId: ({ context, event }) => ('payoutId' in event ? event.payoutId : context.payoutId),
     }),
@@ -143,6 +149,7 @@ export const inflowMachine = setup({
       always: {
         guard: 'needsNoConfirmations',
         target: 'CONFIRMED',
+        actions: { type: 'post', params: { flow: 'RECEIVED' } },
         description: 'A bank credit is final when the bank makes it: it counts at once.',
         meta: { by: ['BANK_OR_CHAIN'] },
       },
@@ -150,6 +157,7 @@ export const inflowMachine = setup({
         CONFIRMATIONS: {
           guard: 'hasConfirmations',
           target: 'CONFIRMED',
+          actions: { type: 'post', params: { flow: 'RECEIVED' } },
           description: 'Enough blocks have been added after the transfer: it counts.',
           meta: { by: ['BANK_OR_CHAIN'] },
         },
@@ -164,7 +172,7 @@ export const inflowMachine = setup({
           {
             guard: 'coversPayout',
             target: 'MATCHED',
-            actions: 'recordPayout',
+            actions: ['recordPayout', { type: 'post', params: { flow: 'ATTRIBUTED' } }],
             description:
               'Matching attributes the money to the payout whose instruction it pays (exact amount, top-up, overpayment, or the virtual account), and the payout has everything it asked for.',
             meta: {
@@ -177,7 +185,7 @@ export const inflowMachine = setup({
           },
           {
             target: 'HELD.attributed',
-            actions: 'recordPayout',
+            actions: ['recordPayout', { type: 'post', params: { flow: 'ATTRIBUTED' } }],
             description:
               'Matching attributes the money to a payout (its virtual account received it), but it is less than the payout asked for: the money is held against that payout, and the payout is held for review.',
             meta: { by: ['SYSTEM'], causes: [{ machine: 'payout', event: 'SETTLEMENT_CONFIRMED' }] },

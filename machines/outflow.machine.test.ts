@@ -22,11 +22,24 @@ function fresh(): Snapshot {
   return roundTrip(snapshot);
 }
 
-/** Applies an event that must be taken; outflows ask the caller for no side effects. */
+/**
+ * The ledger flows an outcome posts, by the state it finds the attempt in: taken by the processor
+ * (SENT), paid (PAID), failed after it was taken (CAME_BACK); refused before, nothing moved.
+ */
+function postsOf(from: string, event: OutflowEvent['type']): string[] {
+  if (event === 'ACCEPTED') return ['SENT'];
+  if (event === 'SUCCEEDED') return from === 'PENDING' ? ['SENT', 'PAID'] : ['PAID'];
+  return from === 'PROCESSING' ? ['CAME_BACK'] : [];
+}
+
+/** Applies an event that must be taken; the only side effect an outflow asks for is the money it moves. */
 function apply(snapshot: Snapshot, event: OutflowEvent): Snapshot {
   const [next, actions] = transition(outflowMachine, snapshot, event);
   expect(next, `${event.type} must be taken`).to.not.equal(snapshot);
-  expect(actions).to.deep.equal([]);
+  const custom = actions.map(({ type, params }) => ({ type, params }));
+  expect(custom).to.deep.equal(
+    postsOf(String(snapshot.value), event.type).map((flow) => ({ type: 'post', params: { flow } })),
+  );
   return roundTrip(next);
 }
 

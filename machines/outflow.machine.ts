@@ -1,5 +1,5 @@
 import { assign, setup } from 'xstate';
-import type { MachineTexts, StateMeta, TransitionMeta } from './texts.ts';
+import type { MachineTexts, PostParams, StateMeta, TransitionMeta } from './texts.ts';
 
 /**
  * One dispatch attempt of a payout to the processor (one outflow row). A retry is a new row with
@@ -15,9 +15,12 @@ import type { MachineTexts, StateMeta, TransitionMeta } from './texts.ts';
  *   PROCESSING --FAILED--> FAILED (final)
  *
  * Any other event (a second ACCEPTED, REJECTED after acceptance, anything once terminal) is
- * ignored: the snapshot comes back as the very same object. The machine asks for no actions:
- * callers forward an outcome to the payout machine only when this machine took the transition,
- * which is what keeps a duplicate callback from retrying or failing the payout twice.
+ * ignored: the snapshot comes back as the very same object. Callers forward an outcome to the
+ * payout machine only when this machine took the transition, which is what keeps a duplicate
+ * callback from retrying or failing the payout twice. Its one action, `post`, is the money a
+ * transition moves (the ledger's flows in `src/dispatch/money.ts`): SENT when the processor takes
+ * the attempt (converted at the locked rate), PAID when it pays the beneficiary, CAME_BACK when it
+ * fails an attempt it had taken. An attempt refused before it was taken moved no money.
  *
  * Every state and transition carries its plain-language text (`description`, `meta`: see
  * `./texts.ts`); `outflowTexts` at the end says how an attempt begins.
@@ -55,6 +58,8 @@ export const outflowMachine = setup({
     transitionMeta: {} as TransitionMeta,
   },
   actions: {
+    // Carried out by the code that applies the transition, from the returned action data.
+    post: (() => {}) as (_: unknown, params: PostParams) => void,
     recordReference: assign({
       processorReference: ({ context, event }) =>
         ('processorReference' in event ? event.processorReference : null) ?? context.processorReference,
@@ -78,13 +83,17 @@ export const outflowMachine = setup({
       on: {
         ACCEPTED: {
           target: 'PROCESSING',
-          actions: 'recordReference',
+          actions: ['recordReference', { type: 'post', params: { flow: 'SENT' } }],
           description: 'The processor accepts the attempt.',
           meta: { by: ['PROCESSOR'], causes: [{ machine: 'payout', event: 'DISPATCH_ACCEPTED' }] },
         },
         SUCCEEDED: {
           target: 'SUCCESSFUL',
-          actions: 'recordReference',
+          actions: [
+            'recordReference',
+            { type: 'post', params: { flow: 'SENT' } },
+            { type: 'post', params: { flow: 'PAID' } },
+          ],
           description:
             'The processor reports the beneficiary paid at once, or before its acceptance was recorded.',
           meta: {
@@ -115,13 +124,13 @@ export const outflowMachine = setup({
       on: {
         SUCCEEDED: {
           target: 'SUCCESSFUL',
-          actions: 'recordReference',
+          actions: ['recordReference', { type: 'post', params: { flow: 'PAID' } }],
           description: 'The processor reports that the beneficiary was paid.',
           meta: { by: ['PROCESSOR'], causes: [{ machine: 'payout', event: 'PROCESSOR_SUCCEEDED' }] },
         },
         FAILED: {
           target: 'FAILED',
-          actions: 'recordFailure',
+          actions: ['recordFailure', { type: 'post', params: { flow: 'CAME_BACK' } }],
           description: 'The processor reports that the attempt failed.',
           meta: { by: ['PROCESSOR'], causes: [{ machine: 'payout', event: 'PROCESSOR_FAILED' }] },
         },

@@ -31,7 +31,12 @@ function statusOf(value: StateValue): string {
 /** Actions as the engine's hook receives them; each must be plain data it can store. */
 function data(actions: readonly { type: string; params?: unknown }[]): Action[] {
   return actions.map(({ type, params }) => {
-    expect(type, 'only custom actions reach the engine').to.be.oneOf(['timeline', 'emit', 'schedule']);
+    expect(type, 'only custom actions reach the engine').to.be.oneOf([
+      'timeline',
+      'emit',
+      'schedule',
+      'post',
+    ]);
     expect(params, `params of ${type}`).to.be.an('object');
     expect(JSON.parse(JSON.stringify(params))).to.deep.equal(params);
     return { type, params };
@@ -383,11 +388,15 @@ describe('payout machine', () => {
     const failedActions = (code: string) => [timeline(code), emit('payout.failed'), schedule('RAISE_REFUND')];
     const retriedActions = [timeline('DISPATCH_RETRIED'), schedule('DISPATCH')];
 
-    it('PROCESSOR_SUCCEEDED moves to SUCCESSFUL', () => {
+    it('PROCESSOR_SUCCEEDED moves to SUCCESSFUL and keeps the fees (ledger flow SETTLED)', () => {
       const { next, actions } = take(processing(), EVENTS.succeeded);
       expect(next.value).to.equal('SUCCESSFUL');
       expect(next.status).to.equal('done');
-      expect(actions).to.deep.equal([timeline('PAYOUT_SUCCEEDED'), emit('payout.successful')]);
+      expect(actions).to.deep.equal([
+        timeline('PAYOUT_SUCCEEDED'),
+        emit('payout.successful'),
+        { type: 'post', params: { flow: 'SETTLED' } },
+      ]);
     });
 
     it('a success learned by a status query is the same event, triggered by SYSTEM', () => {

@@ -1,11 +1,12 @@
 import { and, assign, setup } from 'xstate';
-import type { MachineTexts, StateMeta, TransitionMeta } from './texts.ts';
+import type { MachineTexts, PostParams, StateMeta, TransitionMeta } from './texts.ts';
 
 /**
  * The life of a payout (product decisions §1). Pure: the engine (`src/engine/engine.ts`) applies
  * one event to a persisted snapshot and turns the returned actions into rows in the same
  * transaction: `timeline` (one status_timeline row; `triggered_by` is the event's `triggeredBy`),
- * `emit` (one outbox event, in order) and `schedule` (a task row due right after commit).
+ * `emit` (one outbox event, in order), `schedule` (a task row due right after commit) and `post`
+ * (the money the transition moves: the ledger's flows in `src/payouts/money.ts`).
  *
  *   (start) ------------------------------------------------> CREATED.preparing
  *             timeline PAYOUT_CREATED, emit payout.created, schedule GENERATE_INSTRUCTION
@@ -256,6 +257,7 @@ export const payoutMachine = setup({
     timeline: byTheHook as (_: unknown, params: TimelineParams) => void,
     emit: byTheHook as (_: unknown, params: EmitParams) => void,
     schedule: byTheHook as (_: unknown, params: ScheduleParams) => void,
+    post: byTheHook as (_: unknown, params: PostParams) => void,
     recordSettlement: assign(({ event }) =>
       // Stryker disable next-line ConditionalExpression: narrows the event's type; only SETTLEMENT_CONFIRMED runs it
       event.type === 'SETTLEMENT_CONFIRMED'
@@ -508,6 +510,8 @@ export const payoutMachine = setup({
           actions: [
             { type: 'timeline', params: { reasonCode: 'PAYOUT_SUCCEEDED' } },
             { type: 'emit', params: { event: 'payout.successful' } },
+            // The fees are the service's; an overpayment is set aside for the merchant.
+            { type: 'post', params: { flow: 'SETTLED' } },
           ],
         },
         // A callback or query reporting that the attempt in flight failed, and a redispatch the

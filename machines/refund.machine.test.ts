@@ -19,7 +19,7 @@ function persisted(snapshot: Snapshot): unknown {
 /** Actions as the engine's hook receives them; each must be plain data it can store. */
 function data(actions: readonly { type: string; params?: unknown }[]): Action[] {
   return actions.map(({ type, params }) => {
-    expect(type, 'only custom actions reach the engine').to.be.oneOf(['emit', 'schedule']);
+    expect(type, 'only custom actions reach the engine').to.be.oneOf(['emit', 'schedule', 'post']);
     expect(params, `params of ${type}`).to.be.an('object');
     return { type, params };
   });
@@ -49,6 +49,7 @@ function expectIgnored(snapshot: Snapshot, event: RefundEvent): void {
 
 const emit = (event: string): Action => ({ type: 'emit', params: { event } });
 const schedule = (task: string): Action => ({ type: 'schedule', params: { task } });
+const post = (flow: string): Action => ({ type: 'post', params: { flow } });
 
 const EVENTS = {
   dispatched: { type: 'DISPATCHED', processorReference: 'ref-1', now: NOW },
@@ -90,11 +91,11 @@ describe('refund machine', () => {
   });
 
   describe('from PENDING', () => {
-    it('DISPATCHED moves to PROCESSING and announces refund.processing', () => {
+    it('DISPATCHED moves to PROCESSING, announces refund.processing and sends the money (SENT)', () => {
       const { next, actions } = take(pending(), EVENTS.dispatched);
       expect(next.value).to.equal('PROCESSING');
       expect(next.context.processorReference).to.equal('ref-1');
-      expect(actions).to.deep.equal([emit('refund.processing')]);
+      expect(actions).to.deep.equal([emit('refund.processing'), post('SENT')]);
     });
 
     it('FAILED (the rail refused it before accepting) moves to FAILED and announces refund.failed', () => {
@@ -111,21 +112,21 @@ describe('refund machine', () => {
   });
 
   describe('from PROCESSING', () => {
-    it('CONFIRMED moves to SUCCESSFUL and announces refund.successful', () => {
+    it('CONFIRMED moves to SUCCESSFUL, announces refund.successful and delivers the money (DELIVERED)', () => {
       const { next, actions } = take(processing(), EVENTS.confirmed);
       expect(next.value).to.equal('SUCCESSFUL');
       expect(next.status).to.equal('done');
-      expect(actions).to.deep.equal([emit('refund.successful')]);
+      expect(actions).to.deep.equal([emit('refund.successful'), post('DELIVERED')]);
     });
 
-    it('FAILED moves to FAILED and announces refund.failed', () => {
+    it('FAILED moves to FAILED, announces refund.failed and brings the money back (BOUNCED)', () => {
       const { next, actions } = take(processing(), EVENTS.failed);
       expect(next.value).to.equal('FAILED');
       expect(next.context).to.deep.equal({
         processorReference: 'ref-1',
         failureReason: 'address on the wrong chain',
       });
-      expect(actions).to.deep.equal([emit('refund.failed')]);
+      expect(actions).to.deep.equal([emit('refund.failed'), post('BOUNCED')]);
     });
 
     it('ignores a second dispatch and any operator retry', () => {
@@ -158,7 +159,7 @@ describe('refund machine', () => {
       const retried = apply(failed(), EVENTS.retryCorrected);
       const { next, actions } = take(apply(retried, EVENTS.dispatched), EVENTS.confirmed);
       expect(next.value).to.equal('SUCCESSFUL');
-      expect(actions).to.deep.equal([emit('refund.successful')]);
+      expect(actions).to.deep.equal([emit('refund.successful'), post('DELIVERED')]);
     });
   });
 

@@ -1,11 +1,13 @@
 import { assign, setup } from 'xstate';
-import type { MachineTexts, StateMeta, TransitionMeta } from './texts.ts';
+import type { MachineTexts, PostParams, StateMeta, TransitionMeta } from './texts.ts';
 
 /**
  * The refund of a failed payout's settlement (the contract's refund status table). One refund per
  * payout; a failed refund is retried on the same row once an operator has corrected the
  * destination. Actions come back as data for the engine's hook: `emit` (one outbox event each, in
- * order; refund events carry the payout as `data`) and `schedule` (a task due after commit).
+ * order; refund events carry the payout as `data`), `schedule` (a task due after commit) and
+ * `post` (the money the transition moves: the ledger's flows in `src/refunds/money.ts`; SENT when
+ * the rail takes the refund, DELIVERED when it arrives, BOUNCED when it fails on its way).
  *
  *   (raised) ---------------------------------------------------> PENDING
  *             emit payout.refunded, emit refund.created, schedule DISPATCH_REFUND
@@ -73,6 +75,7 @@ export const refundMachine = setup({
   actions: {
     emit: byTheHook as (_: unknown, params: RefundEmitParams) => void,
     schedule: byTheHook as (_: unknown, params: RefundScheduleParams) => void,
+    post: byTheHook as (_: unknown, params: PostParams) => void,
     recordDispatch: assign({
       processorReference: ({ event }) =>
         event.type === 'DISPATCHED' ? (event.processorReference ?? null) : null,
@@ -105,7 +108,11 @@ export const refundMachine = setup({
           target: 'PROCESSING',
           description: 'The bank or chain accepts the refund transfer.',
           meta: { by: ['BANK_OR_CHAIN'] },
-          actions: ['recordDispatch', { type: 'emit', params: { event: 'refund.processing' } }],
+          actions: [
+            'recordDispatch',
+            { type: 'emit', params: { event: 'refund.processing' } },
+            { type: 'post', params: { flow: 'SENT' } },
+          ],
         },
         FAILED: {
           target: 'FAILED',
@@ -124,13 +131,20 @@ export const refundMachine = setup({
           target: 'SUCCESSFUL',
           description: "The bank or chain confirms that the money reached the merchant's destination.",
           meta: { by: ['BANK_OR_CHAIN'] },
-          actions: { type: 'emit', params: { event: 'refund.successful' } },
+          actions: [
+            { type: 'emit', params: { event: 'refund.successful' } },
+            { type: 'post', params: { flow: 'DELIVERED' } },
+          ],
         },
         FAILED: {
           target: 'FAILED',
           description: 'The bank or chain reports that the refund failed.',
           meta: { by: ['BANK_OR_CHAIN'] },
-          actions: ['recordFailure', { type: 'emit', params: { event: 'refund.failed' } }],
+          actions: [
+            'recordFailure',
+            { type: 'emit', params: { event: 'refund.failed' } },
+            { type: 'post', params: { flow: 'BOUNCED' } },
+          ],
         },
       },
     },

@@ -90,3 +90,13 @@ export interface MachineTexts<M extends AnyStateMachine> {
   /** Every guard of `setup()`, in plain words. */
   guards: Record<GuardName<M>, GuardText>;
 }
+
+/**
+ * The parameters of a machine's `post` action: the money its transition moves, as the name of a
+ * flow of the ledger (`src/ledger/flows.ts`) that the code applying the transition turns into
+ * entries in the same transaction. Each domain declares its flows beside its code
+ * (`src/settlement/money.ts` for the inflow's, for example).
+ */
+export interface PostParams {
+  flow: string;
+}

@@ -41,6 +41,7 @@ export const JOB_NAMES = [
   'webhooks',
   'retention',
   'reconciliation',
+  'ledger',
 ] as const;
 export type JobName = (typeof JOB_NAMES)[number];
 

@@ -4,6 +4,7 @@ import { banksRouter } from './banks/router.ts';
 import { complianceAdminRouter } from './compliance/admin.router.ts';
 import { outflowsRouter } from './dispatch/router.ts';
 import { router } from './http/trpc.ts';
+import { ledgerAdminRouter } from './ledger/admin.router.ts';
 import { operatorAdminRouter } from './operators/admin.router.ts';
 import { payeeAdminRouter } from './payees/admin.router.ts';
 import { payoutAdminRouter } from './payouts/admin.router.ts';
@@ -44,6 +45,7 @@ export const appRouter = router({
     ...payeeAdminRouter._def.record,
     settlement: settlementAdminRouter,
     recon: reconAdminRouter,
+    ledger: ledgerAdminRouter,
   }),
 });
 

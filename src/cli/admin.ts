@@ -411,6 +411,51 @@ const COMMANDS: Record<string, Command> = {
     input: redeliverInput,
     call: (c, input) => c.admin.webhooks.redeliver.mutate(input),
   }),
+  'ledger balances': command({
+    synopsis: '[--prefix ACCOUNT_PREFIX]',
+    summary: 'where the money is: balances by account and currency (docs/ledger.md)',
+    options: { prefix: { type: 'string' } },
+    input: (v) => ({ prefix: v.prefix as string | undefined }),
+    call: (c, input) => c.admin.ledger.balances.query(input),
+  }),
+  'ledger payout': command({
+    synopsis: 'PAYOUT_ID',
+    summary: "a payout's ledger entries, what it holds and how much of it is in transit",
+    positionals: ['PAYOUT_ID'],
+    input: (_v, [id]) => ({ payout_id: id! }),
+    call: (c, input) => c.admin.ledger.payout.query(input),
+  }),
+  'ledger entries': command({
+    synopsis: '--account ACCOUNT [--exact] [--from ISO_TIME] [--to ISO_TIME] [--limit N]',
+    summary: 'entries of an account (--exact) or of every account under a prefix, oldest first',
+    options: {
+      account: { type: 'string' },
+      exact: { type: 'boolean' },
+      from: { type: 'string' },
+      to: { type: 'string' },
+      limit: { type: 'string' },
+    },
+    input: (v) => ({
+      account: required(v, 'account', 'ACCOUNT'),
+      exact: v.exact === true,
+      from: v.from as string | undefined,
+      to: v.to as string | undefined,
+      ...(v.limit === undefined ? {} : { limit: Number(v.limit) }),
+    }),
+    call: (c, input) => c.admin.ledger.entries.query(input as never),
+  }),
+  'ledger check': command({
+    synopsis: '[--all]',
+    summary: "check the ledger's invariants now (payouts changed in the last hour, every payout with --all)",
+    options: { all: { type: 'boolean' } },
+    input: (v) => ({ all: v.all === true }),
+    call: (c, input) => c.admin.ledger.check.mutate(input),
+  }),
+  'ledger violations': command({
+    synopsis: '',
+    summary: 'what the checks found out of balance and is still open (the "Out of balance" queue)',
+    call: (c) => c.admin.ledger.violations.query({}),
+  }),
 };
 
 /** `webhooks redeliver`: a delivery id, or a tenant and a time range, never both. */

@@ -49,6 +49,7 @@ const QUEUE_ROWS: Record<ExceptionQueue, string> = {
            and r.created_at >= d.created_at)`,
   APPROVALS_PENDING: `select id, created_at as since from approvals where status = 'PENDING'`,
   RECONCILIATION_BREAKS: `select id, created_at as since from recon_breaks where status = 'OPEN'`,
+  OUT_OF_BALANCE: `select id, first_seen_at as since from ledger_violations where resolved_at is null`,
 };
 
 /** `$n` of a queue in the statements below: its overdue cut-off (a time; older is overdue). */

@@ -18,6 +18,7 @@ export const EXCEPTION_QUEUES = [
   'WEBHOOK_DELIVERIES_DEAD',
   'APPROVALS_PENDING',
   'RECONCILIATION_BREAKS',
+  'OUT_OF_BALANCE',
 ] as const;
 export type ExceptionQueue = (typeof EXCEPTION_QUEUES)[number];
 
@@ -181,6 +182,21 @@ export const QUEUE_INFO: Record<ExceptionQueue, QueueInfo> = {
       defaultHours: 24,
       afterwards:
         'The service resolves no break on its own: a difference between the books and a rail is explained by a person. The alert goes on until an operator resolves it.',
+    },
+  },
+  OUT_OF_BALANCE: {
+    title: 'Out of balance',
+    description:
+      "A check of the ledger found money that is not where the objects say it is: a payout's money, a tenant's suspense (docs/ledger.md). It should always be empty: each item names what is off and by how much (`ledger violations`), and leaves the queue when a later check finds it in balance.",
+    machine: 'payout',
+    state: '(any)',
+    states: [],
+    since: 'a check first found it',
+    list: 'admin.ledger.violations',
+    overdue: {
+      defaultHours: 1,
+      afterwards:
+        'The service corrects no entry on its own: the ledger is append-only, and a correction is a new transaction a person decides. The `ledger` job checks again every minute, and the alert goes on until a check finds the money in balance.',
     },
   },
 };

@@ -7,6 +7,7 @@ import { IdempotencyRecord } from '#src/idempotency/entities.ts';
 import { DepositAddress, PaymentInstruction } from '#src/instructions/entities.ts';
 import { Task } from '#src/jobs/entities.ts';
 import { LedgerBalance, LedgerBalanceDelta, LedgerEntry } from '#src/ledger/entities.ts';
+import { LedgerViolation } from '#src/ledger/violations.ts';
 import { Operator } from '#src/operators/entities.ts';
 import { Payout, StatusLog } from '#src/payouts/entities.ts';
 import { Quote } from '#src/quotes/entities.ts';
@@ -48,4 +49,5 @@ export const entities = [
   ReconRun,
   ReconAccount,
   ReconBreak,
+  LedgerViolation,
 ];

@@ -1,4 +1,8 @@
-import type { Flow } from '#src/ledger/flows.ts';
+import type { MachineAction } from '#src/engine/engine.ts';
+import { accountName } from '#src/ledger/chart.ts';
+import { type Flow, transitionLedger } from '#src/ledger/flows.ts';
+import type { LedgerTransaction } from '#src/ledger/ledger.ts';
+import type { Decimal } from '#src/lib/money.ts';
 
 /**
  * The money an outflow's transitions move (`post` actions of `machines/outflow.machine.ts`): an
@@ -68,3 +72,48 @@ export const OUTFLOW_FLOWS = [
     ],
   },
 ] as const satisfies readonly Flow[];
+
+/** What the ledger needs to know of an attempt and its payout. */
+export interface OutflowMoney {
+  id: string;
+  tenantId: string;
+  payoutId: string;
+  processor: string;
+  settlementCurrency: string;
+  /** The settlement amount without its fees: what the locked rate converts. */
+  converted: Decimal;
+  destinationAmount: Decimal;
+  destinationCurrency: string;
+}
+
+/** The ledger transactions of one outflow transition (none when it moves no money). */
+export function outflowLedger(
+  outflow: OutflowMoney,
+  step: { actions: readonly MachineAction[]; from: string; to: string },
+  event: string,
+  at: Date,
+): LedgerTransaction[] {
+  const tenant = outflow.tenantId;
+  return transitionLedger({
+    flows: OUTFLOW_FLOWS,
+    cause: 'outflow',
+    causeId: outflow.id,
+    actions: step.actions,
+    event,
+    from: step.from,
+    to: step.to,
+    facts: () => ({
+      accounts: {
+        payout: accountName('payout', { tenant, payout: outflow.payoutId }),
+        conversion: accountName('conversion', {}),
+        processor: accountName('processor', { processor: outflow.processor }),
+        beneficiaries: accountName('beneficiaries', {}),
+      },
+      amounts: { converted: outflow.converted, destination: outflow.destinationAmount },
+      currencies: { settlement: outflow.settlementCurrency, destination: outflow.destinationCurrency },
+    }),
+    tenantId: tenant,
+    payoutId: outflow.payoutId,
+    at,
+  });
+}

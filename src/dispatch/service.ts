@@ -6,10 +6,13 @@ import {
   outflowMachine,
 } from '#machines/outflow.machine.ts';
 import { type PayoutEvent, payoutMachine, type TriggeredBy } from '#machines/payout.machine.ts';
+import { emSql } from '#src/db/sql.ts';
 import type { Deps } from '#src/deps.ts';
 import { applyEvent, initialState, restore, type Transition } from '#src/engine/engine.ts';
 import { DONE, type TaskOutcome } from '#src/jobs/runner.ts';
 import { type ClaimedTask, completeTask, taskBackoffMs } from '#src/jobs/tasks.ts';
+import { postedFlowNames } from '#src/ledger/flows.ts';
+import { post } from '#src/ledger/ledger.ts';
 import { isUuid } from '#src/lib/ids.ts';
 import type { Logger } from '#src/lib/log.ts';
 import { Payout } from '#src/payouts/entities.ts';
@@ -17,6 +20,7 @@ import { applyPayoutEvent } from '#src/payouts/lifecycle.ts';
 import { ProviderUnavailableError } from '#src/providers/providers.ts';
 import type { ProcessorResult } from '#src/providers/rails.ts';
 import { Outflow } from './entities.ts';
+import { outflowLedger } from './money.ts';
 
 /**
  * Dispatch: paying the beneficiary through the processor, one outflow row per attempt.
@@ -175,6 +179,29 @@ export async function recordVerdict(
   // dispatched_at: when the processor took the attempt; settled_at: when it paid the beneficiary.
   if (to === 'PROCESSING' || to === 'SUCCESSFUL') outflow.dispatchedAt ??= now;
   if (to === 'SUCCESSFUL') outflow.settledAt = now;
+  if (postedFlowNames(t.actions).length > 0) {
+    // The price is fixed once the instruction is generated: read without the payout's lock,
+    // which the payout's own event takes below.
+    const priced = await em.findOneOrFail(Payout, outflow.payout.id);
+    await post(
+      emSql(em),
+      outflowLedger(
+        {
+          id: outflow.id,
+          tenantId: priced.tenant.id,
+          payoutId: priced.id,
+          processor: outflow.processor,
+          settlementCurrency: priced.settlementCurrency,
+          converted: priced.settlementAmount.minus(priced.totalFeeAmount),
+          destinationAmount: outflow.destinationAmount,
+          destinationCurrency: outflow.destinationCurrency,
+        },
+        t,
+        t.event.type,
+        now,
+      ),
+    );
+  }
 
   const events = payoutEventsOf({
     from,

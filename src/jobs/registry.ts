@@ -3,6 +3,7 @@ import type { Config, JobName } from '#src/config.ts';
 import type { Deps } from '#src/deps.ts';
 import { runDispatchOnce } from '#src/dispatch/job.ts';
 import { runInstructionsOnce } from '#src/instructions/job.ts';
+import { LEDGER_INTERVAL_MS, runLedgerOnce } from '#src/ledger/job.ts';
 import { RECON_INTERVAL_MS, runReconciliationOnce } from '#src/reconciliation/job.ts';
 import { runRefundsOnce } from '#src/refunds/job.ts';
 import { runSettlementOnce } from '#src/settlement/job.ts';
@@ -35,6 +36,8 @@ export const JOBS: readonly JobDefinition[] = [
   { name: 'retention', intervalMs: () => RETENTION_INTERVAL_MS, runOnce: runRetentionOnce },
   // Yesterday's reconciliation of every rail, once RECON_RUN_AT has passed; nothing wakes it.
   { name: 'reconciliation', intervalMs: () => RECON_INTERVAL_MS, runOnce: runReconciliationOnce },
+  // Folds the balances and checks the ledger's invariants; nothing wakes it.
+  { name: 'ledger', intervalMs: () => LEDGER_INTERVAL_MS, runOnce: runLedgerOnce },
 ];
 
 export function jobNamed(name: string): JobDefinition {

@@ -1,6 +1,6 @@
 import { type Decimal, toDecimal } from '#src/lib/money.ts';
 import type { AccountKindName, CauseObject, MovementType } from './chart.ts';
-import type { LedgerTransaction, Posting } from './ledger.ts';
+import { type LedgerTransaction, type Posting, transitionName } from './ledger.ts';
 
 /**
  * How a machine's transition moves money, as data: a flow is a list of legs, each moving one
@@ -101,4 +101,52 @@ export function flowTransaction(
     cause: { object: flow.cause, id: causeId, transition },
     entries: postingsOf(flow, facts),
   };
+}
+
+/** An action as a machine's transition hands it back (`{ type: 'post', params: { flow } }` among others). */
+interface ActionData {
+  type: string;
+  params: unknown;
+}
+
+/** The names of the flows a transition's `post` actions ask for, in order. */
+export function postedFlowNames(actions: readonly ActionData[]): string[] {
+  return actions
+    .filter((a) => a.type === 'post')
+    .map((a) => String((a.params as { flow?: unknown } | null)?.flow));
+}
+
+/**
+ * The ledger transactions of one transition: one per flow its `post` actions name, built from the
+ * facts (asked for only when there is a flow). Empty when the transition moves no money.
+ */
+export function transitionLedger(args: {
+  flows: readonly Flow[];
+  cause: CauseObject;
+  causeId: string;
+  actions: readonly ActionData[];
+  /** The event and the states, as the transition names them in every entry. */
+  event: string;
+  from: string;
+  to: string;
+  facts: () => FlowFacts;
+  tenantId: string | null;
+  payoutId: string | null;
+  at: Date;
+  approvalId?: string | null;
+}): LedgerTransaction[] {
+  const names = postedFlowNames(args.actions);
+  if (names.length === 0) return [];
+  const facts = args.facts();
+  const transition = transitionName(args.event, args.from, args.to);
+  return names.map((name) =>
+    flowTransaction(flowNamed(args.flows, args.cause, name), facts, {
+      tenantId: args.tenantId,
+      payoutId: args.payoutId,
+      causeId: args.causeId,
+      transition,
+      at: args.at,
+      approvalId: args.approvalId ?? null,
+    }),
+  );
 }

@@ -12,6 +12,7 @@ import {
 import { exceptionQueues, type QueueCount } from '#src/compliance/exceptions.ts';
 import type { ExceptionQueue } from '#src/compliance/queues.ts';
 import { type Sql, statement } from '#src/db/sql.ts';
+import { LEDGER_CHECKS, openViolationCounts } from '#src/ledger/checks.ts';
 import type { Clock } from '#src/lib/clock.ts';
 
 /**
@@ -167,6 +168,17 @@ export function registerServiceMetrics(
     async collect() {
       const [row] = await sql.rows<{ n: number }>(unpublishedEvents);
       this.set(row?.n ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'payout_ledger_out_of_balance',
+    help: 'What the checks of the ledger found out of balance and is still open, by check (should be 0).',
+    labelNames: ['check'],
+    registers,
+    async collect() {
+      const counts = await openViolationCounts(sql);
+      this.reset();
+      for (const check of LEDGER_CHECKS) this.set({ check: check.name }, counts.get(check.name) ?? 0);
     },
   });
   new Gauge({

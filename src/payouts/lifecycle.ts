@@ -7,13 +7,15 @@ import { AppError } from '#src/http/errors.ts';
 import { type IdempotentWrite, KeyTaken } from '#src/idempotency/idempotency.ts';
 import type { TaskKind } from '#src/jobs/entities.ts';
 import { scheduleTask, scheduleTasks } from '#src/jobs/tasks.ts';
+import { type LedgerTransaction, post } from '#src/ledger/ledger.ts';
 import { newId } from '#src/lib/ids.ts';
-import type { Decimal } from '#src/lib/money.ts';
+import { type Decimal, toDecimal } from '#src/lib/money.ts';
 import { tellTransition } from '#src/observability/transitions.ts';
 import type { PayeeCheckState } from '#src/payees/check.ts';
 import { failsHoldingMoney, handHeldToRefund } from '#src/settlement/payout-failure.ts';
 import { Payout, type PayoutStatus, StatusLog } from './entities.ts';
 import type { PayoutMetadata } from './metadata.ts';
+import { payoutLedger } from './money.ts';
 import {
   type InstructionView,
   type LockedPayout,
@@ -41,6 +43,8 @@ export interface TransitionNote {
 
 interface Effects {
   payout: Payout;
+  /** The event's type, as the ledger names the transition. */
+  event: string;
   from: PayoutStatus | null;
   to: PayoutStatus;
   triggeredBy: TriggeredBy;
@@ -56,11 +60,13 @@ export interface PayoutEffects {
   /** Webhook events, in order. */
   events: string[];
   tasks: TaskKind[];
+  /** Whether the transition moves money (its `post` actions, turned into entries by `payoutLedger`). */
+  posts: boolean;
 }
 
-/** Reads a payout transition's actions (the machine's `timeline`, `emit` and `schedule`). */
+/** Reads a payout transition's actions (the machine's `timeline`, `emit`, `schedule` and `post`). */
 export function effectsOf(actions: readonly MachineAction[]): PayoutEffects {
-  const effects: PayoutEffects = { timeline: null, events: [], tasks: [] };
+  const effects: PayoutEffects = { timeline: null, events: [], tasks: [], posts: false };
   for (const action of actions) {
     const params = (action.params ?? {}) as Record<string, unknown>;
     switch (action.type) {
@@ -72,6 +78,9 @@ export function effectsOf(actions: readonly MachineAction[]): PayoutEffects {
         break;
       case 'schedule':
         effects.tasks.push(params.task as TaskKind);
+        break;
+      case 'post':
+        effects.posts = true;
         break;
       default:
         throw new Error(`payout machine asked for unknown action ${action.type}`);
@@ -107,6 +116,25 @@ async function recordEffects(em: EntityManager, effects: Effects): Promise<void>
     });
   }
   for (const kind of wanted.tasks) await scheduleTask(em, { kind, subjectId: payout.id, dueAt: now, now });
+  if (wanted.posts) {
+    await post(
+      emSql(em),
+      payoutLedger(
+        {
+          id: payout.id,
+          tenantId: payout.tenant.id,
+          settlementCurrency: payout.settlementCurrency,
+          settlementAmount: payout.settlementAmount,
+          platformFee: payout.platformFeeAmount,
+          networkFee: payout.networkFeeAmount,
+          received: payout.receivedAmount,
+        },
+        { actions: effects.actions, from: effects.from ?? '(new)', to: effects.to },
+        effects.event,
+        now,
+      ),
+    );
+  }
   if (failsHoldingMoney(effects.from, effects.to)) await handHeldToRefund(emSql(em), [payout.id], now);
   if (wanted.events.length > 0) await emitPayoutEvents(em, payout, wanted.events, now);
 }
@@ -391,6 +419,7 @@ export async function applyPayoutEvent(
     onTransition: (tx, t: Transition<Payout, PayoutEvent>) =>
       recordEffects(tx, {
         payout: t.row,
+        event: event.type,
         from: t.from as PayoutStatus,
         to: t.to as PayoutStatus,
         triggeredBy: event.triggeredBy,
@@ -501,6 +530,7 @@ export async function applyPayoutSteps(tx: Sql, steps: readonly PayoutStep[]): P
     at: Date;
   }[] = [];
   const tasks: { kind: TaskKind; subjectId: string }[] = [];
+  const ledger: LedgerTransaction[] = [];
   const failedHolding: string[] = [];
   for (const item of steps) {
     const { payout, event } = item;
@@ -585,6 +615,24 @@ export async function applyPayoutSteps(tx: Sql, steps: readonly PayoutStep[]): P
       }
     }
     for (const kind of effects.tasks) tasks.push({ kind, subjectId: payout.id });
+    if (effects.posts) {
+      ledger.push(
+        ...payoutLedger(
+          {
+            id: payout.id,
+            tenantId: payout.tenant_id,
+            settlementCurrency: payout.settlement_currency,
+            settlementAmount: toDecimal(set.settlementAmount ?? payout.settlement_amount),
+            platformFee: toDecimal(set.platformFeeAmount ?? payout.platform_fee_amount),
+            networkFee: toDecimal(set.networkFeeAmount ?? payout.network_fee_amount),
+            received: toDecimal(set.receivedAmount ?? payout.received_amount),
+          },
+          done,
+          event.type,
+          now,
+        ),
+      );
+    }
     if (failsHoldingMoney(done.from as PayoutStatus, done.to as PayoutStatus)) failedHolding.push(payout.id);
     updates.push({ step: item, status: done.to, snapshot: done.snapshot });
   }
@@ -619,6 +667,7 @@ export async function applyPayoutSteps(tx: Sql, steps: readonly PayoutStep[]): P
     const now = updates[0]!.step.event.now;
     await scheduleTasks(tx, tasks, { dueAt: now, now });
   }
+  await post(tx, ledger);
   if (failedHolding.length > 0) await handHeldToRefund(tx, failedHolding, updates[0]!.step.event.now);
   return outcomes;
 }

@@ -327,7 +327,7 @@ const byIds = statement('payouts_by_ids', `${SELECT_VIEW} where p.id = any($1::u
 });
 const byIdsLocked = statement(
   'payouts_by_ids_locked',
-  `${selectView('p.snapshot, ')} where p.id = any($1::uuid[]) order by p.id for update of p`,
+  `${selectView('p.snapshot, p.received_amount, ')} where p.id = any($1::uuid[]) order by p.id for update of p`,
   { replan: true },
 );
 const oneOfTenant = statement('payout_of_tenant', `${SELECT_VIEW} where p.id = $1 and p.tenant_id = $2`);
@@ -350,6 +350,8 @@ export function readPayouts(sql: Sql, ids: readonly string[]): Promise<PayoutVie
 /** A payout read to change its status: its view and its machine's persisted snapshot. */
 export interface LockedPayout extends PayoutView {
   snapshot: Record<string, unknown>;
+  /** Everything attributed to the payout so far. */
+  received_amount: Money;
 }
 
 /**

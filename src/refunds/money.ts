@@ -1,4 +1,8 @@
-import type { Flow } from '#src/ledger/flows.ts';
+import type { MachineAction } from '#src/engine/engine.ts';
+import { accountName } from '#src/ledger/chart.ts';
+import { type Flow, transitionLedger } from '#src/ledger/flows.ts';
+import type { LedgerTransaction } from '#src/ledger/ledger.ts';
+import type { Decimal } from '#src/lib/money.ts';
 
 /**
  * The money a refund's transitions move (`post` actions of `machines/refund.machine.ts`): sending
@@ -54,3 +58,47 @@ export const REFUND_FLOWS = [
     ],
   },
 ] as const satisfies readonly Flow[];
+
+/** What the ledger needs to know of a refund. */
+export interface RefundMoney {
+  id: string;
+  tenantId: string;
+  payoutId: string;
+  currency: string;
+  /** TRON or BSC for a refund on a chain, BANK for one to a bank account. */
+  rail: string;
+  fee: Decimal;
+  refund: Decimal;
+}
+
+/** The ledger transactions of one refund transition (none when it moves no money). */
+export function refundLedger(
+  refund: RefundMoney,
+  step: { actions: readonly MachineAction[]; from: string; to: string },
+  event: string,
+  at: Date,
+): LedgerTransaction[] {
+  const tenant = refund.tenantId;
+  return transitionLedger({
+    flows: REFUND_FLOWS,
+    cause: 'refund',
+    causeId: refund.id,
+    actions: step.actions,
+    event,
+    from: step.from,
+    to: step.to,
+    facts: () => ({
+      accounts: {
+        payout: accountName('payout', { tenant, payout: refund.payoutId }),
+        refundFee: accountName('refundFee', {}),
+        refundRail: accountName('refundRail', { rail: refund.rail }),
+        merchant: accountName('merchant', { tenant }),
+      },
+      amounts: { fee: refund.fee, refund: refund.refund },
+      currencies: { currency: refund.currency },
+    }),
+    tenantId: tenant,
+    payoutId: refund.payoutId,
+    at,
+  });
+}

@@ -7,12 +7,14 @@ import {
   refundMachine,
 } from '#machines/refund.machine.ts';
 import type { Corridors, Network } from '#src/corridors/corridors.ts';
+import { emSql } from '#src/db/sql.ts';
 import type { Deps } from '#src/deps.ts';
 import { applyEvent, initialState, type MachineAction, type Transition } from '#src/engine/engine.ts';
 import { AppError } from '#src/http/errors.ts';
 import { type PageMeta, type PageRequest, paginate } from '#src/http/pagination.ts';
 import { DONE, type TaskOutcome } from '#src/jobs/runner.ts';
 import { type ClaimedTask, completeTask, scheduleTask, taskBackoffMs } from '#src/jobs/tasks.ts';
+import { post } from '#src/ledger/ledger.ts';
 import { isUuid } from '#src/lib/ids.ts';
 import { maskAccountNumber, maskAddress } from '#src/lib/masking.ts';
 import { type Decimal, roundMoney, toDecimal } from '#src/lib/money.ts';
@@ -24,6 +26,7 @@ import type { RefundDestination } from '#src/refund-destinations/entities.ts';
 import { activeRefundDestination } from '#src/refund-destinations/service.ts';
 import { Inflow } from '#src/settlement/entities.ts';
 import { Refund } from './entities.ts';
+import { refundLedger } from './money.ts';
 
 /**
  * Refunds: returning a failed payout's settlement to the merchant's refund destination.
@@ -59,11 +62,12 @@ function unreachable(value: never): never {
 async function recordRefundEffects(
   em: EntityManager,
   refund: Refund,
-  actions: MachineAction[],
+  step: { actions: MachineAction[]; event: string; from: string; to: string },
   now: Date,
 ): Promise<void> {
   const emitted: string[] = [];
-  for (const action of actions) {
+  let posts = false;
+  for (const action of step.actions) {
     const params = (action.params ?? {}) as Record<string, unknown>;
     switch (action.type) {
       case 'emit':
@@ -74,9 +78,31 @@ async function recordRefundEffects(
         await scheduleTask(em, { kind: task, subjectId: refund.id, dueAt: now, now });
         break;
       }
+      case 'post':
+        posts = true;
+        break;
       default:
         throw new Error(`refund machine asked for unknown action ${action.type}`);
     }
+  }
+  if (posts) {
+    await post(
+      emSql(em),
+      refundLedger(
+        {
+          id: refund.id,
+          tenantId: refund.tenant.id,
+          payoutId: refund.payout.id,
+          currency: refund.receivedCurrency,
+          rail: refund.destinationType === 'CRYPTO_ADDRESS' ? (refund.destinationNetwork ?? 'CHAIN') : 'BANK',
+          fee: refund.networkFeeAmount,
+          refund: refund.refundAmount,
+        },
+        step,
+        step.event,
+        now,
+      ),
+    );
   }
   if (emitted.length > 0) {
     const payout = await em.findOneOrFail(Payout, refund.payout.id);
@@ -96,7 +122,12 @@ export async function applyRefundEvent(
     id: refundId,
     event,
     onTransition: (tx, t: Transition<Refund, RefundEvent>) =>
-      recordRefundEffects(tx, t.row, t.actions, event.now),
+      recordRefundEffects(
+        tx,
+        t.row,
+        { actions: t.actions, event: event.type, from: t.from, to: t.to },
+        event.now,
+      ),
   }) as Promise<Transition<Refund, RefundEvent>>;
 }
 
@@ -246,7 +277,12 @@ export async function raiseRefundIn(
   payout.refundReference = refund.id;
   // Flushed first so that a second raiser fails here, on the unique index, before any event is written.
   await tx.flush();
-  await recordRefundEffects(tx, refund, initial.actions, now);
+  await recordRefundEffects(
+    tx,
+    refund,
+    { actions: initial.actions, event: 'RAISED', from: '(new)', to: initial.status },
+    now,
+  );
   return { kind: 'RAISED', refund };
 }
 

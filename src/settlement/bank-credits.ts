@@ -1,12 +1,14 @@
 import { z } from 'zod';
 import { columnsOf, type Sql, statement } from '#src/db/sql.ts';
 import type { Deps } from '#src/deps.ts';
+import { post } from '#src/ledger/ledger.ts';
 import { arrivalTime } from '#src/lib/clock.ts';
 import { newId } from '#src/lib/ids.ts';
 import type { Logger } from '#src/lib/log.ts';
 import { toDecimal } from '#src/lib/money.ts';
 import type { BankCredit } from '#src/providers/rails.ts';
 import { newInflow } from './lifecycle.ts';
+import { inflowLedger } from './money.ts';
 
 /**
  * Bank credits: the NGN bank notifies every credit to a virtual account (signed, verified by
@@ -156,6 +158,28 @@ export async function recordBankCredits(
     JSON.stringify(start.snapshot),
   ]);
   for (const row of inserted) ids.set(row.external_ref, row.id);
+  // The money counts as it is recorded: one ledger transaction per new credit, in one statement.
+  await post(
+    tx,
+    inserted.flatMap((row) => {
+      const credit = listed.get(row.external_ref)!;
+      return inflowLedger(
+        {
+          id: row.id,
+          tenantId: owners.get(credit.accountNumber)!.tenant_id,
+          rail: 'BANK_TRANSFER',
+          network: null,
+          toAccount: credit.accountNumber,
+          amount: credit.amount,
+          currency: credit.currency,
+          payoutId: null,
+        },
+        { actions: start.actions, from: '(new)', to: start.state },
+        'RECORDED',
+        now,
+      );
+    }),
+  );
   const known = [...listed.keys()].filter((sessionId) => !ids.has(sessionId));
   if (known.length > 0) {
     const existing = await tx.rows<{ id: string; external_ref: string; amount: string; to_account: string }>(

@@ -2,10 +2,13 @@ import type { Config } from '#src/config.ts';
 import type { Network } from '#src/corridors/corridors.ts';
 import { columnsOf, type Sql, statement } from '#src/db/sql.ts';
 import type { Deps } from '#src/deps.ts';
+import { post } from '#src/ledger/ledger.ts';
 import { arrivalTime } from '#src/lib/clock.ts';
 import { newId } from '#src/lib/ids.ts';
+import { toDecimal } from '#src/lib/money.ts';
 import type { ChainTransfer } from '#src/providers/rails.ts';
 import { type InflowMachineRow, newInflow, stepInflowOrThrow } from './lifecycle.ts';
+import { inflowLedger } from './money.ts';
 import { readRail } from './rail-reader.ts';
 
 /**
@@ -194,9 +197,10 @@ const countConfirmationsTo = statement(
       where rail = 'CRYPTO' and network = $3 and state = 'PENDING_CONFIRMATION'
         and ($1::int - block_number + 1 > confirmations_received
              or $1::int - block_number + 1 >= confirmations_required)
-      returning id, state, snapshot, confirmations_received, confirmations_required
+      returning id, tenant_id, to_account, amount, currency, state, snapshot, confirmations_received,
+                confirmations_required
    )
-   select id, state, snapshot, confirmations_received from counted
+   select id, tenant_id, to_account, amount, currency, state, snapshot, confirmations_received from counted
     where confirmations_received >= confirmations_required`,
 );
 
@@ -214,20 +218,45 @@ const writeInflowSteps = statement(
  * CONFIRMED. Returns how many became CONFIRMED.
  */
 async function countConfirmations(tx: Sql, network: Network, tip: number, now: Date): Promise<number> {
-  const reached = await tx.rows<InflowMachineRow & { confirmations_received: number }>(countConfirmationsTo, [
-    tip,
-    now,
-    network,
-  ]);
+  const reached = await tx.rows<
+    InflowMachineRow & {
+      confirmations_received: number;
+      tenant_id: string;
+      to_account: string;
+      amount: string;
+      currency: string;
+    }
+  >(countConfirmationsTo, [tip, now, network]);
   const steps = reached.map((inflow) => ({
-    id: inflow.id,
+    inflow,
     done: stepInflowOrThrow(inflow, { type: 'CONFIRMATIONS', received: inflow.confirmations_received, now }),
   }));
   if (steps.length > 0) {
     await tx.rows(writeInflowSteps, [
-      JSON.stringify(steps.map((s) => [s.id, s.done.to, s.done.snapshot])),
+      JSON.stringify(steps.map((s) => [s.inflow.id, s.done.to, s.done.snapshot])),
       now,
     ]);
+    // Confirmed, the money counts: one ledger transaction per inflow, in one statement.
+    await post(
+      tx,
+      steps.flatMap(({ inflow, done }) =>
+        inflowLedger(
+          {
+            id: inflow.id,
+            tenantId: inflow.tenant_id,
+            rail: 'CRYPTO',
+            network,
+            toAccount: inflow.to_account,
+            amount: toDecimal(inflow.amount),
+            currency: inflow.currency,
+            payoutId: null,
+          },
+          done,
+          'CONFIRMATIONS',
+          now,
+        ),
+      ),
+    );
   }
   return steps.length;
 }

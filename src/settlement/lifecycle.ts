@@ -4,7 +4,7 @@ import {
   type InflowStatus,
   inflowMachine,
 } from '#machines/inflow.machine.ts';
-import { initialState, restore, type Step, step } from '#src/engine/engine.ts';
+import { initialState, type MachineAction, restore, type Step, step } from '#src/engine/engine.ts';
 
 /**
  * Where an inflow's state changes: every write of `inflows.state` comes from the inflow machine
@@ -24,18 +24,26 @@ export interface InflowMachineRow {
 /** What one event does to an inflow. */
 export type InflowStep = Step & { from: InflowStatus; to: InflowStatus };
 
+/** How a new inflow starts: its state and snapshot, and what its first transition asks for. */
+export interface InflowStart {
+  state: InflowStatus;
+  snapshot: Record<string, unknown>;
+  /** A bank credit's `post` of the money it brings: it counts at once. */
+  actions: MachineAction[];
+}
+
 // Every new inflow of a rail starts alike: one initial transition per requirement, not per row.
-const starts = new Map<number, { state: InflowStatus; snapshot: Record<string, unknown> }>();
+const starts = new Map<number, InflowStart>();
 
 /**
  * The state and snapshot of a newly recorded inflow: PENDING_CONFIRMATION until the chain's
  * `confirmationsRequired`, CONFIRMED at once for a bank credit (0).
  */
-export function newInflow(input: InflowInput): { state: InflowStatus; snapshot: Record<string, unknown> } {
+export function newInflow(input: InflowInput): InflowStart {
   let start = starts.get(input.confirmationsRequired);
   if (!start) {
     const initial = initialState(inflowMachine, input);
-    start = { state: initial.status as InflowStatus, snapshot: initial.snapshot };
+    start = { state: initial.status as InflowStatus, snapshot: initial.snapshot, actions: initial.actions };
     starts.set(input.confirmationsRequired, start);
   }
   return start;

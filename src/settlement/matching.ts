@@ -4,10 +4,12 @@ import { type Sql, statement, TextArray, toDate } from '#src/db/sql.ts';
 import type { Deps } from '#src/deps.ts';
 import { step } from '#src/engine/engine.ts';
 import { type InstructionWrite, writeInstructionSteps } from '#src/instructions/service.ts';
+import { type LedgerTransaction, post } from '#src/ledger/ledger.ts';
 import { type Decimal, toDecimal } from '#src/lib/money.ts';
 import { applyPayoutSteps, type PayoutStep, type TriggeredBy } from '#src/payouts/lifecycle.ts';
 import { type LockedPayout, lockPayouts } from '#src/payouts/resource.ts';
 import { type InflowMachineRow, type InflowStep, stepInflowOrThrow } from './lifecycle.ts';
+import { inflowLedger } from './money.ts';
 import { type InstructionFacts, judgeBankInflow, judgeCryptoInflow, settlementTotals } from './rules.ts';
 
 /**
@@ -62,13 +64,15 @@ interface InflowRow {
   amount: string;
   currency: string;
   to_account: string;
+  network: string | null;
   state: InflowStatus;
   snapshot: Record<string, unknown>;
   /** When the rail says the money arrived: what every verdict judges it by. */
   arrived_at: string | Date;
 }
 
-const INFLOW_COLUMNS = 'id, tenant_id, rail, amount, currency, to_account, state, snapshot, arrived_at';
+const INFLOW_COLUMNS =
+  'id, tenant_id, rail, network, amount, currency, to_account, state, snapshot, arrived_at';
 
 /**
  * The shared addresses a batch takes, locked FOR UPDATE SKIP LOCKED before its inflows: of the
@@ -271,6 +275,9 @@ export type AttributionRule = 'EXACT' | 'TOP_UP' | 'OVERPAYMENT' | 'ACCOUNT' | '
 export interface InflowFacts extends InflowMachineRow {
   amount: Decimal;
   currency: string;
+  rail: 'CRYPTO' | 'BANK_TRANSFER';
+  network: string | null;
+  toAccount: string;
 }
 
 /** Money attributed to a payout and its instruction, the payout locked and PENDING_PAYMENT. */
@@ -310,10 +317,18 @@ interface SettlementWrites {
   inflows: InflowWrite[];
   instructions: InstructionWrite[];
   payouts: PayoutStep[];
+  /** The money the inflows' transitions move, appended in one statement. */
+  ledger: LedgerTransaction[];
   outcomes: MatchOutcome[];
 }
 
-const emptyWrites = (): SettlementWrites => ({ inflows: [], instructions: [], payouts: [], outcomes: [] });
+const emptyWrites = (): SettlementWrites => ({
+  inflows: [],
+  instructions: [],
+  payouts: [],
+  ledger: [],
+  outcomes: [],
+});
 
 /**
  * Matches one CONFIRMED inflow (the bank credit callback): the batch of one. Returns null when
@@ -483,6 +498,9 @@ async function matchBatch(
       snapshot: inflow.snapshot,
       amount: toDecimal(inflow.amount),
       currency: inflow.currency,
+      rail: inflow.rail,
+      network: inflow.network,
+      toAccount: inflow.to_account,
     };
     if ('to' in verdict) {
       addUnattributed(writes, { inflow: facts, to: verdict.to, reason: verdict.reason, now });
@@ -681,12 +699,17 @@ function addAttribution(
       );
     }
   }
-  const done = stepInflowOrThrow(inflow, {
-    type: a.triggeredBy === 'ADMIN' ? 'OPERATOR_ATTRIBUTE' : 'ATTRIBUTED',
-    payoutId: payout.id,
-    covers: totals.covers,
-    now,
-  });
+  const event = a.triggeredBy === 'ADMIN' ? 'OPERATOR_ATTRIBUTE' : 'ATTRIBUTED';
+  const done = stepInflowOrThrow(inflow, { type: event, payoutId: payout.id, covers: totals.covers, now });
+  writes.ledger.push(
+    ...inflowLedger(
+      { ...inflow, tenantId: payout.tenant_id, payoutId: payout.id },
+      done,
+      event,
+      now,
+      typeof a.metadata?.approval_id === 'string' ? a.metadata.approval_id : null,
+    ),
+  );
   if (done.to === 'MATCHED') {
     writes.inflows.push(matchedWrite(done, inflow.id, a, now, totals.overpayment));
   } else {
@@ -777,6 +800,7 @@ async function writeSettlement(tx: Sql, writes: SettlementWrites, now: Date): Pr
     ]);
   }
   await writeInstructionSteps(tx, writes.instructions, now);
+  await post(tx, writes.ledger);
   if (writes.payouts.length === 0) return;
   const outcomes = await applyPayoutSteps(tx, writes.payouts);
   const ignored = outcomes.find((o) => !o.taken);

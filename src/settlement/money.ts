@@ -1,4 +1,8 @@
-import type { Flow } from '#src/ledger/flows.ts';
+import type { MachineAction } from '#src/engine/engine.ts';
+import { accountName } from '#src/ledger/chart.ts';
+import { type Flow, type FlowFacts, transitionLedger } from '#src/ledger/flows.ts';
+import type { LedgerTransaction } from '#src/ledger/ledger.ts';
+import type { Decimal } from '#src/lib/money.ts';
 
 /**
  * The money an inflow's transitions move (`post` actions of `machines/inflow.machine.ts`): it
@@ -37,3 +41,63 @@ export const INFLOW_FLOWS = [
     legs: [{ from: 'suspense', to: 'merchant', amount: 'amount', currency: 'currency' }],
   },
 ] as const satisfies readonly Flow[];
+
+/** What the ledger needs to know of an inflow. */
+export interface InflowMoney {
+  id: string;
+  tenantId: string;
+  rail: 'CRYPTO' | 'BANK_TRANSFER';
+  /** TRON or BSC on the crypto rail. */
+  network: string | null;
+  toAccount: string;
+  amount: Decimal;
+  currency: string;
+  /** The payout the money is (being) attributed to. */
+  payoutId: string | null;
+}
+
+/** The accounts and amounts of an inflow's flows. */
+export function inflowFacts(inflow: InflowMoney): FlowFacts {
+  const tenant = inflow.tenantId;
+  return {
+    accounts: {
+      ...(inflow.rail === 'CRYPTO'
+        ? {
+            depositAddress: accountName('depositAddress', {
+              network: inflow.network ?? 'UNKNOWN',
+              address: inflow.toAccount,
+            }),
+          }
+        : { virtualAccount: accountName('virtualAccount', { account_number: inflow.toAccount }) }),
+      suspense: accountName('suspense', { tenant }),
+      ...(inflow.payoutId ? { payout: accountName('payout', { tenant, payout: inflow.payoutId }) } : {}),
+      merchant: accountName('merchant', { tenant }),
+    },
+    amounts: { amount: inflow.amount },
+    currencies: { currency: inflow.currency },
+  };
+}
+
+/** The ledger transactions of one inflow transition (none when it moves no money). */
+export function inflowLedger(
+  inflow: InflowMoney,
+  step: { actions: readonly MachineAction[]; from: string; to: string },
+  event: string,
+  at: Date,
+  approvalId: string | null = null,
+): LedgerTransaction[] {
+  return transitionLedger({
+    flows: INFLOW_FLOWS,
+    cause: 'inflow',
+    causeId: inflow.id,
+    actions: step.actions,
+    event,
+    from: step.from,
+    to: step.to,
+    facts: () => inflowFacts(inflow),
+    tenantId: inflow.tenantId,
+    payoutId: inflow.payoutId,
+    at,
+    approvalId,
+  });
+}

@@ -30,8 +30,10 @@ export const settlementMoves = {
     args: z.strictObject({ inflow_id: idIn }),
     targets: (a) => [a.inflow_id],
     stake: (em, a) => stakeOf(em, 'inflow', a.inflow_id),
-    run: async (em, _deps, { args, now }) => ({
-      inflow: toAdminInflow(await returnInflow(em, { inflowId: args.inflow_id, now })),
+    run: async (em, _deps, { args, actor, now }) => ({
+      inflow: toAdminInflow(
+        await returnInflow(em, { inflowId: args.inflow_id, now, approvalId: actor.approvalId }),
+      ),
     }),
   }),
   'payout.fail': moneyMove({

@@ -3,12 +3,14 @@ import { emSql } from '#src/db/sql.ts';
 import { AppError, invalidField } from '#src/http/errors.ts';
 import { type PageMeta, type PageRequest, paginate } from '#src/http/pagination.ts';
 import { PaymentInstruction } from '#src/instructions/entities.ts';
+import { post } from '#src/ledger/ledger.ts';
 import { isUuid } from '#src/lib/ids.ts';
 import { Payout } from '#src/payouts/entities.ts';
 import { applyPayoutEvent } from '#src/payouts/lifecycle.ts';
 import { Inflow } from './entities.ts';
 import { awaitsOperator, stepInflowOrThrow } from './lifecycle.ts';
 import { attributeLocked, lockAttributionTarget, type MatchOutcome } from './matching.ts';
+import { inflowLedger } from './money.ts';
 
 /**
  * What operators do with money that matching could not settle on its own (product decisions
@@ -125,6 +127,9 @@ export async function attributeInflow(
       snapshot: inflow.snapshot,
       amount: inflow.amount,
       currency: inflow.currency,
+      rail: inflow.rail,
+      network: inflow.network ?? null,
+      toAccount: inflow.toAccount,
     },
     instruction,
     payout,
@@ -181,11 +186,30 @@ export async function failHeldPayout(
  */
 export async function returnInflow(
   em: EntityManager,
-  args: { inflowId: string; now: Date },
+  args: { inflowId: string; now: Date; approvalId?: string | null },
 ): Promise<Inflow> {
   const inflow = await lockUndecidedInflow(em, args.inflowId);
   const done = stepInflowOrThrow(inflow, { type: 'OPERATOR_RETURN', now: args.now });
   inflow.state = done.to;
   inflow.snapshot = done.snapshot;
+  await post(
+    emSql(em),
+    inflowLedger(
+      {
+        id: inflow.id,
+        tenantId: inflow.tenant.id,
+        rail: inflow.rail,
+        network: inflow.network ?? null,
+        toAccount: inflow.toAccount,
+        amount: inflow.amount,
+        currency: inflow.currency,
+        payoutId: null,
+      },
+      done,
+      'OPERATOR_RETURN',
+      args.now,
+      args.approvalId ?? null,
+    ),
+  );
   return inflow;
 }

@@ -64,6 +64,7 @@ const QUEUES = [
   'WEBHOOK_DELIVERIES_DEAD',
   'APPROVALS_PENDING',
   'RECONCILIATION_BREAKS',
+  'OUT_OF_BALANCE',
 ];
 
 describe('admin.exceptions: where money waits for a person', () => {

@@ -1,0 +1,50 @@
+import { expect } from 'chai';
+import { toDecimal } from '#src/lib/money.ts';
+import type { Merchant } from '../client.ts';
+import { callbacksDelivered, deps, dispatch, payoutOf } from '../dispatch/fixtures.ts';
+import { admin } from '../settlement/fixtures.ts';
+
+/** A payout's ledger as operators read it (`ledger payout PAYOUT_ID`). */
+export interface PayoutLedger {
+  payout_id: string;
+  holds: { currency: string; amount: string }[];
+  in_transit: { currency: string; amount: string }[];
+  entries: {
+    account: string;
+    currency: string;
+    amount: string;
+    movement: string | null;
+    cause: { object: string; id: string; transition: string };
+  }[];
+}
+
+export async function ledgerOf(payoutId: string): Promise<PayoutLedger> {
+  return admin('ledger', 'payout', payoutId);
+}
+
+/** The payout's movements as `type currency amount`, oldest first. */
+export function movements(ledger: PayoutLedger): string[] {
+  return ledger.entries.filter((e) => e.movement).map((e) => `${e.movement} ${e.currency} ${e.amount}`);
+}
+
+/** What the payout holds, per currency, as `currency amount` (nothing listed when it holds nothing). */
+export function holdings(ledger: PayoutLedger): string[] {
+  return ledger.holds.filter((h) => !toDecimal(h.amount).isZero()).map((h) => `${h.currency} ${h.amount}`);
+}
+
+/** Dispatches a paid payout and waits for the processor's callbacks until it is final or `PROCESSING` ends. */
+export async function paidOut(merchant: Merchant, payoutId: string): Promise<any> {
+  const outflows = await dispatch(merchant, payoutId);
+  const last = outflows.at(-1);
+  expect(last, 'an outflow').to.not.equal(undefined);
+  if (last.status !== 'FAILED') await callbacksDelivered(last.id);
+  return payoutOf(merchant, payoutId);
+}
+
+/** The ledger's checks right now, over every payout: what they find for these subjects. */
+export async function violationsOf(...subjects: string[]): Promise<{ check: string; subject: string }[]> {
+  const run = await admin('ledger', 'check', '--all');
+  return run.violations.filter((v: { subject: string }) => subjects.some((s) => v.subject.startsWith(s)));
+}
+
+export { deps };
