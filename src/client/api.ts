@@ -3,8 +3,8 @@
 /** The version of the API these types describe (the document's `info.version`). */
 export const API_VERSION = '1.0';
 
-/** The closed list of error codes; each has one HTTP status (see each operation). */
-export type ErrorCode = 'VALIDATION_FAILED' | 'INVALID_CURSOR' | 'IDEMPOTENCY_KEY_REQUIRED' | 'IDEMPOTENCY_KEY_INVALID' | 'WEBHOOK_URL_INVALID' | 'UNAUTHENTICATED' | 'INSUFFICIENT_SCOPES' | 'TENANT_NOT_APPROVED' | 'ADMIN_UNAUTHORIZED' | 'CALLBACK_SIGNATURE_INVALID' | 'OPERATOR_ROLE_REQUIRED' | 'APPROVER_ROLE_REQUIRED' | 'ADMIN_ROLE_REQUIRED' | 'SELF_APPROVAL_FORBIDDEN' | 'NOT_FOUND' | 'ROUTE_NOT_FOUND' | 'PAYOUT_NOT_FOUND' | 'PAYMENT_INSTRUCTION_NOT_FOUND' | 'QUOTE_NOT_FOUND' | 'OUTFLOW_NOT_FOUND' | 'INFLOW_NOT_FOUND' | 'REFUND_NOT_FOUND' | 'OPERATOR_NOT_FOUND' | 'DELIVERY_NOT_FOUND' | 'APPROVAL_NOT_FOUND' | 'METHOD_NOT_ALLOWED' | 'QUOTE_EXPIRED' | 'QUOTE_NOT_ACCEPTABLE' | 'APPROVAL_NOT_PENDING' | 'APPROVAL_ALREADY_PENDING' | 'APPROVAL_ACTION_FAILED' | 'OPERATOR_NAME_TAKEN' | 'TENANT_NAME_TAKEN' | 'DELIVERY_NOT_DEAD' | 'WEBHOOK_URL_NOT_SET' | 'PAYLOAD_TOO_LARGE' | 'UNSUPPORTED_MEDIA_TYPE' | 'IDEMPOTENCY_KEY_REUSED' | 'REFUND_DESTINATION_REQUIRED' | 'BANK_ACCOUNT_VERIFICATION_FAILED' | 'ACCOUNT_NOT_FOUND' | 'CORRIDOR_NOT_SUPPORTED' | 'PROVIDER_CODE_UNKNOWN' | 'QUOTE_MISMATCH' | 'PAYEE_NAME_MISMATCH' | 'RATE_LIMITED' | 'METHOD_NOT_IMPLEMENTED' | 'INTERNAL_ERROR' | 'UPSTREAM_UNAVAILABLE' | 'NOT_READY' | 'SERVICE_UNAVAILABLE';
+/** The closed list of error codes of this API; each has one HTTP status (see each operation). ROUTE_NOT_FOUND (404) and METHOD_NOT_ALLOWED (405, with an Allow header) answer a path that is no operation, or a method the path does not take. */
+export type ErrorCode = 'VALIDATION_FAILED' | 'INVALID_CURSOR' | 'IDEMPOTENCY_KEY_REQUIRED' | 'IDEMPOTENCY_KEY_INVALID' | 'WEBHOOK_URL_INVALID' | 'UNAUTHENTICATED' | 'INSUFFICIENT_SCOPES' | 'TENANT_NOT_APPROVED' | 'ROUTE_NOT_FOUND' | 'PAYOUT_NOT_FOUND' | 'PAYMENT_INSTRUCTION_NOT_FOUND' | 'QUOTE_NOT_FOUND' | 'OUTFLOW_NOT_FOUND' | 'INFLOW_NOT_FOUND' | 'REFUND_NOT_FOUND' | 'METHOD_NOT_ALLOWED' | 'QUOTE_EXPIRED' | 'QUOTE_NOT_ACCEPTABLE' | 'WEBHOOK_URL_NOT_SET' | 'PAYLOAD_TOO_LARGE' | 'UNSUPPORTED_MEDIA_TYPE' | 'IDEMPOTENCY_KEY_REUSED' | 'REFUND_DESTINATION_REQUIRED' | 'BANK_ACCOUNT_VERIFICATION_FAILED' | 'ACCOUNT_NOT_FOUND' | 'CORRIDOR_NOT_SUPPORTED' | 'PROVIDER_CODE_UNKNOWN' | 'QUOTE_MISMATCH' | 'RATE_LIMITED' | 'INTERNAL_ERROR' | 'UPSTREAM_UNAVAILABLE' | 'SERVICE_UNAVAILABLE';
 
 export interface ErrorDetail {
   /** The offending field (snake_case path), header or `body`. */
@@ -442,19 +442,22 @@ export interface WebhookDelivery {
 
 export type WebhookDeliveryStatus = 'SUCCESS' | 'FAILED' | 'DEAD';
 
+/** Lowercase and dotted; for refund.* events data is still the payout. */
+export type WebhookEventType = 'payout.created' | 'payout.pending_payment' | 'payout.underpaid' | 'payout.payment_received' | 'payout.processing' | 'payout.successful' | 'payout.failed' | 'payout.expired' | 'payout.refunded' | 'refund.created' | 'refund.processing' | 'refund.successful' | 'refund.failed' | 'webhook.test';
+
 /** A webhook event about a payout. Deliveries may repeat (deduplicate on event_id) and arrive out of order (order on status and the payout’s status_timeline). */
 export interface PayoutEvent {
   /** Stable across retries: the deduplication key. */
   event_id: string;
-  event_type: WebhookEventType;
+  event_type: PayoutEventType;
   created_at: string;
   /** The payout’s status after the event: the truth for ordering. */
   status: PayoutStatus;
   data: PayoutEventData;
 }
 
-/** Lowercase and dotted; for refund.* events data is still the payout. */
-export type WebhookEventType = 'payout.created' | 'payout.pending_payment' | 'payout.underpaid' | 'payout.payment_received' | 'payout.processing' | 'payout.successful' | 'payout.failed' | 'payout.expired' | 'payout.refunded' | 'refund.created' | 'refund.processing' | 'refund.successful' | 'refund.failed' | 'webhook.test';
+/** The event types of PayoutEvent; for refund.* events data is still the payout. */
+export type PayoutEventType = 'payout.created' | 'payout.pending_payment' | 'payout.underpaid' | 'payout.payment_received' | 'payout.processing' | 'payout.successful' | 'payout.failed' | 'payout.expired' | 'payout.refunded' | 'refund.created' | 'refund.processing' | 'refund.successful' | 'refund.failed';
 
 /** The payout as GET /v1/payouts/{id} returns it at the time of the event, with object "payout". */
 export interface PayoutEventData {

@@ -207,10 +207,16 @@ function methodDeclaration(op: OperationModel): string[] {
 export function clientSource(document: OpenApiDocument): string {
   const schemas = (document.components?.schemas ?? {}) as Record<string, Schema>;
   const ops = operationModels(document);
+  // A payload is declared as the union of them all; its own schema is the one the union maps its type to.
+  const payloadOf = (type: string, schema: Schema): Schema => {
+    const union = typeof schema.$ref === 'string' ? schemas[schema.$ref.split('/').at(-1)!] : undefined;
+    const own = (union?.discriminator as { mapping?: Record<string, string> } | undefined)?.mapping?.[type];
+    return own ? { $ref: own } : schema;
+  };
   const webhooks = Object.entries((document.webhooks ?? {}) as Record<string, Schema>).map(
     ([type, item]) => ({
       type,
-      payload: typeOf(item.post.requestBody.content['application/json'].schema),
+      payload: typeOf(payloadOf(type, item.post.requestBody.content['application/json'].schema)),
       description: item.post.description as string,
     }),
   );
@@ -221,8 +227,11 @@ export function clientSource(document: OpenApiDocument): string {
     `export const API_VERSION = '${document.info.version}';`,
     '',
   ];
-  for (const [name, schema] of Object.entries(schemas))
+  for (const [name, schema] of Object.entries(schemas)) {
+    // The document's union of payloads, declared below by event type, which narrows better.
+    if (name === 'WebhookEvent') continue;
     out.push(...componentDeclaration(RENAMED[name] ?? name, schema), '');
+  }
 
   out.push(
     '/** Every webhook event by its `event_type`, with its payload. */',

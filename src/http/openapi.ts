@@ -8,6 +8,7 @@ import {
   WEBHOOK_EVENTS,
   WEBHOOK_HEADERS,
   type WebhookEventType,
+  webhookEventTypeSchema,
   webhookTestEventOut,
 } from '#src/webhooks/events.ts';
 import { ERROR_CATALOGUE, type ErrorCode } from './errors.ts';
@@ -75,12 +76,14 @@ export function openApiDocument(
       },
       parameters: { ...PARAMETERS, ...webhookHeaderParameters() } as never,
       responses: responses as never,
-      schemas: errorSchemas() as never,
+      schemas: errorSchemas(errorResponses.codes) as never,
       ...(errorResponses.examples.size > 0 ? { examples: errorResponses.usedExamples() as never } : {}),
     },
   });
+  addOutputSchema(doc, webhookEventTypeSchema);
   addOutputSchema(doc, payoutEventOut);
   addOutputSchema(doc, webhookTestEventOut);
+  addEventUnion(doc);
   expandVariants(doc.components?.schemas as Record<string, Schema>);
   addOperationExamples(doc, examples);
   return doc;
@@ -194,12 +197,19 @@ function responseHeaders(response: Parameters<HeaderRule>[0]): Record<string, un
   return headers;
 }
 
-function errorSchemas(): Record<string, Schema> {
+/** Codes the HTTP layer answers for a request that reaches no operation (an unknown path or method). */
+const OUTSIDE_OPERATIONS: readonly ErrorCode[] = ['ROUTE_NOT_FOUND', 'METHOD_NOT_ALLOWED'];
+
+function errorSchemas(used: ReadonlySet<ErrorCode>): Record<string, Schema> {
+  const codes = new Set([...used, ...OUTSIDE_OPERATIONS]);
   return {
     ErrorCode: {
       type: 'string',
-      enum: Object.keys(ERROR_CATALOGUE),
-      description: 'The closed list of error codes; each has one HTTP status (see each operation).',
+      enum: Object.keys(ERROR_CATALOGUE).filter((c) => codes.has(c as ErrorCode)),
+      description:
+        'The closed list of error codes of this API; each has one HTTP status (see each operation). ' +
+        'ROUTE_NOT_FOUND (404) and METHOD_NOT_ALLOWED (405, with an Allow header) answer a path that is no ' +
+        'operation, or a method the path does not take.',
     },
     ErrorDetail: {
       type: 'object',
@@ -456,6 +466,26 @@ function addOutputSchema(doc: OpenApiDocument, schema: z.ZodType): void {
   }
 }
 
+/**
+ * `WebhookEvent`: every payload a webhook endpoint can receive, one schema per kind, told apart
+ * by `event_type` (a discriminator), so that generated code can switch on it.
+ */
+function addEventUnion(doc: OpenApiDocument): void {
+  const schemas = doc.components!.schemas!;
+  const mapping = Object.fromEntries(
+    Object.keys(WEBHOOK_EVENTS).map((type) => [
+      type,
+      `#/components/schemas/${payloadSchemaName(type as WebhookEventType)}`,
+    ]),
+  );
+  schemas.WebhookEvent = {
+    description:
+      'Any webhook payload: PayoutEvent for the payout.* and refund.* events, WebhookTestEvent for webhook.test.',
+    oneOf: [...new Set(Object.values(mapping))].map(($ref) => ({ $ref })),
+    discriminator: { propertyName: 'event_type', mapping },
+  } as never;
+}
+
 const webhookHeaderName = (header: string) => header.replaceAll('-', '');
 
 /** The headers of every delivery, as parameter components (`XServiceSignature`, ...). */
@@ -484,7 +514,7 @@ function webhooksSection(examples: DocumentExamples): Record<string, unknown> {
       post: {
         operationId: `on${type.replace(/(^|[._])(\w)/g, (_, __, c: string) => c.toUpperCase())}`,
         summary: type,
-        description: `${when}\n\nVerify X-Service-Signature on the raw body before parsing it (see verifyWebhook), answer any 2xx within 10 seconds, and deduplicate on event_id: the same event may arrive more than once, and out of order.`,
+        description: `${when}\n\nThe body is a ${payloadSchemaName(type as WebhookEventType)} (WebhookEvent maps each event_type to its schema). Verify X-Service-Signature on the raw body before parsing it (see verifyWebhook), answer any 2xx within 10 seconds, and deduplicate on event_id: the same event may arrive more than once, and out of order.`,
         tags: ['Webhooks'],
         security: [{ WebhookSignature: [] }],
         parameters: headers,
@@ -492,7 +522,7 @@ function webhooksSection(examples: DocumentExamples): Record<string, unknown> {
           required: true,
           content: {
             'application/json': {
-              schema: ref('schemas', payloadSchemaName(type as WebhookEventType)),
+              schema: ref('schemas', 'WebhookEvent'),
               ...(example ? { example } : {}),
             },
           },
@@ -636,6 +666,8 @@ function queryValue(parameter: { schema?: { type?: string } }, value: string): u
  */
 class ErrorResponses {
   readonly examples = new Set<string>();
+  /** Every code some operation answers with. */
+  readonly codes = new Set<ErrorCode>();
   readonly #source: DocumentExamples;
 
   constructor(source: DocumentExamples) {
@@ -643,6 +675,7 @@ class ErrorResponses {
   }
 
   response(status: number, codes: ErrorCode[], idempotent: boolean): Record<string, unknown> {
+    for (const code of codes) this.codes.add(code);
     const headers = responseHeaders({ status, codes, idempotent });
     const recorded = codes.filter((code) => this.#source.errors[code]);
     for (const code of recorded) this.examples.add(code);

@@ -55,6 +55,14 @@ export const webhookEventTypeSchema = z.enum(WEBHOOK_EVENT_TYPES).meta({
   description: 'Lowercase and dotted; for refund.* events data is still the payout.',
 });
 
+/** The types of the events about a payout and its refunds: every type but the test ping. */
+export const payoutEventTypeSchema = z
+  .enum(Object.keys(MACHINE_EVENTS) as [keyof typeof MACHINE_EVENTS, ...(keyof typeof MACHINE_EVENTS)[]])
+  .meta({
+    id: 'PayoutEventType',
+    description: 'The event types of PayoutEvent; for refund.* events data is still the payout.',
+  });
+
 /** `data` of a payout event: the payout as `GET /v1/payouts/{id}` returns it, plus `object`. */
 export const payoutEventDataOut = z.object({ object: z.literal('payout'), ...payoutOut.shape }).meta({
   id: 'PayoutEventData',
@@ -66,7 +74,7 @@ export const payoutEventDataOut = z.object({ object: z.literal('payout'), ...pay
 export const payoutEventOut = z
   .object({
     event_id: z.string().describe('Stable across retries: the deduplication key.'),
-    event_type: webhookEventTypeSchema,
+    event_type: payoutEventTypeSchema,
     created_at: timestampOut,
     status: payoutStatusSchema.describe('The payout’s status after the event: the truth for ordering.'),
     data: payoutEventDataOut,

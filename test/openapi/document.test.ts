@@ -172,6 +172,18 @@ describe('the OpenAPI document', () => {
     fc.assert(fc.property(candidates, (value) => pattern.test(value) === isUuidV4(value)));
   });
 
+  it('lists as ErrorCode the codes its operations answer with, and those of a path or method that is none', () => {
+    const answered = operations(doc).flatMap(({ op }) =>
+      Object.values(op.responses).flatMap(
+        (r) => resolve<Response>(doc, r).content?.['application/json']?.['x-error-codes'] ?? [],
+      ),
+    );
+    const listed = doc.components.schemas.ErrorCode!.enum as string[];
+    expect(listed).to.have.members([...new Set([...answered, 'ROUTE_NOT_FOUND', 'METHOD_NOT_ALLOWED'])]);
+    for (const operatorOnly of ['SELF_APPROVAL_FORBIDDEN', 'OPERATOR_NAME_TAKEN', 'ADMIN_UNAUTHORIZED'])
+      expect(listed).to.not.include(operatorOnly);
+  });
+
   it('closes currencies to the set the server accepts', () => {
     expect(doc.components.schemas.Currency!.enum).to.deep.equal(CURRENCIES);
     expect(doc.components.schemas.SettlementCurrency!.enum).to.have.members(['USDT', 'NGN']);
@@ -216,8 +228,11 @@ describe('the OpenAPI document', () => {
     expect([...MACHINE_WEBHOOK_EVENT_TYPES].sort()).to.deep.equal([...emitted].sort());
     for (const [type, { post }] of Object.entries(doc.webhooks)) {
       expect(post.requestBody!.content['application/json']!.schema, type).to.deep.equal({
-        $ref: `#/components/schemas/${type === 'webhook.test' ? 'WebhookTestEvent' : 'PayoutEvent'}`,
+        $ref: '#/components/schemas/WebhookEvent',
       });
+      expect(doc.components.schemas.WebhookEvent!.discriminator.mapping[type], type).to.equal(
+        `#/components/schemas/${type === 'webhook.test' ? 'WebhookTestEvent' : 'PayoutEvent'}`,
+      );
       expect(payloadSchemaName(type as WebhookEventType)).to.equal(
         type === 'webhook.test' ? 'WebhookTestEvent' : 'PayoutEvent',
       );
@@ -229,5 +244,23 @@ describe('the OpenAPI document', () => {
         'X-Service-Delivery',
       ]);
     }
+  });
+
+  it('gives every payload a schema of its own and names their union WebhookEvent, told apart by event_type', () => {
+    const union = doc.components.schemas.WebhookEvent!;
+    expect(union.discriminator.propertyName).to.equal('event_type');
+    expect(Object.keys(union.discriminator.mapping).sort()).to.deep.equal(Object.keys(doc.webhooks).sort());
+    for (const [type, { post }] of Object.entries(doc.webhooks)) {
+      const media = post.requestBody!.content['application/json']! as { example?: unknown };
+      expect(media.example, `${type} has an example`).to.not.equal(undefined);
+      const errors = check.errors('/components/schemas/WebhookEvent', media.example);
+      expect(errors, `${type}: ${explain(errors)}`).to.deep.equal([]);
+      const own = union.discriminator.mapping[type] as string;
+      expect(check.errors(own.slice(1), media.example), `${type} as ${own}`).to.deep.equal([]);
+    }
+    const ping = (
+      doc.webhooks['webhook.test']!.post.requestBody!.content['application/json'] as { example: unknown }
+    ).example;
+    expect(check.errors('/components/schemas/PayoutEvent', ping)).to.not.deep.equal([]);
   });
 });
