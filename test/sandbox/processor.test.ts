@@ -273,7 +273,7 @@ describe('sandbox payout processor', () => {
           destination_type: 'MOBILE_MONEY',
           provider_code: '100004',
         }),
-      ).to.match(/account_unique must be a Nigerian mobile number in E\.164 form/);
+      ).to.match(/account_unique must be a Nigerian mobile number: \+234/);
     });
 
     it('rejects a crypto wallet on an unknown network or with an address of another chain', async () => {
