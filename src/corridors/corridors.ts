@@ -19,6 +19,19 @@ export function networkNamed(name: string): Network | undefined {
   return NETWORKS.find((network) => network === name || NETWORK_STANDARDS[network] === name);
 }
 
+/**
+ * `request` (an input not yet checked) with `field` naming its network by the chain when it names
+ * one by either name (`TRC20` → `TRON`), ignoring case when `anyCase`; otherwise unchanged. For
+ * comparing two requests that say the same thing in two spellings.
+ */
+export function withChainName<T>(request: T, field: string, options: { anyCase?: boolean } = {}): T {
+  if (request === null || typeof request !== 'object' || Array.isArray(request)) return request;
+  const value = (request as Record<string, unknown>)[field];
+  if (typeof value !== 'string') return request;
+  const chain = networkNamed(options.anyCase ? value.trim().toUpperCase() : value);
+  return chain && chain !== value ? { ...request, [field]: chain } : request;
+}
+
 /** The names of `network` an input may use, for refusals and documents: `TRON or TRC20`. */
 export function namesOf(network: Network): [Network, string] {
   return [network, NETWORK_STANDARDS[network]];

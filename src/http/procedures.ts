@@ -106,7 +106,8 @@ const idempotency = middleware(async ({ ctx, meta, path, getRawInput, next }) =>
     });
 
   const responseKey = ctx.deps.secrets.idempotencyKey;
-  const fingerprint = requestFingerprint(path, await getRawInput());
+  const raw = await getRawInput();
+  const fingerprint = requestFingerprint(path, meta.comparable ? meta.comparable(raw, ctx.deps) : raw);
   const holder: ResponseHolder | undefined = ctx.response;
   const replay = (found: StoredResponse) => {
     const response = replayOf(found, fingerprint, responseKey);

@@ -47,6 +47,13 @@ export interface ProcedureMeta extends OpenApiMeta {
   /** Writes that demand an Idempotency-Key header. */
   idempotent?: boolean;
   /**
+   * The input as the Idempotency-Key compares it, when one value has several spellings (a mobile
+   * number, a network's two names): each in the form the write keeps, so that a request sent
+   * again in another spelling replays instead of being refused. Must accept any input, however
+   * malformed (the schema has not checked it yet).
+   */
+  comparable?: (raw: unknown, deps: Deps) => unknown;
+  /**
    * The error codes this procedure itself can answer with, beyond those every merchant procedure
    * shares (authentication, scope, validation, rate limit, idempotency, body, cursor; see
    * `operationErrors` in openapi.ts). The OpenAPI document lists them per operation, and the

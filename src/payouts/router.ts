@@ -28,7 +28,7 @@ import {
   toInstruction,
   toPayoutResource,
 } from './resource.ts';
-import { createPayout, createPayoutIn } from './service.ts';
+import { comparableCreateRequest, createPayout, createPayoutIn } from './service.ts';
 
 const byPayoutId = z.strictObject({ payout_id: idParam });
 
@@ -62,6 +62,7 @@ export const payoutsRouter = router({
       },
       scope: 'payouts:write',
       idempotent: true,
+      comparable: (raw, deps) => comparableCreateRequest(deps.corridors, raw),
       successStatus: 201,
       errors: [
         'TENANT_NOT_APPROVED',

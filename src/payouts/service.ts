@@ -10,6 +10,7 @@ import {
   type Network,
   networkNamed,
   type SettlementCurrency,
+  withChainName,
 } from '#src/corridors/corridors.ts';
 import { emSql } from '#src/db/sql.ts';
 import type { Deps } from '#src/deps.ts';
@@ -178,6 +179,28 @@ function crossFieldIssues(
   );
   if (decimals) issues.push({ field: 'destination_amount', issue: decimals });
   return { issues, account: checked.account };
+}
+
+/**
+ * A create request as its Idempotency-Key compares it: the mobile number in E.164 and the networks
+ * by their chains, as the payout keeps them; every other field as sent. Anything that is not yet
+ * a well-formed request stays as it is (the schema refuses it next).
+ */
+export function comparableCreateRequest(corridors: Corridors, raw: unknown): unknown {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return raw;
+  let out = withChainName(raw as Record<string, unknown>, 'settlement_network');
+  if (out.destination_type === 'CRYPTO_WALLET')
+    out = withChainName(out, 'destination_provider_name', { anyCase: true });
+  const {
+    destination_country: country,
+    destination_currency: currency,
+    destination_account_unique: account,
+  } = out;
+  if (out.destination_type !== 'MOBILE_MONEY' || typeof account !== 'string') return out;
+  const corridor =
+    typeof country === 'string' && typeof currency === 'string' && corridors.find(country, currency);
+  const format = corridor && corridors.accountFormat(corridor, 'MOBILE_MONEY', null);
+  return format ? { ...out, destination_account_unique: checkAccount(format, account.trim()).account } : out;
 }
 
 /**

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { withChainName } from '#src/corridors/corridors.ts';
 import { merchantProcedure } from '#src/http/procedures.ts';
 import { router } from '#src/http/trpc.ts';
 import { refundDestinationIn, refundDestinationOut, toRefundDestinationOut } from './schemas.ts';
@@ -20,6 +21,8 @@ export const refundDestinationsRouter = router({
       },
       scope: 'refunds:manage',
       idempotent: true,
+      // TRC20 and TRON (BEP20 and BSC) are one network: the same request, whichever it names.
+      comparable: (raw) => withChainName(raw, 'network'),
       errors: ['BANK_ACCOUNT_VERIFICATION_FAILED', 'UPSTREAM_UNAVAILABLE'],
     })
     .input(refundDestinationIn)
