@@ -293,6 +293,14 @@ describe('POST /v1/payouts', () => {
             const label = `${corridor.country}/${corridor.currency}/${type}${network ? `/${network}` : ''}`;
             const ok = await call('POST', '/v1/payouts', { key: merchant.key, body: body(format!.example) });
             expect(ok.status, `${label}: ${ok.text}`).to.equal(201);
+            if (format!.mobile) {
+              // The same number as its country writes it at home: trunk 0, spaces.
+              const national = format!.example.slice(1 + format!.mobile.countryCode.length);
+              const home = `${format!.mobile.trunkPrefix}${national.slice(0, 3)} ${national.slice(3)}`;
+              const spelled = await call('POST', '/v1/payouts', { key: merchant.key, body: body(home) });
+              expect(spelled.status, `${label} ${home}: ${spelled.text}`).to.equal(201);
+              expect(spelled.body.destination_account_unique, label).to.equal(format!.example);
+            }
             const bad = await call('POST', '/v1/payouts', {
               key: merchant.key,
               body: body(`x${format!.example}`),
