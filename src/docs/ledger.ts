@@ -8,6 +8,7 @@ import {
 } from '#src/ledger/chart.ts';
 import { type Flow, kindsOf } from '#src/ledger/flows.ts';
 import { PAYOUT_FLOWS } from '#src/payouts/money.ts';
+import { RECON_FLOWS } from '#src/reconciliation/money.ts';
 import { REFUND_FLOWS } from '#src/refunds/money.ts';
 import { INFLOW_FLOWS } from '#src/settlement/money.ts';
 import { dotString } from './machines.ts';
@@ -25,6 +26,7 @@ export const LEDGER_FLOWS: readonly Flow[] = [
   ...PAYOUT_FLOWS,
   ...OUTFLOW_FLOWS,
   ...REFUND_FLOWS,
+  ...RECON_FLOWS,
 ];
 
 const GROUPS: Record<AccountGroup, { title: string; fill: string }> = {

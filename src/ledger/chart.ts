@@ -107,6 +107,14 @@ export const ACCOUNT_KINDS = {
     whose:
       "The service's currency position: the settlement currency it took (positive) against the destination currency it gave the processor (negative).",
   },
+  railDifferences: {
+    pattern: 'adjustments:rails:{rail}',
+    group: 'service',
+    where:
+      'With us, or missing: what a rail showed more or less than the books, once an approved reconciliation resolution booked the difference.',
+    whose:
+      "The service's: money a rail shows arriving that nobody can attribute (positive), or money the books counted that the rail does not have, such as a credit the bank reversed (negative), to recover or write off. See docs/reconciliation.md.",
+  },
   beneficiaries: {
     pattern: 'world:beneficiaries',
     group: 'world',

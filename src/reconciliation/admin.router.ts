@@ -40,6 +40,9 @@ const accountOut = z.object({
   rail_count: z.number().int(),
   rail_amount: z.string(),
   breaks: z.number().int(),
+  /** Collection accounts: all the rail ever showed arriving, and the ledger's balance, as money received. */
+  rail_balance: z.string().nullable(),
+  ledger_balance: z.string().nullable(),
 });
 
 const runOut = z.object({
@@ -140,6 +143,8 @@ function toRun(r: ReconRun, accounts: ReconAccount[]): z.output<typeof runOut> {
       rail_count: a.railCount,
       rail_amount: a.railAmount.toFixed(),
       breaks: a.breaks,
+      rail_balance: a.railBalance?.toFixed() ?? null,
+      ledger_balance: a.ledgerBalance?.toFixed() ?? null,
     })),
     created_at: iso(r.createdAt),
   };

@@ -8,12 +8,18 @@ import {
 import { Approval } from '#src/approvals/entities.ts';
 import { moneyMove } from '#src/approvals/moves.ts';
 import { stakeOf } from '#src/approvals/stakes.ts';
+import { emSql } from '#src/db/sql.ts';
 import { applyEvent } from '#src/engine/engine.ts';
 import { AppError, invalidField } from '#src/http/errors.ts';
 import { idIn } from '#src/http/schemas.ts';
+import { accountName } from '#src/ledger/chart.ts';
+import { flowNamed, flowTransaction } from '#src/ledger/flows.ts';
+import { type LedgerTransaction, post, transitionName } from '#src/ledger/ledger.ts';
 import { isUuid } from '#src/lib/ids.ts';
+import { type Decimal, toDecimal } from '#src/lib/money.ts';
 import { raiseRefundIn } from '#src/refunds/service.ts';
 import { ReconBreak } from './entities.ts';
+import { RECON_FLOWS } from './money.ts';
 
 /**
  * Resolving breaks. An operator explains a break with a note (EXPLAINED: nothing to move), alone.
@@ -64,8 +70,51 @@ export async function resolveBreakIn(
   return t.row;
 }
 
+/**
+ * What the rail shows more (positive) or less (negative) than the books on a break's collection
+ * account: a credit the books lack, an amount the statement corrected, a credit reversed.
+ */
+export function railDifference(b: ReconBreak): Decimal {
+  const books = b.ledgerAmount ?? toDecimal(0);
+  const rail = b.railState === 'REVERSED' ? toDecimal(0) : (b.railAmount ?? toDecimal(0));
+  return rail.minus(books);
+}
+
+/** The ledger transaction that books a break's difference (BOOKED_RAIL), or null when there is none. */
+function bookedRail(b: ReconBreak, actor: { approvalId: string }, now: Date): LedgerTransaction | null {
+  const difference = railDifference(b);
+  if (difference.isZero()) return null;
+  const collection = b.rail === 'BANK_TRANSFER' ? 'virtualAccount' : 'depositAddress';
+  const flow = flowNamed(RECON_FLOWS, 'approval', difference.gt(0) ? 'RAIL_SHOWED_MORE' : 'RAIL_SHOWED_LESS');
+  return flowTransaction(
+    flow,
+    {
+      accounts: {
+        [collection]: b.account,
+        railDifferences: accountName('railDifferences', { rail: b.rail }),
+      },
+      amounts: { difference: difference.abs() },
+      currencies: { currency: b.currency },
+    },
+    {
+      tenantId: b.tenantId ?? null,
+      payoutId: null,
+      approvalId: actor.approvalId,
+      at: now,
+      causeId: actor.approvalId,
+      transition: transitionName('RESOLVE', 'OPEN', 'RESOLVED'),
+    },
+  );
+}
+
 /** Why a resolution that moves money cannot apply to this break, or null. */
 function moveProblem(b: ReconBreak, resolution: 'BOOKED_RAIL' | 'REFUNDED_RETURN'): string | null {
+  if (resolution === 'BOOKED_RAIL') {
+    if (b.rail === 'PROCESSOR' || !b.account.startsWith('collection:')) {
+      return "is on the processor, whose money the books follow through its payouts; BOOKED_RAIL is for a collection account's difference";
+    }
+    if (railDifference(b).isZero()) return 'shows no difference of amount to book; resolve it as explained';
+  }
   if (resolution === 'REFUNDED_RETURN') {
     if (b.rail !== 'PROCESSOR' || b.kind !== 'STATE_DIFFERS' || b.railState !== 'RETURNED') {
       return 'is no payout the processor returned after success; REFUNDED_RETURN is for those';
@@ -87,6 +136,10 @@ export const reconMoves = {
       const problem = moveProblem(found, args.resolution);
       if (problem) throw invalidField('break_id', problem);
       let refundId: string | null = null;
+      if (args.resolution === 'BOOKED_RAIL') {
+        const booked = bookedRail(found, actor, now);
+        if (booked) await post(emSql(em), [booked]);
+      }
       if (args.resolution === 'REFUNDED_RETURN') {
         const outcome = await raiseRefundIn(em, deps, found.payoutId!, now, { afterReturn: true });
         if (outcome.kind !== 'RAISED') {

@@ -10,8 +10,10 @@ import type { BreakKind } from './entities.ts';
 
 /** A movement as one side records it. */
 export interface Movement {
-  /** The rail account, as the ledger names it. */
+  /** The rail account the run counts it under (`collection:bank` for every virtual account). */
   account: string;
+  /** The ledger's own account of the movement when it is narrower (`collection:bank:<account number>`). */
+  ledgerAccount?: string;
   reference: string;
   amount: Decimal;
   currency: string;
@@ -115,7 +117,7 @@ export function compare(
     seen.add(r.reference);
     const b = books.get(r.reference);
     const base = {
-      account: r.account,
+      account: b?.ledgerAccount ?? r.ledgerAccount ?? r.account,
       reference: r.reference,
       currency: r.currency,
       ledger: b ?? null,
@@ -155,7 +157,7 @@ export function compare(
     if (!b.inPeriod || seen.has(b.reference) || b.state === 'IN_FLIGHT') continue;
     found({
       kind: 'MISSING_ON_RAIL',
-      account: b.account,
+      account: b.ledgerAccount ?? b.account,
       reference: b.reference,
       currency: b.currency,
       ledger: b,

@@ -67,6 +67,14 @@ export const ReconAccount = defineEntity({
     railCount: p.integer(),
     railAmount: money(),
     breaks: p.integer(),
+    /**
+     * For a collection account (a deposit address, the virtual accounts together): everything the
+     * rail has ever shown arriving on it, as the run read it, and the ledger's balance of it at
+     * that moment, signs turned to match (money received is positive on both). Null for the
+     * processor. The ledger's invariant `collection_matches_rail` compares them.
+     */
+    railBalance: money().nullable(),
+    ledgerBalance: money().nullable(),
   },
 });
 export type ReconAccount = InferEntity<typeof ReconAccount>;

@@ -2,7 +2,7 @@ import { NETWORKS } from '#src/corridors/corridors.ts';
 import { type Sql, statement } from '#src/db/sql.ts';
 import type { Deps } from '#src/deps.ts';
 import { dayEnd, dayOf, dayStart } from '#src/lib/days.ts';
-import { toDecimal } from '#src/lib/money.ts';
+import { type Decimal, toDecimal } from '#src/lib/money.ts';
 import type { Movement } from './compare.ts';
 import type { ReconRail } from './entities.ts';
 
@@ -19,6 +19,16 @@ const PAGE = 500;
 export interface RailRecord {
   movements: Movement[];
   complete: boolean;
+  /**
+   * Everything the rail has ever shown arriving on each collection account (its whole record,
+   * reversals taken off), by account and currency; empty for the processor.
+   */
+  balances: Map<string, { currency: string; amount: Decimal }>;
+}
+
+function addTo(balances: RailRecord['balances'], account: string, currency: string, amount: Decimal): void {
+  const before = balances.get(account);
+  balances.set(account, { currency, amount: before ? before.amount.plus(amount) : amount });
 }
 
 /** Reads the rail's own record of `day`. */
@@ -38,15 +48,18 @@ const inDay = (at: Date, day: string) => dayOf(at) === day;
 /** The bank's statement: its credits of the day, and its reversals of the day (of credits of any day). */
 async function readStatement(deps: Deps, day: string): Promise<RailRecord> {
   const movements: Movement[] = [];
+  const balances: RailRecord['balances'] = new Map();
   let cursor: string | null = null;
   let asOf = new Date(0);
   for (;;) {
     const page = await deps.rails.bank.listCredits({ cursor, limit: PAGE });
     asOf = page.asOf;
     for (const c of page.credits) {
+      addTo(balances, 'collection:bank', c.currency, c.amount);
       if (!inDay(c.occurredAt, day)) continue;
       movements.push({
         account: 'collection:bank',
+        ledgerAccount: `collection:bank:${c.accountNumber}`,
         reference: c.sessionId,
         amount: c.amount,
         currency: c.currency,
@@ -55,10 +68,12 @@ async function readStatement(deps: Deps, day: string): Promise<RailRecord> {
       });
     }
     for (const r of page.reversals) {
+      addTo(balances, 'collection:bank', r.currency, r.amount.negated());
       if (!inDay(r.occurredAt, day)) continue;
       // Compared with the credit it takes back; not counted as money of the day.
       movements.push({
         account: 'collection:bank',
+        ledgerAccount: `collection:bank:${r.accountNumber}`,
         reference: r.reversesSessionId,
         amount: r.amount,
         currency: r.currency,
@@ -69,12 +84,13 @@ async function readStatement(deps: Deps, day: string): Promise<RailRecord> {
     if (page.lines < PAGE || page.nextCursor === null || page.nextCursor === cursor) break;
     cursor = page.nextCursor;
   }
-  return { movements, complete: asOf >= dayEnd(day) };
+  return { movements, complete: asOf >= dayEnd(day), balances };
 }
 
 /** Each chain's mined transfers of the day into the service's deposit addresses. */
 async function readChains(deps: Deps, day: string): Promise<RailRecord> {
   const movements: Movement[] = [];
+  const balances: RailRecord['balances'] = new Map();
   let complete = true;
   for (const network of NETWORKS) {
     let cursor: string | null = null;
@@ -83,9 +99,12 @@ async function readChains(deps: Deps, day: string): Promise<RailRecord> {
       const page = await deps.rails.chains.listTransfers(network, { cursor, limit: PAGE });
       tipTime = page.tipTime;
       for (const t of page.transfers) {
-        if (t.blockNumber > page.tip || !inDay(t.blockTime, day)) continue;
+        if (t.blockNumber > page.tip) continue;
+        const account = `collection:crypto:${network}:${t.toAddress}`;
+        addTo(balances, account, t.currency, t.amount);
+        if (!inDay(t.blockTime, day)) continue;
         movements.push({
-          account: `collection:crypto:${network}:${t.toAddress}`,
+          account,
           reference: t.txHash,
           amount: t.amount,
           currency: t.currency,
@@ -98,7 +117,7 @@ async function readChains(deps: Deps, day: string): Promise<RailRecord> {
     }
     if (tipTime < dayEnd(day)) complete = false;
   }
-  return { movements, complete };
+  return { movements, complete, balances };
 }
 
 /** The processor's settlement report of the day. */
@@ -124,7 +143,7 @@ async function readSettlementReport(deps: Deps, day: string): Promise<RailRecord
     if (page.nextCursor === null) break;
     cursor = page.nextCursor;
   }
-  return { movements, complete };
+  return { movements, complete, balances: new Map() };
 }
 
 // The books of a day. A movement the rail lists outside the day (a reversal of an older credit,
@@ -178,7 +197,10 @@ export async function readBooks(
   switch (rail) {
     case 'BANK_TRANSFER': {
       const rows = await sql.rows<InflowRow>(inflowBooks, [...args, [...railRefs], rail]);
-      return rows.map((r) => inflowMovement(r, 'collection:bank'));
+      return rows.map((r) => ({
+        ...inflowMovement(r, 'collection:bank'),
+        ledgerAccount: `collection:bank:${r.to_account}`,
+      }));
     }
     case 'CRYPTO': {
       const rows = await sql.rows<InflowRow>(inflowBooks, [...args, [...railRefs], rail]);

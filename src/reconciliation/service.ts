@@ -1,13 +1,15 @@
 import { reconBreakMachine } from '#machines/recon-break.machine.ts';
-import { columnsOf, statement } from '#src/db/sql.ts';
+import { columnsOf, type Sql, statement } from '#src/db/sql.ts';
 import type { Deps } from '#src/deps.ts';
 import { initialState } from '#src/engine/engine.ts';
 import { AppError } from '#src/http/errors.ts';
+import { balances } from '#src/ledger/read.ts';
 import { dayBefore, dayOf, dayStart } from '#src/lib/days.ts';
 import { newId } from '#src/lib/ids.ts';
-import { compare } from './compare.ts';
+import { type Decimal, toDecimal } from '#src/lib/money.ts';
+import { type AccountTotals, compare } from './compare.ts';
 import { RECON_RAILS, type ReconRail } from './entities.ts';
-import { readBooks, readRail } from './records.ts';
+import { type RailRecord, readBooks, readRail } from './records.ts';
 
 /**
  * Reconciliation runs (`docs/reconciliation.md`): for one UTC day and one rail, the rail's own
@@ -62,13 +64,13 @@ const clearAccounts = statement('recon_accounts_clear', 'delete from recon_accou
 const insertAccounts = statement(
   'recon_accounts_insert',
   `insert into recon_accounts (run_id, account, currency, matched_count, matched_amount, ledger_count,
-       ledger_amount, rail_count, rail_amount, breaks)
+       ledger_amount, rail_count, rail_amount, breaks, rail_balance, ledger_balance)
    select $1, t.account, t.currency, t.matched_count, t.matched_amount, t.ledger_count, t.ledger_amount,
-          t.rail_count, t.rail_amount, t.breaks
+          t.rail_count, t.rail_amount, t.breaks, t.rail_balance, t.ledger_balance
      from unnest($2::text[], $3::text[], $4::int[], $5::numeric[], $6::int[], $7::numeric[], $8::int[],
-                 $9::numeric[], $10::int[])
+                 $9::numeric[], $10::int[], $11::numeric[], $12::numeric[])
           as t(account, currency, matched_count, matched_amount, ledger_count, ledger_amount, rail_count,
-               rail_amount, breaks)`,
+               rail_amount, breaks, rail_balance, ledger_balance)`,
 );
 
 // A difference found before keeps its row, its status and its first run.
@@ -89,6 +91,65 @@ const insertBreaks = statement(
    on conflict (rail, kind, reference) do nothing
    returning id`,
 );
+
+/**
+ * The ledger's balances of the rail's collection accounts (`collection:bank` sums the virtual
+ * accounts), as money received: the ledger keeps them negative by what came in.
+ */
+async function ledgerCollections(
+  tx: Sql,
+  rail: ReconRail,
+): Promise<Map<string, { currency: string; amount: Decimal }>> {
+  const prefix =
+    rail === 'BANK_TRANSFER' ? 'collection:bank' : rail === 'CRYPTO' ? 'collection:crypto:' : null;
+  const out = new Map<string, { currency: string; amount: Decimal }>();
+  if (!prefix) return out;
+  for (const row of await balances(tx, prefix)) {
+    out.set(row.account, { currency: row.currency, amount: toDecimal(row.balance).negated() });
+  }
+  return out;
+}
+
+/**
+ * The run's account lines with each collection account's all-time balance on both sides; an
+ * account with a balance and no movement that day gets a line of its own.
+ */
+function withBalances(
+  accounts: readonly AccountTotals[],
+  rail: RailRecord['balances'],
+  ledger: Map<string, { currency: string; amount: Decimal }>,
+): (AccountTotals & { railBalance: Decimal | null; ledgerBalance: Decimal | null })[] {
+  const collection = new Set([...rail.keys(), ...ledger.keys()]);
+  const lines = accounts.map((a) => ({
+    ...a,
+    railBalance: null as Decimal | null,
+    ledgerBalance: null as Decimal | null,
+  }));
+  for (const account of collection) {
+    const currency = rail.get(account)?.currency ?? ledger.get(account)!.currency;
+    let line = lines.find((l) => l.account === account && l.currency === currency);
+    if (!line) {
+      const zero = toDecimal(0);
+      line = {
+        account,
+        currency,
+        matchedCount: 0,
+        matchedAmount: zero,
+        ledgerCount: 0,
+        ledgerAmount: zero,
+        railCount: 0,
+        railAmount: zero,
+        breaks: 0,
+        railBalance: null,
+        ledgerBalance: null,
+      };
+      lines.push(line);
+    }
+    line.railBalance = rail.get(account)?.amount ?? toDecimal(0);
+    line.ledgerBalance = ledger.get(account)?.amount ?? toDecimal(0);
+  }
+  return lines;
+}
 
 /** Refuses a day that has not begun yet: its record cannot say anything. */
 function checkDay(deps: Deps, day: string): void {
@@ -130,12 +191,13 @@ export async function runReconciliation(
         ...new Set(rail.movements.map((m) => m.reference)),
       ]);
       const result = compare(books, rail.movements);
+      const accounts = withBalances(result.accounts, rail.balances, await ledgerCollections(tx, args.rail));
       await tx.rows(clearAccounts, [runId]);
-      if (result.accounts.length > 0) {
+      if (accounts.length > 0) {
         await tx.rows(insertAccounts, [
           runId,
           ...columnsOf(
-            result.accounts.map((a) => [
+            accounts.map((a) => [
               a.account,
               a.currency,
               a.matchedCount,
@@ -145,8 +207,10 @@ export async function runReconciliation(
               a.railCount,
               a.railAmount.toFixed(),
               a.breaks,
+              a.railBalance?.toFixed() ?? null,
+              a.ledgerBalance?.toFixed() ?? null,
             ]),
-            9,
+            11,
           ),
         ]);
       }

@@ -2,7 +2,9 @@ import { expect } from 'chai';
 import { AuditEntry } from '#src/audit/entities.ts';
 import { PaymentInstruction } from '#src/instructions/entities.ts';
 import { runInstructionsOnce } from '#src/instructions/job.ts';
+import { LedgerEntry } from '#src/ledger/entities.ts';
 import { dayOf } from '#src/lib/days.ts';
+import { toDecimal } from '#src/lib/money.ts';
 import { Payout } from '#src/payouts/entities.ts';
 import { ReconRun } from '#src/reconciliation/entities.ts';
 import { runDueReconciliations } from '#src/reconciliation/service.ts';
@@ -199,15 +201,47 @@ describe('reconciliation against the rails (recon run, recon list, recon breaks)
     const breaks = (await cliAs(operator)('recon', 'breaks', '--open', '--limit', '100')).data;
     expect(breaks.find((b: any) => b.reference === short.body.session_id)).to.include({
       kind: 'AMOUNT_DIFFERS',
-      account: 'collection:bank',
+      account: `collection:bank:${instruction.accountUnique}`,
       ledger_amount: '100',
       rail_amount: '90',
     });
-    expect(breaks.find((b: any) => b.reference === paid.session_id)).to.include({
+    const reversal = breaks.find((b: any) => b.reference === paid.session_id);
+    expect(reversal).to.include({
       kind: 'STATE_DIFFERS',
+      account: `collection:bank:${instruction.accountUnique}`,
       ledger_state: 'CREDITED',
       rail_state: 'REVERSED',
     });
+
+    // The books follow the rail, under four eyes: the reversed money is booked as missing.
+    const proposed = await cliAs(operator)(
+      'recon',
+      'propose',
+      reversal.id,
+      '--resolution',
+      'BOOKED_RAIL',
+      '--note',
+      'payer bank recalled the credit',
+    );
+    const approved = await cliAs(approver)('approval', 'approve', proposed.approval.id);
+    expect(approved.approval.result).to.include({ status: 'RESOLVED', resolution: 'BOOKED_RAIL' });
+    const entries = await deps()
+      .orm.em.fork()
+      .find(LedgerEntry, { causeId: proposed.approval.id }, { orderBy: { amount: 'asc' } });
+    expect(entries.map((e) => [e.account, e.currency, e.amount.toFixed(), e.approvalId])).to.deep.equal([
+      ['adjustments:rails:BANK_TRANSFER', 'NGN', '-200', proposed.approval.id],
+      [`collection:bank:${instruction.accountUnique}`, 'NGN', '200', proposed.approval.id],
+    ]);
+    // A processor's break is not booked this way.
+    const processor = (await cliAs(operator)('recon', 'breaks', '--open', '--limit', '100')).data.find(
+      (b: any) => b.rail === 'PROCESSOR',
+    );
+    if (processor) {
+      const refused = await refusal(
+        cliAs(operator)('recon', 'propose', processor.id, '--resolution', 'BOOKED_RAIL', '--note', 'no'),
+      );
+      expect(refused.code).to.equal('VALIDATION_FAILED');
+    }
   });
 
   it('matches the chains’ transfers with the books, and runs every rail when none is named', async () => {
@@ -216,11 +250,19 @@ describe('reconciliation against the rails (recon run, recon list, recon breaks)
     const all = await cliAs(operator)('recon', 'run', '--date', today());
     expect(all.runs.map((r: any) => r.rail).sort()).to.deep.equal(['BANK_TRANSFER', 'CRYPTO', 'PROCESSOR']);
     const crypto = all.runs.find((r: any) => r.rail === 'CRYPTO');
-    expect(
-      crypto.accounts.some(
-        (a: any) => a.account.startsWith('collection:crypto:TRON:') && a.matched_count > 0,
-      ),
-    ).to.equal(true);
+    const address = inflow[0]!.toAccount;
+    const line = crypto.accounts.find((a: any) => a.account === `collection:crypto:TRON:${address}`);
+    expect(line.matched_count).to.be.greaterThan(0);
+    // Everything the chain ever showed arriving on the address: the inflows recorded for it.
+    const received = await deps().orm.em.fork().find(Inflow, { toAccount: address, rail: 'CRYPTO' });
+    expect(line.rail_balance).to.equal(
+      received.reduce((sum, i) => sum.plus(i.amount), toDecimal(0)).toFixed(),
+    );
+    expect(line.ledger_balance).to.be.a('string');
+    const bank = all.runs.find((r: any) => r.rail === 'BANK_TRANSFER');
+    expect(bank.accounts.find((a: any) => a.account === 'collection:bank').rail_balance).to.be.a('string');
+    const processor = all.runs.find((r: any) => r.rail === 'PROCESSOR');
+    expect(processor.accounts.every((a: any) => a.rail_balance === null)).to.equal(true);
     const breaks = (await cliAs(operator)('recon', 'breaks', '--limit', '100')).data;
     expect(breaks.filter((b: any) => b.reference === inflow[0]!.externalRef)).to.deep.equal([]);
     const list = await cliAs(operator)('recon', 'list', '--limit', '5');

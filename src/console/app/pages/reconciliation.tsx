@@ -99,6 +99,12 @@ function RunRows({ runs }: { runs: Run[] }) {
                 ); our books {a.ledger_count} (<Money amount={a.ledger_amount} currency={a.currency} />
                 ), the rail {a.rail_count} (<Money amount={a.rail_amount} currency={a.currency} />)
                 {a.breaks > 0 ? <strong> · {a.breaks} difference(s)</strong> : null}
+                {a.rail_balance !== null ? (
+                  <div className={a.rail_balance === a.ledger_balance ? 'muted' : 'error'}>
+                    ever received, by the rail: <Money amount={a.rail_balance} currency={a.currency} />; by
+                    our books: <Money amount={a.ledger_balance} currency={a.currency} />
+                  </div>
+                ) : null}
               </div>
             ))}
           </td>

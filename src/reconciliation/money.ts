@@ -1,0 +1,39 @@
+import type { Flow } from '#src/ledger/flows.ts';
+
+/**
+ * The money an approved reconciliation resolution moves in the books (`BOOKED_RAIL`): the
+ * difference between what a collection account's rail shows and what the books counted goes to
+ * or comes from the rail's differences account, so that the collection account's balance is
+ * again what the rail shows. Caused by the approval (its id is the cause), never by a payout:
+ * no merchant's statement shows it.
+ */
+export const RECON_FLOWS = [
+  {
+    cause: 'approval',
+    name: 'RAIL_SHOWED_MORE',
+    description:
+      'The rail shows more arriving on a collection account than the books counted (a credit the books never recorded, a larger amount): the difference is booked as received, owned by nobody yet.',
+    legs: [
+      {
+        from: ['depositAddress', 'virtualAccount'],
+        to: 'railDifferences',
+        amount: 'difference',
+        currency: 'currency',
+      },
+    ],
+  },
+  {
+    cause: 'approval',
+    name: 'RAIL_SHOWED_LESS',
+    description:
+      'The rail shows less on a collection account than the books counted (a credit the bank reversed, a smaller amount on the statement, a credit it never booked): the difference is booked as missing, for the service to recover or write off.',
+    legs: [
+      {
+        from: 'railDifferences',
+        to: ['depositAddress', 'virtualAccount'],
+        amount: 'difference',
+        currency: 'currency',
+      },
+    ],
+  },
+] as const satisfies readonly Flow[];
