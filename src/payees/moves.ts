@@ -1,6 +1,7 @@
 import { LockMode } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { actorMetadata, moneyMove } from '#src/approvals/moves.ts';
+import { stakeOf } from '#src/approvals/stakes.ts';
 import { AppError, invalidField } from '#src/http/errors.ts';
 import { idIn } from '#src/http/schemas.ts';
 import { isUuid } from '#src/lib/ids.ts';
@@ -16,6 +17,7 @@ export const payeeMoves = {
     action: 'payee.accept',
     args: z.strictObject({ payout_id: idIn }),
     targets: (a) => [a.payout_id],
+    stake: (em, a) => stakeOf(em, 'payout', a.payout_id),
     run: async (em, _deps, { args, actor, now }) => {
       if (!isUuid(args.payout_id)) throw new AppError('PAYOUT_NOT_FOUND');
       const payout = await em.findOne(Payout, args.payout_id, { lockMode: LockMode.PESSIMISTIC_WRITE });
