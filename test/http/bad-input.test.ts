@@ -184,6 +184,20 @@ describe('bad input is a 4xx with the envelope, never a 500', () => {
       key: merchant.key,
     });
     expect(listed.body.data.map((p: { id: string }) => p.id)).to.deep.equal([created.body.id]);
+    // Over tRPC (the console's and internal tools' way in), the same input is the same payout.
+    const trpc = await fetch(`${harness().url}/trpc/payouts.create`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-api-key': merchant.key,
+        'idempotency-key': idempotencyKey,
+      },
+      body,
+    });
+    const trpcText = await trpc.text();
+    expect(trpc.status, trpcText).to.equal(200);
+    expect(trpcText).to.not.match(/\\ud[89a-f]/i);
+    expect(JSON.parse(trpcText).result.data.id).to.equal(created.body.id);
   });
 
   it('refuses JSON nested 2,000 levels deep on every write with an Idempotency-Key, over REST and tRPC', async () => {
