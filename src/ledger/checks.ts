@@ -114,6 +114,25 @@ const suspense = statement(
     order by 1, 2`,
 );
 
+/**
+ * Collection accounts whose ledger balance differed from what their rail shows, as the last
+ * reconciliation run of each rail read both (`src/reconciliation/`): everything the bank's
+ * statement or the chain ever showed arriving on the account, against the ledger's balance.
+ */
+const collectionsOffRail = statement(
+  'ledger_check_collections_off_rail',
+  `with latest as (
+     select distinct on (rail) id, rail, day from recon_runs
+      where state = 'DONE' and rail in ('BANK_TRANSFER', 'CRYPTO')
+      order by rail, finished_at desc
+   )
+   select a.account, a.currency, a.rail_balance::text as rail_balance,
+          a.ledger_balance::text as ledger_balance, r.id as run_id, r.day
+     from recon_accounts a join latest r on r.id = a.run_id
+    where a.rail_balance is not null and a.rail_balance <> a.ledger_balance
+    order by a.account, a.currency`,
+);
+
 export const LEDGER_CHECKS: readonly LedgerCheck[] = [
   {
     name: 'PAYOUT_MONEY',
@@ -158,6 +177,33 @@ export const LEDGER_CHECKS: readonly LedgerCheck[] = [
         subject: `${r.tenant_id}:${r.currency}`,
         tenantId: r.tenant_id,
         detail: { currency: r.currency, inflows: r.inflows, suspense: r.suspense },
+      }));
+    },
+  },
+  {
+    name: 'COLLECTION_MATCHES_RAIL',
+    description:
+      "Each collection account's balance equals what its rail shows (all the bank's statement or the chain ever showed arriving on it), as the last reconciliation run of its rail found them.",
+    async find(sql) {
+      const rows = await sql.rows<{
+        account: string;
+        currency: string;
+        rail_balance: string;
+        ledger_balance: string;
+        run_id: string;
+        day: string;
+      }>(collectionsOffRail);
+      return rows.map((r) => ({
+        check: 'COLLECTION_MATCHES_RAIL',
+        subject: `${r.account}:${r.currency}`,
+        tenantId: null,
+        detail: {
+          currency: r.currency,
+          rail_shows: r.rail_balance,
+          ledger_shows: r.ledger_balance,
+          reconciliation_run: r.run_id,
+          day: r.day,
+        },
       }));
     },
   },

@@ -232,6 +232,14 @@ describe('reconciliation against the rails (recon run, recon list, recon breaks)
       ['adjustments:rails:BANK_TRANSFER', 'NGN', '-200', proposed.approval.id],
       [`collection:bank:${instruction.accountUnique}`, 'NGN', '200', proposed.approval.id],
     ]);
+    // The statement's amount still differs from the books: the ledger's check finds the bank's
+    // collection out of step with its rail, as the run read them.
+    const checked = await cliAs(operator)('ledger', 'check');
+    const off = checked.violations.find(
+      (v: any) => v.check === 'COLLECTION_MATCHES_RAIL' && v.subject === 'collection:bank:NGN',
+    );
+    expect(off.detail).to.include({ reconciliation_run: run.runs[0].id });
+    expect(off.detail.rail_shows).to.not.equal(off.detail.ledger_shows);
     // A processor's break is not booked this way.
     const processor = (await cliAs(operator)('recon', 'breaks', '--open', '--limit', '100')).data.find(
       (b: any) => b.rail === 'PROCESSOR',
@@ -258,7 +266,8 @@ describe('reconciliation against the rails (recon run, recon list, recon breaks)
     expect(line.rail_balance).to.equal(
       received.reduce((sum, i) => sum.plus(i.amount), toDecimal(0)).toFixed(),
     );
-    expect(line.ledger_balance).to.be.a('string');
+    // The ledger received on the address exactly what the chain shows.
+    expect(line.ledger_balance).to.equal(line.rail_balance);
     const bank = all.runs.find((r: any) => r.rail === 'BANK_TRANSFER');
     expect(bank.accounts.find((a: any) => a.account === 'collection:bank').rail_balance).to.be.a('string');
     const processor = all.runs.find((r: any) => r.rail === 'PROCESSOR');
