@@ -92,6 +92,14 @@ export const configSchema = z.object({
    * everything over DATABASE_URL.
    */
   DATABASE_DIRECT_URL: z.string().url().optional(),
+  /**
+   * A hot-standby replica of the database: the merchants' lists, the console's lists and counts
+   * and reconciliation read from it while it keeps up (src/db/replica.ts). Unset: everything on
+   * the primary.
+   */
+  DATABASE_REPLICA_URL: z.string().url().optional(),
+  /** How far the replica's replay may be behind before its reads go back to the primary. */
+  DATABASE_REPLICA_MAX_LAG_MS: int(5_000, 0),
   DATABASE_POOL_SIZE: int(8, 1),
   DATA_DIR: z.string().default('./.data'),
   ADMIN_TOKEN: z.string().min(16).optional(),

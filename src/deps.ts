@@ -1,6 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from './config.ts';
 import type { Corridors } from './corridors/corridors.ts';
+import type { Reads } from './db/replica.ts';
 import type { Sql } from './db/sql.ts';
 import type { RateLimiter } from './http/rate-limit.ts';
 import type { Clock } from './lib/clock.ts';
@@ -36,6 +37,11 @@ export interface Deps {
   orm: MikroORM;
   /** Prepared statements of the hot paths, on the ORM's own connection pool. */
   sql: Sql;
+  /**
+   * Where reads that tolerate a little lag run: the replica (DATABASE_REPLICA_URL) while it keeps
+   * up, else the primary. Lists, the console's counts and reconciliation read through it.
+   */
+  reads: Reads;
   clock: Clock;
   log: Logger;
   secrets: Secrets;

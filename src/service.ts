@@ -5,6 +5,7 @@ import { overdueHours } from './compliance/queues.ts';
 import type { Config } from './config.ts';
 import { Corridors } from './corridors/corridors.ts';
 import { migrateVia, openOrm } from './db/orm.ts';
+import { openReads } from './db/replica.ts';
 import { openSql } from './db/sql.ts';
 import type { Deps, Secrets } from './deps.ts';
 import { createApp } from './http/app.ts';
@@ -70,11 +71,21 @@ export async function createDeps(options: DepsOptions): Promise<Deps> {
   observeTransitions(orm, transitionObserver(log, metrics));
   registerPoolMetrics(metrics, await orm.em.getConnection().getNativeClient());
   const timeoutMs = config.PROVIDER_TIMEOUT_MS;
+  const sql = await openSql(orm);
   return {
     config,
     orm,
     metrics,
-    sql: await openSql(orm),
+    sql,
+    reads: openReads({
+      primary: { orm, sql },
+      replicaUrl: config.DATABASE_REPLICA_URL,
+      maxLagMs: config.DATABASE_REPLICA_MAX_LAG_MS,
+      poolSize: config.DATABASE_POOL_SIZE,
+      log,
+      registry: metrics.registry,
+      clock,
+    }),
     clock,
     log,
     secrets: options.secrets,
@@ -140,6 +151,7 @@ export async function startService(options: DepsOptions): Promise<RunningService
         server.close(() => resolve());
         server.closeIdleConnections();
       });
+      await within(deps.reads.close(), POOL_CLOSE_TIMEOUT_MS);
       if ((await within(orm.close(), POOL_CLOSE_TIMEOUT_MS)).late) {
         log.warn(
           { timeout_ms: POOL_CLOSE_TIMEOUT_MS },

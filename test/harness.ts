@@ -28,6 +28,12 @@ export interface Harness {
   databaseUrl: string;
   /** The same database without the pooler, when DATABASE_DIRECT_URL was given (see docs/scaling.md). */
   directUrl?: string;
+  /**
+   * The same database on a hot-standby replica, when DATABASE_REPLICA_URL was given. The harness's
+   * service does not read from it (a list right after a write that no merchant call made would
+   * race the replay); test/db/replica.test.ts starts services that do.
+   */
+  replicaUrl?: string;
   embedded: boolean;
   /** Which database the run uses, in words. */
   database: string;
@@ -59,6 +65,7 @@ async function start(): Promise<Harness> {
   let pg: EmbeddedPostgres | undefined;
   let databaseUrl: string;
   let database: string;
+  let replicaUrl: string | undefined;
   if (config.DATABASE_URL) {
     const given = config.DATABASE_URL;
     const givenDirect = config.DATABASE_DIRECT_URL;
@@ -76,13 +83,18 @@ async function start(): Promise<Harness> {
       database =
         `database ${scratch.name} on DATABASE_URL's server, dropped at the end` +
         (directUrl ? `, through the pooler at ${new URL(given).host} (migrations direct)` : '');
+      replicaUrl = config.DATABASE_REPLICA_URL && sameServer(config.DATABASE_REPLICA_URL, scratch.name);
       config = { ...config, DATABASE_URL: databaseUrl, DATABASE_DIRECT_URL: directUrl };
       // Processes that tests start with this process's environment reach this run's database too.
       process.env.DATABASE_URL = databaseUrl;
       if (directUrl) process.env.DATABASE_DIRECT_URL = directUrl;
+      // Only the replica tests read from the replica (see Harness.replicaUrl).
+      const givenReplica = process.env.DATABASE_REPLICA_URL;
+      delete process.env.DATABASE_REPLICA_URL;
       stops.push(async () => {
         process.env.DATABASE_URL = given;
         if (givenDirect) process.env.DATABASE_DIRECT_URL = givenDirect;
+        if (givenReplica) process.env.DATABASE_REPLICA_URL = givenReplica;
       });
     }
   } else {
@@ -111,7 +123,12 @@ async function start(): Promise<Harness> {
   const adminToken = `adm_test_${randomBytes(16).toString('hex')}`;
   const service = await startService({
     // The clock stands still between tests that move it, so the buckets barely refill: make them deep.
-    config: { ...config, RATE_LIMIT_PER_SECOND: 10_000, RATE_LIMIT_BURST: 1_000_000 },
+    config: {
+      ...config,
+      DATABASE_REPLICA_URL: undefined,
+      RATE_LIMIT_PER_SECOND: 10_000,
+      RATE_LIMIT_BURST: 1_000_000,
+    },
     databaseUrl,
     providersUrl: sandbox.url,
     secrets: secretsFrom({ encryptionKey, adminToken, callbackSecret }),
@@ -131,6 +148,7 @@ async function start(): Promise<Harness> {
     adminToken,
     databaseUrl,
     directUrl: config.DATABASE_DIRECT_URL,
+    replicaUrl,
     embedded: !!pg,
     database,
   };

@@ -36,6 +36,7 @@ export const approvalsAdminRouter = router({
      * true every proposal no longer pending, `proposer_id` one operator's proposals.
      */
     list: adminProcedure
+      .meta({ lagTolerant: true })
       .input(
         pageQuery
           .extend({

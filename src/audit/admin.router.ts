@@ -42,6 +42,7 @@ export const auditAdminRouter = router({
   audit: router({
     /** Audit rows, newest first; filters combine. `since` is inclusive, `until` exclusive. */
     list: adminProcedure
+      .meta({ lagTolerant: true })
       .input(
         pageQuery
           .extend({

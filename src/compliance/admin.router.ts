@@ -101,12 +101,12 @@ export const exceptionsOut = z.object({
 export const complianceAdminRouter = router({
   /** Every machine in plain words (the compliance view of `/docs/machines`), with live counts per state. */
   machines: adminProcedure
-    .meta({ role: 'viewer' })
+    .meta({ role: 'viewer', lagTolerant: true })
     .input(noInput)
     .output(machinesOut)
     .query(async ({ ctx }) => {
       const model = modelOf(ctx.deps.config);
-      const counted = withCounts(model, await stateCounts(ctx.deps.sql, model));
+      const counted = withCounts(model, await stateCounts(ctx.readSql, model));
       return {
         ...counted,
         counted_at: iso(ctx.deps.clock.now()),
@@ -116,13 +116,13 @@ export const complianceAdminRouter = router({
 
   /** The queues where money waits for a person: how many objects each holds, and the oldest's age. */
   exceptions: adminProcedure
-    .meta({ role: 'viewer' })
+    .meta({ role: 'viewer', lagTolerant: true })
     .input(noInput)
     .output(exceptionsOut)
     .query(async ({ ctx }) => {
       const now = ctx.deps.clock.now();
       const hours = overdueHours(ctx.deps.config);
-      const queues = await exceptionQueues(ctx.deps.sql, { now, hours });
+      const queues = await exceptionQueues(ctx.readSql, { now, hours });
       return {
         counted_at: iso(now),
         queues: queues.map((q) => ({

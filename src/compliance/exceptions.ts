@@ -148,16 +148,18 @@ export interface HeldUnderpaidRow {
 
 /**
  * One page of a queue read by `page`, a statement of the queue's partial index that takes the
- * position `$1, $2` ((created_at, id), both null for the first page) and `$3` rows, oldest first.
+ * position `$1, $2` ((created_at, id), both null for the first page) and `$3` rows, oldest first,
+ * on `sql` (the replica's for a lag-tolerant read, `deps.sql` by default).
  */
 export async function queuePage<R extends { id: string; created_at: string | Date }>(
   deps: Deps,
   page: Statement,
   args: { list: string; limit: number; cursor?: string | undefined },
+  sql: Sql = deps.sql,
 ) {
   const cursorKey = deps.secrets.cursorKey;
   const after = args.cursor ? decodeCursor(cursorKey, args.cursor, args.list) : null;
-  const rows = await deps.sql.rows<R>(page, [after?.createdAt ?? null, after?.id ?? null, args.limit + 1]);
+  const rows = await sql.rows<R>(page, [after?.createdAt ?? null, after?.id ?? null, args.limit + 1]);
   return pageFrom(rows, {
     list: args.list,
     limit: args.limit,

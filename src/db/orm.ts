@@ -11,10 +11,22 @@ import { entities } from './entities.ts';
 
 export const MIGRATIONS_DIR = path.resolve(fileURLToPath(import.meta.url), '../../../migrations');
 
-export function ormConfig(options: { url: string; poolSize: number; log?: Logger }): Options {
+/** The name a hot-standby replica's connections carry (`application_name` in `pg_stat_activity`). */
+export const REPLICA_APPLICATION_NAME = 'payout-service-replica-reads';
+
+export function ormConfig(options: {
+  url: string;
+  poolSize: number;
+  log?: Logger;
+  replica?: boolean;
+}): Options {
   return defineConfig({
     driver: ServicePostgreSqlDriver,
     clientUrl: options.url,
+    // A replica that does not answer is left for the primary after 2 s, not waited for.
+    ...(options.replica
+      ? { driverOptions: { application_name: REPLICA_APPLICATION_NAME, connectionTimeoutMillis: 2_000 } }
+      : {}),
     entities,
     subscribers: [afterCommitSubscriber],
     extensions: [Migrator],
@@ -41,6 +53,8 @@ export async function openOrm(options: {
   poolSize: number;
   clock: Clock;
   log?: Logger;
+  /** A hot-standby replica's pool (src/db/replica.ts). */
+  replica?: boolean;
 }): Promise<MikroORM> {
   const orm = await MikroORM.init(ormConfig(options));
   bindClock(orm, options.clock);

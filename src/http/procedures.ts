@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { TRPCError } from '@trpc/server';
 import { middlewareMarker } from '@trpc/server/unstable-core-do-not-import';
 import { AuditNote, recordAudit } from '#src/audit/service.ts';
+import { replicaFailure } from '#src/db/replica.ts';
 import { emSql } from '#src/db/sql.ts';
 import {
   claimKey,
@@ -42,7 +43,7 @@ function idempotencyKeyOf(headers: Record<string, string | undefined>): string |
   return key && isUuidV4(key) ? key.toLowerCase() : null;
 }
 
-const authenticate = middleware(async ({ ctx, meta, next }) => {
+const authenticate = middleware(async ({ ctx, meta, type, next }) => {
   const found = await authenticateApiKey(
     ctx.deps.sql,
     ctx.headers['x-api-key'],
@@ -65,7 +66,10 @@ const authenticate = middleware(async ({ ctx, meta, next }) => {
       details: [{ field: 'X-API-Key', issue: `missing scope ${scope}` }],
     });
   }
-  return next({ ctx: { principal: principal as Principal, stored } });
+  const result = await next({ ctx: { principal: principal as Principal, stored } });
+  // Read your writes: the tenant's lag-tolerant reads stay on the primary a while (src/db/replica.ts).
+  if (type === 'mutation') ctx.deps.reads.wrote(principal.tenant.id);
+  return result;
 });
 
 /**
@@ -245,9 +249,18 @@ export const adminProcedure = publicProcedure
             });
           }
         : commitOn(() => em);
-    const result = await next({ ctx: { em, log, operator, audit, commit } });
+    if (type === 'query' && meta?.lagTolerant) {
+      return ctx.deps.reads.read(null, async (db) => {
+        const result = await next({ ctx: { em: db.em, readSql: db.sql, log, operator, audit, commit } });
+        // Thrown when the replica failed under it, so that the read runs again on the primary.
+        if (!result.ok && db.sql !== ctx.deps.sql && replicaFailure(result.error)) throw result.error;
+        return result;
+      });
+    }
+    const result = await next({ ctx: { em, readSql: ctx.deps.sql, log, operator, audit, commit } });
     // An operator's change (a failed payout, an attributed inflow, a retried refund) starts its
     // follow-up work now rather than at the next poll.
     if (result.ok && type === 'mutation') wakeFollowUps(ctx.deps);
+    if (type === 'mutation') ctx.deps.reads.wrote(null);
     return result;
   });

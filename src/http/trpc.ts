@@ -62,6 +62,11 @@ export interface ProcedureMeta extends OpenApiMeta {
   errors?: readonly ErrorCode[];
   /** `admin.*` only: the least role that may call the procedure (see `requiredRole`). */
   role?: Role;
+  /**
+   * `admin.*` queries only: a list or count that tolerates DATABASE_REPLICA_MAX_LAG_MS of lag, so
+   * its `ctx.em` and `ctx.readSql` may be the replica's (src/db/replica.ts).
+   */
+  lagTolerant?: boolean;
 }
 
 const t = initTRPC

@@ -85,6 +85,7 @@ while (!stopping) {
   });
   wake = undefined;
 }
+await deps.reads.close();
 await deps.orm.close();
 // Ends this thread with code 0; answering Bree's 'cancel' with 'cancelled' would make it terminate
 // the thread instead, which reads as a crash (exit code 1) in the logs.

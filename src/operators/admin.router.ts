@@ -39,7 +39,7 @@ export const operatorAdminRouter = router({
   operators: router({
     /** Operators, newest first; revoked ones too unless `active` is set. */
     list: adminProcedure
-      .meta({ role: 'viewer' })
+      .meta({ role: 'viewer', lagTolerant: true })
       .input(pageQuery.extend({ active: z.boolean().optional() }).strict().default({ limit: 20 }))
       .output(pageOf(operatorOut))
       .query(async ({ ctx, input }) => {

@@ -172,14 +172,16 @@ export const payoutAdminRouter = router({
      * Exceptions queue PAYOUTS_HELD_UNDERPAID, read from its partial index.
      */
     heldUnderpaid: adminProcedure
-      .meta({ role: 'viewer' })
+      .meta({ role: 'viewer', lagTolerant: true })
       .input(pageQuery.strict().default({ limit: 20 }))
       .output(pageOf(heldUnderpaidOut))
       .query(async ({ ctx, input }) => {
-        const page = await queuePage<HeldUnderpaidRow>(ctx.deps, heldUnderpaidPage, {
-          list: 'admin:payouts:held-underpaid:asc',
-          ...input,
-        });
+        const page = await queuePage<HeldUnderpaidRow>(
+          ctx.deps,
+          heldUnderpaidPage,
+          { list: 'admin:payouts:held-underpaid:asc', ...input },
+          ctx.readSql,
+        );
         return { data: page.items.map(toHeldUnderpaid), meta: page.meta };
       }),
     /**

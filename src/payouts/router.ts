@@ -120,12 +120,11 @@ export const payoutsRouter = router({
         createdBefore: input.created_before,
       };
       const list = listName('payouts', filters);
-      const rows = await readPayoutPage(ctx.deps.sql, {
-        tenantId: ctx.principal.tenant.id,
-        limit: input.limit + 1,
-        after: input.cursor ? decodeCursor(cursorKey, input.cursor, list) : null,
-        filters,
-      });
+      const after = input.cursor ? decodeCursor(cursorKey, input.cursor, list) : null;
+      const tenantId = ctx.principal.tenant.id;
+      const rows = await ctx.deps.reads.read(tenantId, ({ sql }) =>
+        readPayoutPage(sql, { tenantId, limit: input.limit + 1, after, filters }),
+      );
       const page = pageFrom(rows, {
         list,
         limit: input.limit,

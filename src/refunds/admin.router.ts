@@ -41,6 +41,7 @@ export const refundAdminRouter = router({
 
     /** FAILED refunds, oldest first. */
     failed: adminProcedure
+      .meta({ lagTolerant: true })
       .input(listInput)
       .output(pageOf(adminRefundOut))
       .query(async ({ ctx, input }) => {
@@ -54,6 +55,7 @@ export const refundAdminRouter = router({
 
     /** FAILED payouts that received money and hold it without a refund. */
     held: adminProcedure
+      .meta({ lagTolerant: true })
       .input(listInput)
       .output(pageOf(heldPayoutOut))
       .query(async ({ ctx, input }) => {

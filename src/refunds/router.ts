@@ -26,14 +26,17 @@ export const refundsRouter = router({
     )
     .output(pageOf(refundOut))
     .query(async ({ ctx, input }) => {
-      const page = await paginate(ctx.em, Refund, {
-        where: { tenant: ctx.principal.tenant.id, ...(input.status ? { status: input.status } : {}) },
-        list: listName('refunds', { status: input.status }),
-        limit: input.limit,
-        cursor: input.cursor,
-        cursorKey: ctx.deps.secrets.cursorKey,
+      const tenantId = ctx.principal.tenant.id;
+      return ctx.deps.reads.read(tenantId, async ({ em }) => {
+        const page = await paginate(em, Refund, {
+          where: { tenant: tenantId, ...(input.status ? { status: input.status } : {}) },
+          list: listName('refunds', { status: input.status }),
+          limit: input.limit,
+          cursor: input.cursor,
+          cursorKey: ctx.deps.secrets.cursorKey,
+        });
+        return { data: page.items.map(toRefundResource), meta: page.meta };
       });
-      return { data: page.items.map(toRefundResource), meta: page.meta };
     }),
 
   get: merchantProcedure

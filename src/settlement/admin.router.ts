@@ -27,6 +27,7 @@ export const settlementAdminRouter = router({
    * the payouts of PAYOUTS_HELD_UNDERPAID too.
    */
   inflows: adminProcedure
+    .meta({ lagTolerant: true })
     .input(
       pageQuery
         .extend({

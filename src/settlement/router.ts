@@ -33,17 +33,20 @@ export const inflowsRouter = router({
     )
     .output(pageOf(inflowOut))
     .query(async ({ ctx, input }) => {
-      const page = await paginate(ctx.em, Inflow, {
-        where: {
-          tenant: ctx.principal.tenant.id,
-          ...(input.is_matched === undefined ? {} : { isMatched: input.is_matched }),
-        },
-        list: listName('inflows', { is_matched: input.is_matched }),
-        limit: input.limit,
-        cursor: input.cursor,
-        cursorKey: ctx.deps.secrets.cursorKey,
+      const tenantId = ctx.principal.tenant.id;
+      return ctx.deps.reads.read(tenantId, async ({ em }) => {
+        const page = await paginate(em, Inflow, {
+          where: {
+            tenant: tenantId,
+            ...(input.is_matched === undefined ? {} : { isMatched: input.is_matched }),
+          },
+          list: listName('inflows', { is_matched: input.is_matched }),
+          limit: input.limit,
+          cursor: input.cursor,
+          cursorKey: ctx.deps.secrets.cursorKey,
+        });
+        return { data: page.items.map(toInflowResource), meta: page.meta };
       });
-      return { data: page.items.map(toInflowResource), meta: page.meta };
     }),
 
   get: merchantProcedure

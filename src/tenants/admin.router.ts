@@ -71,6 +71,7 @@ export const tenantAdminRouter = router({
       ),
     /** Tenants, newest first. */
     list: adminProcedure
+      .meta({ lagTolerant: true })
       .input(pageQuery.strict().default({ limit: 20 }))
       .output(pageOf(tenantOut))
       .query(async ({ ctx, input }) => {
@@ -87,7 +88,7 @@ export const tenantAdminRouter = router({
   key: router({
     /** A tenant's API keys, newest first, revoked ones included. */
     list: adminProcedure
-      .meta({ role: 'viewer' })
+      .meta({ role: 'viewer', lagTolerant: true })
       .input(pageQuery.extend({ tenant_id: z.uuid() }).strict())
       .output(pageOf(keyOut))
       .query(async ({ ctx, input }) => {

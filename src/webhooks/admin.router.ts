@@ -25,6 +25,7 @@ export const webhooksAdminRouter = router({
   webhooks: router({
     /** DEAD delivery jobs (all five attempts failed), newest first, optionally of one tenant. */
     dead: adminProcedure
+      .meta({ lagTolerant: true })
       .input(pageQuery.extend({ tenant_id: z.uuid().optional() }).strict())
       .output(pageOf(deadDeliveryOut))
       .query(async ({ ctx, input }) => {

@@ -176,22 +176,25 @@ export const webhooksRouter = router({
     )
     .output(pageOf(deliveryRecordOut))
     .query(async ({ ctx, input }) => {
-      const page = await paginate(ctx.em, WebhookDeliveryAttempt, {
-        where: {
-          tenant: ctx.principal.tenant.id,
-          ...(input.status ? { status: input.status } : {}),
-          ...(input.event_type ? { eventType: input.event_type } : {}),
-          ...(input.payout_id ? { payoutId: input.payout_id.toLowerCase() } : {}),
-        },
-        list: listName('webhook-deliveries', {
-          status: input.status,
-          event_type: input.event_type,
-          payout_id: input.payout_id?.toLowerCase(),
-        }),
-        limit: input.limit,
-        cursor: input.cursor,
-        cursorKey: ctx.deps.secrets.cursorKey,
+      const tenantId = ctx.principal.tenant.id;
+      return ctx.deps.reads.read(tenantId, async ({ em }) => {
+        const page = await paginate(em, WebhookDeliveryAttempt, {
+          where: {
+            tenant: tenantId,
+            ...(input.status ? { status: input.status } : {}),
+            ...(input.event_type ? { eventType: input.event_type } : {}),
+            ...(input.payout_id ? { payoutId: input.payout_id.toLowerCase() } : {}),
+          },
+          list: listName('webhook-deliveries', {
+            status: input.status,
+            event_type: input.event_type,
+            payout_id: input.payout_id?.toLowerCase(),
+          }),
+          limit: input.limit,
+          cursor: input.cursor,
+          cursorKey: ctx.deps.secrets.cursorKey,
+        });
+        return { data: page.items.map(toDeliveryRecord), meta: page.meta };
       });
-      return { data: page.items.map(toDeliveryRecord), meta: page.meta };
     }),
 });

@@ -8,7 +8,8 @@ import { needsPostgresServer } from '../skip.ts';
 
 /**
  * The driver the ORM's transactions run on (src/db/driver.ts), on a pool of one connection of its
- * own, whose backend the test ends while the connection is checked out.
+ * own, whose backend the test ends while the connection is checked out. Past the pooler when there
+ * is one: a client of PgBouncer in transaction mode has no backend of its own between transactions.
  */
 describe('a pool connection lost under a transaction', () => {
   let pool: pg.Pool;
@@ -18,7 +19,7 @@ describe('a pool connection lost under a transaction', () => {
 
   beforeEach(async function () {
     needsPostgresServer(this, "a backend of the pool's to terminate");
-    pool = new pg.Pool({ connectionString: harness().databaseUrl, max: 1 });
+    pool = new pg.Pool({ connectionString: harness().directUrl ?? harness().databaseUrl, max: 1 });
     // A checked-out client's lost connection is reported on the client, which throws with no listener.
     pool.on('connect', (client) => client.on('error', () => {}));
     pool.on('acquire', (client) => {
@@ -44,7 +45,7 @@ describe('a pool connection lost under a transaction', () => {
       { pid: number },
     ];
     const ended = new Promise((resolve) => client.once('end', resolve));
-    const admin = new pg.Client({ connectionString: harness().databaseUrl });
+    const admin = new pg.Client({ connectionString: harness().directUrl ?? harness().databaseUrl });
     await admin.connect();
     try {
       await admin.query('select pg_terminate_backend($1)', [pid]);

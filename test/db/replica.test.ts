@@ -1,0 +1,231 @@
+import { execFileSync } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { expect } from 'chai';
+import pg from 'pg';
+import sinon from 'sinon';
+import { loadConfig } from '#src/config.ts';
+import { REPLICA_APPLICATION_NAME } from '#src/db/orm.ts';
+import { readYourWritesMs } from '#src/db/replica.ts';
+import { createLogger } from '#src/lib/log.ts';
+import { secretsFrom } from '#src/secrets.ts';
+import { type RunningService, startService } from '#src/service.ts';
+import { call, type Merchant } from '../client.ts';
+import { harness } from '../harness.ts';
+import { bankPayout, payoutReadyMerchant } from '../payouts/fixtures.ts';
+import { skipBecause } from '../skip.ts';
+
+const MAX_LAG_MS = 400;
+
+/**
+ * A service reading its lists from the real hot-standby replica (`.ci/topology.sh` builds it
+ * with pg_basebackup and .ci/run gives DATABASE_REPLICA_URL). Writes go through the harness's
+ * service, so that this service's read-your-writes window does not apply unless a test wants it.
+ */
+describe('lists from a streaming replica (DATABASE_REPLICA_URL)', function () {
+  this.timeout(60_000);
+
+  let service: RunningService;
+  let replica: pg.Pool;
+  let merchant: Merchant;
+  let adminToken: string;
+  let warn: sinon.SinonSpy;
+
+  before(async function () {
+    const { replicaUrl, databaseUrl, directUrl } = harness();
+    if (!replicaUrl) skipBecause(this, 'no DATABASE_REPLICA_URL (.ci/run builds a replica and gives it)');
+    replica = new pg.Pool({ connectionString: replicaUrl, max: 2 });
+    adminToken = `adm_replica_${randomBytes(16).toString('hex')}`;
+    const log = createLogger({ level: 'silent' });
+    warn = sinon.spy(log, 'warn');
+    service = await startService({
+      config: {
+        ...loadConfig({ PORT: '0', DATA_DIR: '.test-data', LOG_LEVEL: 'silent' }),
+        DATABASE_URL: databaseUrl,
+        DATABASE_DIRECT_URL: directUrl,
+        DATABASE_REPLICA_URL: replicaUrl,
+        DATABASE_REPLICA_MAX_LAG_MS: MAX_LAG_MS,
+      },
+      databaseUrl,
+      providersUrl: harness().sandboxUrl,
+      secrets: secretsFrom({ encryptionKey: randomBytes(32), adminToken, callbackSecret: 'x'.repeat(32) }),
+      log,
+      clock: harness().clock,
+    });
+    merchant = await payoutReadyMerchant();
+  });
+
+  after(async () => {
+    await service?.close();
+    await replica?.end();
+  });
+
+  /** A merchant call to the replica-reading service. */
+  async function get(path: string, key = merchant.key): Promise<{ status: number; body: any }> {
+    const res = await fetch(`${service.url}${path}`, { headers: { 'x-api-key': key } });
+    return { status: res.status, body: await res.json() };
+  }
+
+  async function adminCall(procedure: string): Promise<{ status: number; body: any }> {
+    const res = await fetch(`${service.url}/trpc/${procedure}`, {
+      headers: { authorization: `Bearer ${adminToken}` },
+    });
+    return { status: res.status, body: await res.json() };
+  }
+
+  /** `payout_replica_reads_total` of the replica-reading service, by target and reason. */
+  async function routed(target: 'replica' | 'primary', reason: string): Promise<number> {
+    const metric = service.deps.metrics.registry.getSingleMetric('payout_replica_reads_total');
+    const { values } = await metric!.get();
+    return values.find((v) => v.labels.target === target && v.labels.reason === reason)?.value ?? 0;
+  }
+
+  /** Creates a payout through the harness's service (the primary) and waits until the replica has it. */
+  async function payoutOnReplica(): Promise<string> {
+    const created = await call('POST', '/v1/payouts', { key: merchant.key, body: bankPayout() });
+    expect(created.status, created.text).to.equal(201);
+    await until('the replica to replay the payout', async () => {
+      const { rows } = await replica.query('select 1 from payouts where id = $1', [created.body.id]);
+      return rows.length === 1 ? true : undefined;
+    });
+    return created.body.id;
+  }
+
+  /**
+   * When this service's replica backends whose last statement starts like `text` ended it
+   * (`pg_stat_activity` keeps the first 1 kB of a statement).
+   */
+  async function replicaQueriesLike(text: string): Promise<Date[]> {
+    const { rows } = await replica.query<{ state_change: Date }>(
+      `select state_change from pg_stat_activity
+        where application_name = $1 and datname = current_database() and query ilike $2`,
+      [REPLICA_APPLICATION_NAME, `%${text}%`],
+    );
+    return rows.map((r) => r.state_change);
+  }
+
+  it('reads the merchant lists from the replica, and a GET of one payout from the primary', async () => {
+    const id = await payoutOnReplica();
+    const startedAt = new Date();
+    const before = await routed('replica', 'replica');
+    const list = await get('/v1/payouts?limit=5');
+    expect(list.status).to.equal(200);
+    expect(list.body.data.map((p: { id: string }) => p.id)).to.include(id);
+    // The payouts page statement (src/payouts/resource.ts).
+    const after = await replicaQueriesLike('select p.id, p.tenant_id');
+    expect(
+      after.some((t) => t >= startedAt),
+      'a replica backend ran the payouts list',
+    ).to.equal(true);
+    for (const path of ['/v1/inflows', '/v1/refunds', '/v1/webhooks/deliveries']) {
+      expect((await get(path)).status, path).to.equal(200);
+    }
+    expect(await routed('replica', 'replica')).to.equal(before + 4);
+
+    const one = await get(`/v1/payouts/${id}`);
+    expect(one.status).to.equal(200);
+    expect(await routed('replica', 'replica'), 'a GET of one object is not routed').to.equal(before + 4);
+  });
+
+  it("reads the console's lists and counts from the replica", async () => {
+    const before = await routed('replica', 'replica');
+    for (const procedure of ['admin.exceptions', 'admin.payouts.heldUnderpaid', 'admin.tenant.list']) {
+      const res = await adminCall(procedure);
+      expect(res.status, `${procedure}: ${JSON.stringify(res.body)}`).to.equal(200);
+    }
+    expect(await routed('replica', 'replica')).to.equal(before + 3);
+  });
+
+  it('shows a merchant its own payout in the list at once after creating it (read your writes)', async () => {
+    const res = await fetch(`${service.url}/v1/payouts`, {
+      method: 'POST',
+      headers: {
+        'x-api-key': merchant.key,
+        'content-type': 'application/json',
+        'idempotency-key': randomUUID(),
+      },
+      body: JSON.stringify(bankPayout()),
+    });
+    const created = (await res.json()) as { id: string };
+    expect(res.status, JSON.stringify(created)).to.equal(201);
+    const before = await routed('primary', 'recent_write');
+    const list = await get('/v1/payouts?limit=5');
+    expect(list.body.data[0].id).to.equal(created.id);
+    expect(await routed('primary', 'recent_write')).to.equal(before + 1);
+    // Past the window, the same merchant's lists go back to the replica.
+    await new Promise((resolve) => setTimeout(resolve, readYourWritesMs(MAX_LAG_MS) + 50));
+    const replicaBefore = await routed('replica', 'replica');
+    await until('the list to be read from the replica', async () => {
+      await get('/v1/payouts?limit=5');
+      return (await routed('replica', 'replica')) > replicaBefore ? true : undefined;
+    });
+  });
+
+  it('reads from the primary while the replica lags past DATABASE_REPLICA_MAX_LAG_MS, and back after', async () => {
+    await payoutOnReplica();
+    await replica.query('select pg_wal_replay_pause()');
+    try {
+      const created = await call('POST', '/v1/payouts', { key: merchant.key, body: bankPayout() });
+      expect(created.status).to.equal(201);
+      const before = await routed('primary', 'lag');
+      const list = await until('the lag to be seen', async () => {
+        const page = await get('/v1/payouts?limit=5');
+        return (await routed('primary', 'lag')) > before ? page : undefined;
+      });
+      expect(list.body.data[0].id, 'the payout the replica has not replayed').to.equal(created.body.id);
+      expect(warn.calledWithMatch({ reason: 'lag' })).to.equal(true);
+    } finally {
+      await replica.query('select pg_wal_replay_resume()');
+    }
+    const replicaBefore = await routed('replica', 'replica');
+    await until('the replica to serve again', async () => {
+      await get('/v1/payouts?limit=5');
+      return (await routed('replica', 'replica')) > replicaBefore ? true : undefined;
+    });
+  });
+
+  it('answers from the primary, with a warning and no error, while the replica is stopped', async function () {
+    const data = process.env.REPLICA_PGDATA_CI;
+    const pgCtl = process.env.REPLICA_PG_CTL_CI;
+    if (!data || !pgCtl)
+      skipBecause(this, 'no REPLICA_PGDATA_CI and REPLICA_PG_CTL_CI to stop the replica with');
+    const id = await payoutOnReplica();
+    const asPostgres = (args: string[]) =>
+      process.getuid?.() === 0
+        ? execFileSync('runuser', ['-u', 'postgres', '--', pgCtl!, ...args], { stdio: 'pipe' })
+        : execFileSync(pgCtl!, args, { stdio: 'pipe' });
+    await replica.end();
+    asPostgres(['-D', data!, '-m', 'fast', '-w', 'stop']);
+    try {
+      warn.resetHistory();
+      const before = await routed('primary', 'down');
+      for (const path of ['/v1/payouts?limit=5', '/v1/inflows', '/v1/refunds', '/v1/webhooks/deliveries']) {
+        const res = await get(path);
+        expect(res.status, `${path}: ${JSON.stringify(res.body)}`).to.equal(200);
+        if (path.startsWith('/v1/payouts'))
+          expect(res.body.data.map((p: { id: string }) => p.id)).to.include(id);
+      }
+      expect(await routed('primary', 'down')).to.equal(before + 4);
+      expect(warn.calledWithMatch({ reason: 'down' }), 'a warning').to.equal(true);
+      expect((await adminCall('admin.exceptions')).status).to.equal(200);
+    } finally {
+      asPostgres(['-D', data!, '-l', path.join(path.dirname(data!), 'replica.log'), '-w', 'start']);
+      replica = new pg.Pool({ connectionString: harness().replicaUrl, max: 2 });
+    }
+    const replicaBefore = await routed('replica', 'replica');
+    await until('the replica to serve again', async () => {
+      await get('/v1/payouts?limit=5');
+      return (await routed('replica', 'replica')) > replicaBefore ? true : undefined;
+    });
+  });
+});
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
