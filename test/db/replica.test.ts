@@ -15,7 +15,8 @@ import { harness } from '../harness.ts';
 import { bankPayout, payoutReadyMerchant } from '../payouts/fixtures.ts';
 import { skipBecause } from '../skip.ts';
 
-const MAX_LAG_MS = 400;
+// Generous for a machine whose WAL is busy with other work: a list should land on the replica.
+const MAX_LAG_MS = 2_000;
 
 /**
  * A service reading its lists from the real hot-standby replica (`.ci/topology.sh` builds it
@@ -23,7 +24,7 @@ const MAX_LAG_MS = 400;
  * service, so that this service's read-your-writes window does not apply unless a test wants it.
  */
 describe('lists from a streaming replica (DATABASE_REPLICA_URL)', function () {
-  this.timeout(60_000);
+  this.timeout(180_000);
 
   let service: RunningService;
   let replica: pg.Pool;
@@ -104,11 +105,22 @@ describe('lists from a streaming replica (DATABASE_REPLICA_URL)', function () {
     return rows.map((r) => r.state_change);
   }
 
+  /**
+   * Calls `send` until the replica serves it (a moment's lag on a busy machine sends a read to the
+   * primary, which is right); the answer of the call the replica served.
+   */
+  async function servedByReplica<T>(what: string, send: () => Promise<T>): Promise<T> {
+    return until(`${what} to be read from the replica`, async () => {
+      const before = await routed('replica', 'replica');
+      const answer = await send();
+      return (await routed('replica', 'replica')) === before + 1 ? answer : undefined;
+    });
+  }
+
   it('reads the merchant lists from the replica, and a GET of one payout from the primary', async () => {
     const id = await payoutOnReplica();
     const startedAt = new Date();
-    const before = await routed('replica', 'replica');
-    const list = await get('/v1/payouts?limit=5');
+    const list = await servedByReplica('the payouts list', () => get('/v1/payouts?limit=5'));
     expect(list.status).to.equal(200);
     expect(list.body.data.map((p: { id: string }) => p.id)).to.include(id);
     // The payouts page statement (src/payouts/resource.ts).
@@ -118,22 +130,20 @@ describe('lists from a streaming replica (DATABASE_REPLICA_URL)', function () {
       'a replica backend ran the payouts list',
     ).to.equal(true);
     for (const path of ['/v1/inflows', '/v1/refunds', '/v1/webhooks/deliveries']) {
-      expect((await get(path)).status, path).to.equal(200);
+      expect((await servedByReplica(path, () => get(path))).status, path).to.equal(200);
     }
-    expect(await routed('replica', 'replica')).to.equal(before + 4);
 
+    const before = await routed('replica', 'replica');
     const one = await get(`/v1/payouts/${id}`);
     expect(one.status).to.equal(200);
-    expect(await routed('replica', 'replica'), 'a GET of one object is not routed').to.equal(before + 4);
+    expect(await routed('replica', 'replica'), 'a GET of one object is not routed').to.equal(before);
   });
 
   it("reads the console's lists and counts from the replica", async () => {
-    const before = await routed('replica', 'replica');
     for (const procedure of ['admin.exceptions', 'admin.payouts.heldUnderpaid', 'admin.tenant.list']) {
-      const res = await adminCall(procedure);
+      const res = await servedByReplica(procedure, () => adminCall(procedure));
       expect(res.status, `${procedure}: ${JSON.stringify(res.body)}`).to.equal(200);
     }
-    expect(await routed('replica', 'replica')).to.equal(before + 3);
   });
 
   it('shows a merchant its own payout in the list at once after creating it (read your writes)', async () => {
@@ -154,11 +164,7 @@ describe('lists from a streaming replica (DATABASE_REPLICA_URL)', function () {
     expect(await routed('primary', 'recent_write')).to.equal(before + 1);
     // Past the window, the same merchant's lists go back to the replica.
     await new Promise((resolve) => setTimeout(resolve, readYourWritesMs(MAX_LAG_MS) + 50));
-    const replicaBefore = await routed('replica', 'replica');
-    await until('the list to be read from the replica', async () => {
-      await get('/v1/payouts?limit=5');
-      return (await routed('replica', 'replica')) > replicaBefore ? true : undefined;
-    });
+    await servedByReplica('the payouts list', () => get('/v1/payouts?limit=5'));
   });
 
   it('reads from the primary while the replica lags past DATABASE_REPLICA_MAX_LAG_MS, and back after', async () => {
@@ -177,11 +183,7 @@ describe('lists from a streaming replica (DATABASE_REPLICA_URL)', function () {
     } finally {
       await replica.query('select pg_wal_replay_resume()');
     }
-    const replicaBefore = await routed('replica', 'replica');
-    await until('the replica to serve again', async () => {
-      await get('/v1/payouts?limit=5');
-      return (await routed('replica', 'replica')) > replicaBefore ? true : undefined;
-    });
+    await servedByReplica('the payouts list', () => get('/v1/payouts?limit=5'));
   });
 
   it('answers from the primary, with a warning and no error, while the replica is stopped', async function () {
@@ -212,15 +214,11 @@ describe('lists from a streaming replica (DATABASE_REPLICA_URL)', function () {
       asPostgres(['-D', data!, '-l', path.join(path.dirname(data!), 'replica.log'), '-w', 'start']);
       replica = new pg.Pool({ connectionString: harness().replicaUrl, max: 2 });
     }
-    const replicaBefore = await routed('replica', 'replica');
-    await until('the replica to serve again', async () => {
-      await get('/v1/payouts?limit=5');
-      return (await routed('replica', 'replica')) > replicaBefore ? true : undefined;
-    });
+    await servedByReplica('the payouts list', () => get('/v1/payouts?limit=5'));
   });
 });
 
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
