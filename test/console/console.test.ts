@@ -324,6 +324,24 @@ describe('operations console in Chromium', function () {
     const payout = await trpcCall('admin.payouts.get', 'query', { payout_id: payoutId }, b.token);
     expect(payout.body.result.data.payout).to.include({ status: 'SUCCESSFUL', is_refunded: true });
     await shot(pageB, 'reconciliation-resolved');
+
+    // Money: where the money is, from the ledger; the merchant's payouts line opens onto the
+    // entries of this payout, which lead to its page.
+    await pageB.click('header.bar a[href="/console/money"]');
+    await pageB.locator('[data-testid="balances-world"] tr[data-account="world:beneficiaries"]').waitFor();
+    const line = pageB.locator(
+      `[data-testid="balances-tenant"] tr[data-account="tenants:${merchant.tenantId}:payouts"]`,
+    );
+    await line.first().waitFor();
+    expect(await line.first().textContent()).to.include("merchant's money for that payout");
+    await line.first().locator('[data-testid="drill"]').click();
+    const entry = pageB.locator(`[data-entries-of="tenants:${merchant.tenantId}:payouts"] tr[data-entry]`, {
+      hasText: 'payout',
+    });
+    await entry.first().waitFor();
+    await shot(pageB, 'money');
+    await entry.first().locator(`a[href="/console/payouts/${payoutId}"]`).click();
+    await pageB.waitForURL(`**/console/payouts/${payoutId}`);
   });
 });
 

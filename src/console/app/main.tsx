@@ -6,6 +6,7 @@ import { ApprovalsPage } from './pages/approvals.tsx';
 import { AuditPage } from './pages/audit.tsx';
 import { ExceptionsPage } from './pages/exceptions.tsx';
 import { MachinesPage } from './pages/machines.tsx';
+import { MoneyPage } from './pages/money.tsx';
 import { PayoutPage } from './pages/payout.tsx';
 import { ReconciliationPage } from './pages/reconciliation.tsx';
 import { TenantsPage } from './pages/tenants.tsx';
@@ -16,6 +17,7 @@ import { Failure, Link } from './ui.tsx';
 const PAGES = [
   { path: '/console/exceptions', title: 'Exceptions' },
   { path: '/console/approvals', title: 'Approvals' },
+  { path: '/console/money', title: 'Money' },
   { path: '/console/reconciliation', title: 'Reconciliation' },
   { path: '/console/audit', title: 'Audit' },
   { path: '/console/tenants', title: 'Tenants and keys' },
@@ -89,6 +91,7 @@ function Page({ path }: { path: string }) {
   if (path === '/console/audit') return <AuditPage />;
   if (path === '/console/approvals') return <ApprovalsPage />;
   if (path === '/console/reconciliation') return <ReconciliationPage />;
+  if (path === '/console/money') return <MoneyPage />;
   if (path === '/console/machines') return <MachinesPage />;
   return <ExceptionsPage />;
 }
