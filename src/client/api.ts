@@ -608,7 +608,7 @@ export interface BankAccountRefundDestinationRequest {
   /** BANK_ACCOUNT: provider_code from GET /v1/banks. */
   bank_code: string;
   /** BANK_ACCOUNT: the 10-digit NUBAN. */
-  account_number: string | null;
+  account_number: string;
   /** BANK_ACCOUNT, display only: defaults to the directory's name for bank_code. */
   bank_name?: string | null;
 }
@@ -621,7 +621,7 @@ export interface CryptoAddressRefundDestinationRequest {
   /** CRYPTO_ADDRESS: TRON (or TRC20) or BSC (or BEP20); the destination names the chain. */
   network: NetworkName;
   /** CRYPTO_ADDRESS: the address on that network. */
-  address: string | null;
+  address: string;
   /** CRYPTO_ADDRESS: destination tag or memo where the chain uses one. */
   tag?: string | null;
 }

@@ -584,8 +584,15 @@ function expandVariants(schemas: Record<string, Schema>): void {
   }
 }
 
-/** A schema without its `null` alternative (`anyOf: [X, {type: 'null'}]` becomes X). */
+/**
+ * A schema without its `null` alternative (`anyOf: [X, {type: 'null'}]` becomes X, and
+ * `type: ['string', 'null']` becomes `type: 'string'`).
+ */
 function withoutNull(schema: Schema): Schema {
+  if (Array.isArray(schema.type)) {
+    const types = (schema.type as string[]).filter((t) => t !== 'null');
+    return { ...schema, type: types.length === 1 ? types[0] : types };
+  }
   const anyOf = schema.anyOf as Schema[] | undefined;
   if (!anyOf) return schema;
   const rest = anyOf.filter((s) => s.type !== 'null');
@@ -635,6 +642,8 @@ function addOperationExamples(doc: OpenApiDocument, examples: DocumentExamples):
         if (body && example.request.body !== undefined)
           body.examples = { ...body.examples, [example.name]: { ...named, value: example.request.body } };
         for (const parameter of operation.parameters ?? []) {
+          // A recorded cursor works only where it was issued (the key that signs it is the instance's).
+          if (parameter.name === 'cursor') continue;
           const where = parameter.in === 'path' ? example.request.path : example.request.query;
           const value = parameter.name ? where?.[parameter.name] : undefined;
           if (value !== undefined && (parameter.in === 'path' || parameter.in === 'query'))

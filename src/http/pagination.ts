@@ -12,6 +12,9 @@ import { AppError } from './errors.ts';
  * HMAC-SHA256, so a forged, edited or foreign cursor is a 400 rather than a surprise.
  */
 
+/** What every cursor this API issues looks like: `<base64url payload>.<32 base64url characters>`. */
+export const CURSOR_PATTERN = '^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]{32}$';
+
 export const pageQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(20).describe('Page size, 1 to 100.'),
   cursor: z
@@ -19,7 +22,9 @@ export const pageQuery = z.object({
     .min(1)
     .max(512)
     .optional()
-    .describe('meta.next_cursor of the previous page; opaque: never decode or build one.'),
+    .describe('meta.next_cursor of the previous page; opaque: never decode or build one.')
+    // The form every issued cursor has (see encodeCursor); anything else is INVALID_CURSOR.
+    .meta({ pattern: CURSOR_PATTERN }),
 });
 
 /**

@@ -44,9 +44,17 @@ function fromSchema(
     case 'number': {
       const min = lower(schema, 0.01) ?? -1_000_000;
       const max = upper(schema, 0.01) ?? 10_000_000;
+      // Besides round amounts, the edges a schema admits: the least, the most, and many decimals.
+      const edges = [min, max, min + 0.123456789, 5e-324, 1e-7].filter((n) => {
+        const above = typeof schema.exclusiveMinimum === 'number' ? n > schema.exclusiveMinimum : n >= min;
+        const below = typeof schema.exclusiveMaximum === 'number' ? n < schema.exclusiveMaximum : n <= max;
+        const step = typeof schema.multipleOf === 'number' ? Number.isInteger(n / schema.multipleOf) : true;
+        return above && below && step;
+      });
       return fc.oneof(
         fc.integer({ min: Math.ceil(min), max: Math.floor(max) }),
         fc.integer({ min: Math.ceil(min * 100), max: Math.floor(max * 100) }).map((n) => n / 100),
+        ...(edges.length > 0 ? [fc.constantFrom(...edges)] : []),
       );
     }
     case 'boolean':

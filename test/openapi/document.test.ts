@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
@@ -7,6 +8,7 @@ import { REPO_ROOT } from '#src/docs/generate.ts';
 import { describeMachine } from '#src/docs/machines.ts';
 import { MACHINE_DOCS } from '#src/docs/registry.ts';
 import { ERROR_CATALOGUE } from '#src/http/errors.ts';
+import { CURSOR_PATTERN, encodeCursor } from '#src/http/pagination.ts';
 import { CURRENCIES } from '#src/http/schemas.ts';
 import { isUuidV4 } from '#src/lib/ids.ts';
 import {
@@ -182,6 +184,25 @@ describe('the OpenAPI document', () => {
     expect(listed).to.have.members([...new Set([...answered, 'ROUTE_NOT_FOUND', 'METHOD_NOT_ALLOWED'])]);
     for (const operatorOnly of ['SELF_APPROVAL_FORBIDDEN', 'OPERATOR_NAME_TAKEN', 'ADMIN_UNAUTHORIZED'])
       expect(listed).to.not.include(operatorOnly);
+  });
+
+  it('declares the form of a cursor, and no recorded cursor as an example (it works only where it was issued)', () => {
+    const issued = encodeCursor(randomBytes(32), {
+      l: 'payouts',
+      c: new Date().toISOString(),
+      i: randomUUID(),
+    });
+    for (const { op } of operations(doc)) {
+      const cursor = (op.parameters ?? [])
+        .map((p) => resolve<{ name: string; schema: { pattern?: string }; examples?: object }>(doc, p))
+        .find((p) => p.name === 'cursor');
+      if (!cursor) continue;
+      expect(cursor.schema.pattern, op.operationId).to.equal(CURSOR_PATTERN);
+      expect(cursor.examples, op.operationId).to.equal(undefined);
+    }
+    expect(new RegExp(CURSOR_PATTERN).test(issued)).to.equal(true);
+    for (const malformed of ['0', 'abc.def', `${issued}.x`])
+      expect(new RegExp(CURSOR_PATTERN).test(malformed)).to.equal(false);
   });
 
   it('closes currencies to the set the server accepts', () => {
