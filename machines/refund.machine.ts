@@ -81,6 +81,7 @@ export const refundMachine = setup({
         event.type === 'DISPATCHED' ? (event.processorReference ?? null) : null,
     }),
     recordFailure: assign({
+      // Stryker disable next-line ConditionalExpression: narrows the event's type; only FAILED runs it
       failureReason: ({ event }) => (event.type === 'FAILED' ? event.failureReason : null),
     }),
     // A new attempt starts clean; the attempt number and destination snapshot live on the row.
