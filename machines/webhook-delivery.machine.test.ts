@@ -1,7 +1,6 @@
 import { expect } from 'chai';
 import { initialTransition, type SnapshotFrom, transition } from 'xstate';
 import {
-  ABANDONED_REASON,
   nextAttemptAt,
   type RecordParams,
   retryDelayMs,
@@ -186,7 +185,13 @@ describe('webhook delivery machine', () => {
       expect(next.value).to.equal('RETRY_SCHEDULED');
       expect(next.context.dueAt).to.equal(at(LEASE + BASE).toISOString());
       expect(records).to.deep.equal([
-        { attemptNumber: 1, status: 'FAILED', responseStatus: null, failureReason: ABANDONED_REASON },
+        {
+          attemptNumber: 1,
+          status: 'FAILED',
+          responseStatus: null,
+          // What the merchant reads in its deliveries: the outcome is unknown, not a failure of its server.
+          failureReason: 'interrupted: the attempt was not completed (worker stopped)',
+        },
       ]);
       // The late answer of the abandoned attempt does not settle the next one.
       const retrying = apply(next, attempt(at(LEASE + BASE))).next;

@@ -102,13 +102,16 @@ const idleActors = new WeakMap<AnyStateMachine, AnyActorScope['self']>();
 /** The scope of one pure transition of `machine`: actions collected into `actions`, none executed. */
 function pureScope(machine: AnyStateMachine, actions: unknown[]): AnyActorScope {
   let self = idleActors.get(machine);
+  // Stryker disable next-line ConditionalExpression: building the actor every time only costs time
   if (!self) {
     self = createActor(machine);
     idleActors.set(machine, self);
   }
   return {
     self,
+    // Stryker disable next-line StringLiteral: no transition reads the scope's id
     id: '',
+    // Stryker disable next-line StringLiteral: nor its session id
     sessionId: '',
     logger: () => undefined,
     defer: () => undefined,

@@ -1,6 +1,6 @@
 import { declareValuePlugin, PluginKind } from '@stryker-mutator/api/plugin';
 
-const TEXT_KEYS = new Set(['description', 'meta']);
+const TEXT_KEYS = new Set(['description', 'meta', 'where', 'whose']);
 
 /** The name of a property's key, when it is written plainly. */
 function keyName(node) {
@@ -23,8 +23,8 @@ function isMachineArgument(path, callee) {
 /**
  * A Stryker ignorer (`"ignorers": ["texts"]` in stryker.config.json): leaves unmutated what the
  * machines carry for the documents (`src/docs`) and the console and no behaviour reads:
- * - every `description:` and `meta:` property, and every `...Texts` export (plain-language texts,
- *   which `npm run docs:check` guards);
+ * - every `description:` and `meta:` property (and the ledger chart's `where:` and `whose:`), and
+ *   every `...Texts` or `..._TEXTS` export: plain-language texts, which `npm run docs:check` guards;
  * - the machine's own `id`, its name in the documents;
  * - `setup({ types })`, which holds type declarations only (`{} as Context`).
  */
@@ -40,7 +40,7 @@ const textsIgnorer = {
     if (
       path.isVariableDeclarator() &&
       path.node.id.type === 'Identifier' &&
-      /Texts$/.test(path.node.id.name)
+      /(Texts|_TEXTS)$/.test(path.node.id.name)
     ) {
       return 'plain-language texts for the documents';
     }
