@@ -644,6 +644,13 @@ function addOperationExamples(doc: OpenApiDocument, examples: DocumentExamples):
         for (const parameter of operation.parameters ?? []) {
           // A recorded cursor works only where it was issued (the key that signs it is the instance's).
           if (parameter.name === 'cursor') continue;
+          // "Try it out" fills each parameter with its first example: an optional one that the first
+          // recorded request leaves out gets none, so that the values filled in are one request's.
+          if (
+            !(parameter as { required?: boolean }).required &&
+            !(parameter.name! in (recorded[0]?.request.query ?? {}))
+          )
+            continue;
           const where = parameter.in === 'path' ? example.request.path : example.request.query;
           const value = parameter.name ? where?.[parameter.name] : undefined;
           if (value !== undefined && (parameter.in === 'path' || parameter.in === 'query'))

@@ -205,6 +205,16 @@ describe('the OpenAPI document', () => {
       expect(new RegExp(CURSOR_PATTERN).test(malformed)).to.equal(false);
   });
 
+  it('fills in "Try it out" from one recorded request: every parameter\'s first example is the same one', () => {
+    for (const { op } of operations(doc)) {
+      const firsts = (op.parameters ?? [])
+        .map((p) => resolve<{ name: string; examples?: Record<string, unknown> }>(doc, p))
+        .filter((p) => p.examples)
+        .map((p) => Object.keys(p.examples!)[0]);
+      expect(new Set(firsts).size, `${op.operationId}: ${firsts.join(', ')}`).to.be.at.most(1);
+    }
+  });
+
   it('closes currencies to the set the server accepts', () => {
     expect(doc.components.schemas.Currency!.enum).to.deep.equal(CURRENCIES);
     expect(doc.components.schemas.SettlementCurrency!.enum).to.have.members(['USDT', 'NGN']);
