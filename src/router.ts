@@ -5,6 +5,7 @@ import { complianceAdminRouter } from './compliance/admin.router.ts';
 import { outflowsRouter } from './dispatch/router.ts';
 import { router } from './http/trpc.ts';
 import { ledgerAdminRouter } from './ledger/admin.router.ts';
+import { moneyMovementsRouter } from './money-movements/router.ts';
 import { operatorAdminRouter } from './operators/admin.router.ts';
 import { payeeAdminRouter } from './payees/admin.router.ts';
 import { payoutAdminRouter } from './payouts/admin.router.ts';
@@ -33,6 +34,7 @@ export const appRouter = router({
   rates: ratesRouter,
   refundDestinations: refundDestinationsRouter,
   webhooks: webhooksRouter,
+  moneyMovements: moneyMovementsRouter,
   admin: router({
     ...operatorAdminRouter._def.record,
     ...payoutAdminRouter._def.record,

@@ -442,6 +442,31 @@ export interface WebhookDelivery {
 
 export type WebhookDeliveryStatus = 'SUCCESS' | 'FAILED' | 'DEAD';
 
+/** One movement of a payout's money. */
+export interface MoneyMovement {
+  /** The movement (a ledger entry) id. */
+  id: string;
+  payout_id: string;
+  /** What moved the money: `money_received`: Money the merchant sent, attributed to the payout (by matching, or by an operator). Positive. `conversion`: The payout's money converted at its locked rate when it goes to the processor: negative in the settlement currency, positive in the destination currency. Reversed, with the signs the other way, when the processor fails the attempt and the money comes back. `platform_fee`: The platform fee, kept when the payout succeeds. Negative. `network_fee`: The network fee, kept when the payout succeeds. Negative. `overpayment_set_aside`: What the merchant paid beyond the amount asked for, moved when the payout succeeds to the merchant's overpayments account (`tenants:<tenant>:to_return:overpayments`), where it waits to be returned. Negative. `paid_out`: The destination amount, paid to the beneficiary by the processor. Negative. `refund_fee`: The network fee of the refund, kept when the refund is sent (negative); given back when the refund fails (positive). `refunded`: The refund, arrived at the merchant's refund destination. Negative. `returned`: Money a rail or the processor gave back after it had left (a transfer returned after success). Positive. `reversed`: Money the rail took back after crediting it (a reversed bank credit). Negative. */
+  type: 'money_received' | 'conversion' | 'platform_fee' | 'network_fee' | 'overpayment_set_aside' | 'paid_out' | 'refund_fee' | 'refunded' | 'returned' | 'reversed';
+  /** Signed decimal string, seen from the payout's money: positive when money arrived for it, negative when it left. */
+  amount: string;
+  currency: string;
+  created_at: string;
+  /** What caused the movement: the inflow received, the outflow (dispatch attempt), the refund, or the payout itself. */
+  source: {
+    /** The object whose change moved the money. */
+    object: 'inflow' | 'outflow' | 'refund' | 'payout';
+    id: string;
+  };
+}
+
+/** One page of MoneyMovement items, newest first. */
+export interface MoneyMovementPage {
+  data: MoneyMovement[];
+  meta: PageMeta;
+}
+
 /** Lowercase and dotted; for refund.* events data is still the payout. */
 export type WebhookEventType = 'payout.created' | 'payout.pending_payment' | 'payout.underpaid' | 'payout.payment_received' | 'payout.processing' | 'payout.successful' | 'payout.failed' | 'payout.expired' | 'payout.refunded' | 'refund.created' | 'refund.processing' | 'refund.successful' | 'refund.failed' | 'webhook.test';
 
@@ -729,6 +754,22 @@ export interface ListWebhookDeliveriesQuery {
   payout_id?: string;
 }
 
+/** Query parameters of `listMoneyMovements`. */
+export interface ListMoneyMovementsQuery {
+  /** Page size, 1 to 100. */
+  limit?: number;
+  /** meta.next_cursor of the previous page; opaque: never decode or build one. */
+  cursor?: string;
+  /** Only the movements of this payout. */
+  payout_id?: string;
+  /** Only movements of this type. */
+  type?: 'money_received' | 'conversion' | 'platform_fee' | 'network_fee' | 'overpayment_set_aside' | 'paid_out' | 'refund_fee' | 'refunded' | 'returned' | 'reversed';
+  /** Only movements created at or after this time. */
+  created_after?: string;
+  /** Only movements created before this time. */
+  created_before?: string;
+}
+
 /** Per operation: what it takes, what it answers, and the error codes it can answer with. */
 export interface Operations {
   createPayout: {
@@ -899,6 +940,20 @@ export interface Operations {
     response: WebhookDeliveryPage;
     errors: 'VALIDATION_FAILED' | 'INVALID_CURSOR' | 'UNAUTHENTICATED' | 'INSUFFICIENT_SCOPES' | 'RATE_LIMITED' | 'INTERNAL_ERROR' | 'SERVICE_UNAVAILABLE';
   };
+  listPayoutMoneyMovements: {
+    path: { payout_id: string };
+    query: never;
+    body: never;
+    response: MoneyMovement[];
+    errors: 'VALIDATION_FAILED' | 'UNAUTHENTICATED' | 'INSUFFICIENT_SCOPES' | 'PAYOUT_NOT_FOUND' | 'RATE_LIMITED' | 'INTERNAL_ERROR' | 'SERVICE_UNAVAILABLE';
+  };
+  listMoneyMovements: {
+    path: never;
+    query: ListMoneyMovementsQuery;
+    body: never;
+    response: MoneyMovementPage;
+    errors: 'VALIDATION_FAILED' | 'INVALID_CURSOR' | 'UNAUTHENTICATED' | 'INSUFFICIENT_SCOPES' | 'RATE_LIMITED' | 'INTERNAL_ERROR' | 'SERVICE_UNAVAILABLE';
+  };
 }
 
 export type OperationId = keyof Operations;
@@ -907,7 +962,7 @@ export type OperationId = keyof Operations;
 export type ErrorsOf<K extends OperationId> = Operations[K]['errors'];
 
 /** Operations whose answer is one page of a cursor-paginated list. */
-export type ListOperationId = 'listPayouts' | 'listInflows' | 'listRefunds' | 'listWebhookDeliveries';
+export type ListOperationId = 'listPayouts' | 'listInflows' | 'listRefunds' | 'listWebhookDeliveries' | 'listMoneyMovements';
 
 /** How each operation is called over HTTP. */
 export const OPERATIONS = {
@@ -935,6 +990,8 @@ export const OPERATIONS = {
   rotateWebhookSecret: { method: 'POST', path: '/v1/webhooks/config/rotate-secret', status: 200, idempotent: true },
   sendWebhookTest: { method: 'POST', path: '/v1/webhooks/config/test', status: 201, idempotent: true },
   listWebhookDeliveries: { method: 'GET', path: '/v1/webhooks/deliveries', status: 200, idempotent: false },
+  listPayoutMoneyMovements: { method: 'GET', path: '/v1/payouts/{payout_id}/money-movements', status: 200, idempotent: false },
+  listMoneyMovements: { method: 'GET', path: '/v1/money-movements', status: 200, idempotent: false },
 } as const satisfies Record<OperationId, OperationSpec>;
 
 export interface OperationSpec {
@@ -1081,5 +1138,15 @@ export abstract class PayoutApi {
   /** Delivery attempts, newest first: `GET /v1/webhooks/deliveries`. Fails with a PayoutApiError of ErrorsOf<'listWebhookDeliveries'>. */
   listWebhookDeliveries(query?: ListWebhookDeliveriesQuery, options?: RequestOptions): Promise<WebhookDeliveryPage> {
     return this.send('listWebhookDeliveries', { query, options });
+  }
+
+  /** The payout's money movements, oldest first: `GET /v1/payouts/{payout_id}/money-movements`. Fails with a PayoutApiError of ErrorsOf<'listPayoutMoneyMovements'>. */
+  listPayoutMoneyMovements(payout_id: string, options?: RequestOptions): Promise<MoneyMovement[]> {
+    return this.send('listPayoutMoneyMovements', { path: { payout_id }, options });
+  }
+
+  /** Money movements of every payout, newest first, optionally filtered: `GET /v1/money-movements`. Fails with a PayoutApiError of ErrorsOf<'listMoneyMovements'>. */
+  listMoneyMovements(query?: ListMoneyMovementsQuery, options?: RequestOptions): Promise<MoneyMovementPage> {
+    return this.send('listMoneyMovements', { query, options });
   }
 }

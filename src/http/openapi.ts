@@ -113,6 +113,10 @@ const TAGS = [
     description: 'Where refunds go, one per settlement currency (needed before payouts).',
   },
   { name: 'Inflows', description: 'Settlements received from the merchant.' },
+  {
+    name: 'Money movements',
+    description: "Where each payout's money went: received, converted, paid out, kept as fees, refunded.",
+  },
   { name: 'Rates', description: 'Indicative rates and quotes that freeze a price.' },
   { name: 'Banks', description: 'Institutions of a corridor and name enquiry.' },
   { name: 'Webhooks', description: 'Where events are sent, the signing secret, and every delivery attempt.' },
@@ -327,6 +331,9 @@ function describeOperation(appRouter: AnyRouter, route: RestRoute, errorResponse
       headers: responseHeaders({ status: Number(status), codes: [], idempotent }),
       content: {
         'application/json': { schema: output },
+        ...(route.meta.csv
+          ? { 'text/csv': { schema: { type: 'string', description: route.meta.csv } } }
+          : {}),
       },
     },
   };

@@ -100,6 +100,7 @@ export function restRouter(deps: Deps, appRouter: AnyRouter): Router {
         return;
       }
       ctx.status = route.meta.successStatus ?? 200;
+      if (response.contentType) ctx.type = response.contentType;
       // A write sends the very bytes it stored under its Idempotency-Key, so a replay is identical.
       ctx.body = response.rendered ?? JSON.stringify(result);
     });

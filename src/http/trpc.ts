@@ -31,8 +31,10 @@ export interface RequestContext {
 /** Where the REST adapter learns what to send: a byte-for-byte replay, or the body already rendered. */
 export interface ResponseHolder {
   replay?: { status: number; body: string };
-  /** The response body exactly as stored under the Idempotency-Key. */
+  /** The response body exactly as stored under the Idempotency-Key, or as another format rendered it. */
   rendered?: string;
+  /** The content type of `rendered` when it is not JSON (a CSV export). */
+  contentType?: string;
   /** The caller's rate-limit state, once its API key is known. */
   rateLimit?: RateLimitState;
   /** The caller's tenant, once its API key is known: the access log's `tenant_id`. */
@@ -42,6 +44,11 @@ export interface ResponseHolder {
 export interface ProcedureMeta extends OpenApiMeta {
   /** HTTP status of a successful REST response; 200 unless said otherwise (create is 201). */
   successStatus?: 200 | 201;
+  /**
+   * What the procedure answers with `Accept: text/csv` (it renders the CSV into the response
+   * holder); documented as the success response's `text/csv` content.
+   */
+  csv?: string;
   /** Scope the procedure requires, recorded for the OpenAPI document and the scope checks. */
   scope?: string;
   /** Writes that demand an Idempotency-Key header. */

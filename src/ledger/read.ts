@@ -39,7 +39,7 @@ const ENTRY_COLUMNS = `id, transaction_id, account, currency, amount::text as am
 /** The smallest string above every account name that starts with a prefix (names are ASCII, sorted bytewise). */
 const AFTER_PREFIX = 'chr(127)';
 
-const balancesUnder = statement(
+export const balancesUnder = statement(
   'ledger_balances_under',
   `select account, currency, sum(amount)::text as balance, sum(entries)::bigint as entries
      from (select account, currency, balance as amount, entries from ledger_balances
@@ -86,7 +86,7 @@ const entriesUnder = statement(
     limit $6`,
 );
 
-const entriesOfAccount = statement(
+export const entriesOfAccount = statement(
   'ledger_entries_of_account',
   `select ${ENTRY_COLUMNS} from ledger_entries
     where account = $1 and created_at >= $2 and created_at < $3
@@ -169,7 +169,7 @@ const entriesAfterAccount = statement(
     limit $5`,
 );
 
-const entriesOfPayout = statement(
+export const entriesOfPayout = statement(
   'ledger_entries_of_payout',
   `select ${ENTRY_COLUMNS} from ledger_entries where payout_id = $1 order by created_at, id`,
 );

@@ -327,6 +327,26 @@ export async function recordExamples(doc: OpenApi): Promise<Recording> {
     summary: 'Back with the merchant',
     path: { id: refunds.body[0].id },
   });
+  await r.ok('listPayoutMoneyMovements', acme, {
+    name: 'paidOut',
+    summary: 'Received, converted, paid out, fees kept: zero in every currency',
+    path: { payout_id: paid.body.id },
+  });
+  await r.ok('listPayoutMoneyMovements', acme, {
+    name: 'refunded',
+    summary: 'Received, then refunded less the refund fee: zero',
+    path: { payout_id: failed.body.id },
+  });
+  await r.ok('listMoneyMovements', acme, {
+    name: 'all',
+    summary: 'Every movement of every payout, newest first',
+    query: { limit: '5' },
+  });
+  await r.ok('listMoneyMovements', acme, {
+    name: 'fees',
+    summary: 'The platform fees of one payout',
+    query: { payout_id: paid.body.id, type: 'platform_fee' },
+  });
   await r.ok('listRefunds', acme, { name: 'all', summary: 'Every refund, newest first' });
   await r.ok('getPayout', acme, {
     name: 'refunded',

@@ -36,6 +36,7 @@ describe('every merchant route keeps each merchant’s objects to that merchant'
       '/v1/payouts/{payout_id}/payment-instruction': payoutId,
       '/v1/payouts/{payout_id}/outflows': payoutId,
       '/v1/payouts/{payout_id}/refunds': payoutId,
+      '/v1/payouts/{payout_id}/money-movements': payoutId,
       '/v1/outflows/{id}': outflow.id,
       '/v1/inflows/{id}': refund.inflow_id,
       '/v1/refunds/{id}': refund.id,

@@ -1,0 +1,111 @@
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import { type PlanNode, planNodes } from '#src/db/plan.ts';
+import { balancesUnder, entriesOfAccount, entriesOfPayout } from '#src/ledger/read.ts';
+import { movementsPage, ofPayout } from '#src/money-movements/router.ts';
+import { harness } from '../harness.ts';
+
+/**
+ * The ledger's reads never read the entries whole: balances come from `ledger_balances` and its
+ * pending deltas and do not touch `ledger_entries` at all, whatever its size; an account's entries,
+ * a payout's and a tenant's movements come through their indexes. Planned, as prepared statements
+ * are (generic and custom plans), over a history of many payouts' entries.
+ */
+
+/** The nodes reading `ledger_entries` in the plans of `text` with `args`, generic and custom. */
+async function entryReads(text: string, args: string): Promise<string[][]> {
+  const em = harness().service.deps.orm.em.fork();
+  const plans: string[][] = [];
+  for (const mode of ['force_generic_plan', 'force_custom_plan']) {
+    const rolledBack = new Error('rolled back');
+    await em
+      .transactional(async (tx) => {
+        await tx.execute(`set local plan_cache_mode = ${mode}`);
+        await tx.execute(`prepare ledger_plan as ${text}`);
+        const rows = (await tx.execute(`explain (format json) execute ledger_plan${args}`)) as {
+          'QUERY PLAN': { Plan: PlanNode }[];
+        }[];
+        await tx.execute('deallocate ledger_plan');
+        plans.push(
+          planNodes(rows[0]!['QUERY PLAN'][0]!.Plan)
+            .filter(
+              (n) =>
+                n['Relation Name'] === 'ledger_entries' ||
+                (n['Node Type'] === 'Bitmap Index Scan' && n['Index Name']?.startsWith('ledger_entries_')),
+            )
+            .map((n) => `${n['Node Type']}${n['Index Name'] ? ` using ${n['Index Name']}` : ''}`),
+        );
+        throw rolledBack;
+      })
+      .catch((err: unknown) => {
+        if (err !== rolledBack) throw err;
+      });
+  }
+  return plans;
+}
+
+const INDEXED =
+  /^(Index Scan|Index Only Scan|Bitmap Heap Scan|Bitmap Index Scan)( using ledger_entries_\w+)?$/;
+
+describe('the ledger’s reads, planned over a long history', function () {
+  this.timeout(120_000);
+  const tenant = randomUUID();
+  const payout = randomUUID();
+
+  before(async () => {
+    // 2,000 payouts of 6 entries each, then one of our own, then fresh statistics.
+    const em = harness().service.deps.orm.em.fork();
+    await em.transactional(async (tx) => {
+      await tx.execute(`
+        insert into ledger_entries (id, transaction_id, account, currency, amount, tenant_id, payout_id, movement,
+            cause_object, cause_id, transition, created_at)
+        select gen_random_uuid(), s.tx, e.account, 'USDT', e.amount, s.t, s.p, e.movement, 'payout', s.p,
+               'TEST (A → B)', now() - (s.n || ' seconds')::interval
+          from (select n, gen_random_uuid() as t, gen_random_uuid() as p, gen_random_uuid() as tx
+                  from generate_series(1, 2000) n) s
+          cross join lateral (values
+            ('collection:bank:' || s.n, -100, null),
+            ('tenants:' || s.t || ':suspense', 100, null),
+            ('tenants:' || s.t || ':suspense', -100, null),
+            ('tenants:' || s.t || ':payouts:' || s.p, 100, 'money_received'),
+            ('tenants:' || s.t || ':payouts:' || s.p, -100, 'paid_out'),
+            ('world:beneficiaries', 100, null)) as e(account, amount, movement)`);
+      const tx1 = randomUUID();
+      await tx.execute(
+        `insert into ledger_entries (id, transaction_id, account, currency, amount, tenant_id, payout_id, movement,
+            cause_object, cause_id, transition, created_at)
+         select gen_random_uuid(), ?, e.account, 'USDT', e.amount, ?, ?, e.movement, 'payout', ?, 'TEST (A → B)', now()
+           from (values (?, 5, 'money_received'), (?, -5, null)) as e(account, amount, movement)`,
+        [tx1, tenant, payout, payout, `tenants:${tenant}:payouts:${payout}`, `tenants:${tenant}:suspense`],
+      );
+    });
+    await em.execute('analyze ledger_entries');
+    await em.execute('analyze ledger_balance_deltas');
+    await em.execute('analyze ledger_balances');
+  });
+
+  it('reads balances without touching the entries', async () => {
+    for (const plan of await entryReads(balancesUnder.text, "('tenants:')")) expect(plan).to.deep.equal([]);
+    for (const plan of await entryReads(balancesUnder.text, "('')")) expect(plan).to.deep.equal([]);
+  });
+
+  it("reads an account's entries, a payout's and a tenant's movements through indexes", async () => {
+    const epoch = "'1970-01-01T00:00:00Z'";
+    const cases: [string, string][] = [
+      [
+        entriesOfAccount.text,
+        `('world:beneficiaries', ${epoch}, '9999-01-01T00:00:00Z', ${epoch}, '00000000-0000-0000-0000-000000000000', 100)`,
+      ],
+      [entriesOfPayout.text, `('${payout}')`],
+      [ofPayout.text, `('${payout}', '${tenant}')`],
+      [movementsPage.text, `('${tenant}', null, null, null, null, null, null, 21)`],
+      [movementsPage.text, `('${tenant}', '${payout}', null, null, null, null, null, 21)`],
+    ];
+    for (const [text, args] of cases) {
+      for (const plan of await entryReads(text, args)) {
+        expect(plan, text).to.not.be.empty;
+        for (const node of plan) expect(node, text).to.match(INDEXED);
+      }
+    }
+  });
+});
