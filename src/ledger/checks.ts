@@ -54,13 +54,17 @@ const payoutMoney = statement(
    expected as (
      select id, currency, sum(held) as held, sum(transit) as transit from (
        select id, settlement_currency as currency,
-              case when status in ('CREATED', 'EXPIRED', 'SUCCESSFUL') then 0
-                   when status = 'FAILED' then
+              case when status in ('CREATED', 'EXPIRED') then 0
+                   -- A successful payout holds nothing, unless the processor returned it and an
+                   -- approved reconciliation resolution refunds it: then it holds what a failed one would.
+                   when status = 'SUCCESSFUL' and refund_status is null then 0
+                   when status in ('FAILED', 'SUCCESSFUL') then
                      case refund_status when 'SUCCESSFUL' then 0 when 'PROCESSING' then refund_amount
                                         else received_amount end
                    when in_flight then received_amount - converted
                    else received_amount end as held,
-              case when status = 'FAILED' and refund_status = 'PROCESSING' then refund_amount else 0 end as transit
+              case when status in ('FAILED', 'SUCCESSFUL') and refund_status = 'PROCESSING' then refund_amount
+                   else 0 end as transit
          from p
        union all
        select id, destination_currency, case when in_flight then destination_amount else 0 end,

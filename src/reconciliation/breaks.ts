@@ -17,6 +17,7 @@ import { flowNamed, flowTransaction } from '#src/ledger/flows.ts';
 import { type LedgerTransaction, post, transitionName } from '#src/ledger/ledger.ts';
 import { isUuid } from '#src/lib/ids.ts';
 import { type Decimal, toDecimal } from '#src/lib/money.ts';
+import type { Refund } from '#src/refunds/entities.ts';
 import { raiseRefundIn } from '#src/refunds/service.ts';
 import { ReconBreak } from './entities.ts';
 import { RECON_FLOWS } from './money.ts';
@@ -107,6 +108,38 @@ function bookedRail(b: ReconBreak, actor: { approvalId: string }, now: Date): Le
   );
 }
 
+/** The ledger transaction of money the processor returned, brought back into its payout for the refund. */
+function processorReturned(
+  b: ReconBreak,
+  refund: Refund,
+  actor: { approvalId: string },
+  now: Date,
+): LedgerTransaction {
+  return flowTransaction(
+    flowNamed(RECON_FLOWS, 'approval', 'PROCESSOR_RETURNED'),
+    {
+      accounts: {
+        beneficiaries: accountName('beneficiaries', {}),
+        payout: accountName('payout', { tenant: refund.tenant.id, payout: b.payoutId! }),
+        conversion: accountName('conversion', {}),
+      },
+      amounts: {
+        returned: b.railAmount ?? b.ledgerAmount ?? toDecimal(0),
+        refundable: refund.receivedAmount,
+      },
+      currencies: { destination: b.currency, settlement: refund.receivedCurrency },
+    },
+    {
+      tenantId: refund.tenant.id,
+      payoutId: b.payoutId ?? null,
+      approvalId: actor.approvalId,
+      at: now,
+      causeId: actor.approvalId,
+      transition: transitionName('RESOLVE', 'OPEN', 'RESOLVED'),
+    },
+  );
+}
+
 /** Why a resolution that moves money cannot apply to this break, or null. */
 function moveProblem(b: ReconBreak, resolution: 'BOOKED_RAIL' | 'REFUNDED_RETURN'): string | null {
   if (resolution === 'BOOKED_RAIL') {
@@ -142,6 +175,8 @@ export const reconMoves = {
       }
       if (args.resolution === 'REFUNDED_RETURN') {
         const outcome = await raiseRefundIn(em, deps, found.payoutId!, now, { afterReturn: true });
+        if (outcome.kind === 'RAISED')
+          await post(emSql(em), [processorReturned(found, outcome.refund, actor, now)]);
         if (outcome.kind !== 'RAISED') {
           throw invalidField(
             'break_id',

@@ -36,4 +36,33 @@ export const RECON_FLOWS = [
       },
     ],
   },
+  {
+    cause: 'approval',
+    name: 'PROCESSOR_RETURNED',
+    description:
+      'A payout the processor returned after success (REFUNDED_RETURN): the destination amount comes back from the beneficiaries to the payout and is converted back into what the payout received, which its refund then returns to the merchant. The conversion account carries the difference (the fees the service had kept).',
+    legs: [
+      {
+        from: 'beneficiaries',
+        to: 'payout',
+        amount: 'returned',
+        currency: 'destination',
+        movement: { type: 'returned', on: 'to' },
+      },
+      {
+        from: 'payout',
+        to: 'conversion',
+        amount: 'returned',
+        currency: 'destination',
+        movement: { type: 'conversion', on: 'from' },
+      },
+      {
+        from: 'conversion',
+        to: 'payout',
+        amount: 'refundable',
+        currency: 'settlement',
+        movement: { type: 'conversion', on: 'to' },
+      },
+    ],
+  },
 ] as const satisfies readonly Flow[];

@@ -9,6 +9,7 @@ import { Payout } from '#src/payouts/entities.ts';
 import { ReconRun } from '#src/reconciliation/entities.ts';
 import { runDueReconciliations } from '#src/reconciliation/service.ts';
 import { Refund } from '#src/refunds/entities.ts';
+import { runRefundsOnce } from '#src/refunds/job.ts';
 import { Inflow } from '#src/settlement/entities.ts';
 import type { Merchant } from '../client.ts';
 import { call } from '../client.ts';
@@ -129,6 +130,15 @@ describe('reconciliation against the rails (recon run, recon list, recon breaks)
       resolved_by: approver.id,
       approval_id: proposed.approval.id,
     });
+    await runRefundsOnce(deps());
+    await runRefundsOnce(deps());
+    // The returned money came back into the payout and left again as its refund: in balance.
+    const statement = await cliAs(operator)('ledger', 'payout', payoutId);
+    expect(
+      statement.entries.filter((e: any) => e.movement === 'returned').map((e: any) => e.amount),
+    ).to.deep.equal(['150000']);
+    const checked = await cliAs(operator)('ledger', 'check', '--all');
+    expect(checked.violations.filter((v: any) => v.subject === payoutId)).to.deep.equal([]);
     const refund = await deps().orm.em.fork().findOneOrFail(Refund, { payout: payoutId });
     expect(approved.approval.result.refund_id).to.equal(refund.id);
     expect(refund.status).to.be.oneOf(['PENDING', 'PROCESSING', 'SUCCESSFUL']);
