@@ -44,6 +44,37 @@ describe('dispatch: paying the beneficiary through the processor', () => {
     merchant = await payoutReadyMerchant();
   });
 
+  it('pays once when a second dispatcher takes over while the first attempt is at the processor', async () => {
+    const id = await paidPayout(merchant, payoutTo('5678'));
+    const references: string[] = [];
+    let tookOver = false;
+    await withSubmit(
+      (real) => async (args) => {
+        references.push(args.reference);
+        if (!tookOver) {
+          tookOver = true;
+          // The first dispatcher is at the processor; its lease on the task lapses, and another
+          // dispatcher claims the task and dispatches the payout before the first one's call lands.
+          harness().clock.advance(60_001);
+          await runDispatchOnce(deps());
+        }
+        return real(args);
+      },
+      async () => {
+        await runDispatchOnce(deps());
+      },
+    );
+    const outflows = await outflowsOf(merchant, id);
+    // One attempt, submitted by both under its one reference: the processor pays it once.
+    expect(outflows.map((o: { attempt_number: number }) => o.attempt_number)).to.deep.equal([1]);
+    expect(references.filter((r) => r === outflows[0].id)).to.have.length(2);
+    const record = await callbacksDelivered(outflows[0].id);
+    expect(record).to.include({ submissions: 2, attempt: 1, status: 'SUCCESSFUL' });
+    const [settled] = await outflowsOf(merchant, id);
+    expect(settled).to.include({ status: 'SUCCESSFUL', attempt_number: 1 });
+    expect((await payoutOf(merchant, id)).status).to.equal('SUCCESSFUL');
+  });
+
   it('pays a payout: one outflow, accepted then successful by callback', async () => {
     const id = await paidPayout(merchant, payoutTo('5678'));
     const submits: { reference: string; result: ProcessorResult }[] = [];
