@@ -238,8 +238,9 @@ async function refuseDuplicate(em: EntityManager, action: string, target: string
 
 /** Why a move was refused, in words, from its AppError. */
 function reasonOf(err: AppError): string {
+  // The code is kept beside it (failure_code): the reason is the words a person reads.
   const details = err.details.map((d) => `${d.field} ${d.issue}`).join('; ');
-  return (details ? `${err.code}: ${details}` : `${err.code}: ${err.message}`).slice(0, 1000);
+  return (details || err.message).slice(0, 1000);
 }
 
 /**

@@ -171,7 +171,7 @@ describe('four eyes on money moves (admin.approvals.*)', () => {
     expect(failed).to.include({
       state: 'FAILED',
       failure_code: 'VALIDATION_FAILED',
-      failure_reason: 'VALIDATION_FAILED: payout_id is PAYMENT_RECEIVED, not held for review',
+      failure_reason: 'payout_id is PAYMENT_RECEIVED, not held for review',
       decided_by_id: approver.id,
       result: null,
     });

@@ -4,10 +4,12 @@ import { expect } from 'chai';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { REPO_ROOT } from '#src/docs/generate.ts';
 import { runRefundsOnce } from '#src/refunds/job.ts';
+import { strayInflow } from '../approvals/fixtures.ts';
 import { CHROMIUM, CHROMIUM_FLAGS, requireChromium } from '../browser.ts';
 import { callbacksDelivered, dispatch, merchantWith, paidPayout, payoutTo } from '../dispatch/fixtures.ts';
 import { harness } from '../harness.ts';
 import { newOperator, type TestOperator, trpcCall } from '../operators/fixtures.ts';
+import { payeeHeldPayout } from '../payees/fixtures.ts';
 import { payoutReadyMerchant } from '../payouts/fixtures.ts';
 import { deps, handledCredit, payBank, payoutWithInstruction } from '../settlement/fixtures.ts';
 
@@ -191,8 +193,8 @@ describe('operations console in Chromium', function () {
     expect(taken, 'arrows in the order taken').to.deep.equal([
       'payout/t1',
       'payout/t2',
-      'payout/t5',
       'payout/t9',
+      'payout/t13',
     ]);
     const current = await pageA.$$eval('[data-testid="diagram"] .current', (els) => els.map((e) => e.id));
     expect(current).to.deep.equal(['payout/FAILED']);
@@ -264,6 +266,138 @@ describe('operations console in Chromium', function () {
     await pageV.reload();
     await pageV.waitForSelector('input[name="token"]');
     expect(await pageV.locator('.notice').textContent()).to.include('no longer valid');
+  });
+
+  it('holds a payout whose payee name does not match, and lets it go on under four eyes, in words', async () => {
+    const stamp = Date.now() % 100000;
+    const a = await newOperator('operator', `Ife Payee ${stamp}`);
+    const b = await newOperator('approver', `Kemi Approver ${stamp}`);
+    const { payoutId } = await payeeHeldPayout();
+
+    const pageA = await browserOf('A');
+    await signIn(pageA, a);
+    const row = pageA.locator(`[data-queue="payee"] tr[data-payout="${payoutId}"]`);
+    await row.waitFor();
+    expect(await row.textContent()).to.include('ADAEZE OKONKWO');
+    await row.locator('[data-testid="propose-accept-payee"]').click();
+    await row.locator('input').fill('merchant confirmed the beneficiary by phone');
+    await row.locator('button[type="submit"]').click();
+    await row.locator('.outcome.done').waitFor();
+    await shot(pageA, 'exceptions-payee');
+
+    // The payout's page says it is held, and why, in words.
+    await pageA.goto(`${harness().url}/console/payouts/${payoutId}`);
+    expect(await pageA.locator('[data-testid="substate"]').textContent()).to.equal('held: payee name');
+    expect(await pageA.locator('[data-field="payee_name_check"] dd').textContent()).to.match(/^NO MATCH: /);
+    expect(await pageA.locator('[data-field="payee_name_check"] dt').textContent()).to.equal(
+      'Payee name check',
+    );
+    await pageA
+      .locator('[data-testid="timeline"] tr[data-reason="PAYEE_NAME_HELD"]', {
+        hasText: 'does not match',
+      })
+      .waitFor();
+
+    const pageB = await browserOf('B');
+    await signIn(pageB, b);
+    const proposal = pageB.locator('[data-queue="proposals"] tr', { hasText: a.name });
+    await proposal.locator('[data-testid="approve"]').click();
+    await proposal.locator('input').fill('');
+    await proposal.locator('button[type="submit"]').click();
+    await proposal.waitFor({ state: 'detached' });
+    await pageB.goto(`${harness().url}/console/payouts/${payoutId}`);
+    await pageB.locator('[data-testid="timeline"] tr[data-reason="PAYEE_NAME_ACCEPTED"]').waitFor();
+    expect(await pageB.locator('[data-testid="substate"]').count()).to.equal(0);
+  });
+
+  it('attributes unmatched money from the console, and keeps a failed approval inside its row, in words', async () => {
+    const stamp = Date.now() % 100000;
+    const a = await newOperator('operator', `Uche Attributor ${stamp}`);
+    const b = await newOperator('approver', `Tayo Approver ${stamp}`);
+    const merchant = await payoutReadyMerchant();
+    const stray = await strayInflow(merchant);
+    const other = await strayInflow(merchant);
+
+    const pageA = await browserOf('A');
+    await signIn(pageA, a);
+    for (const inflow of [stray, other]) {
+      const row = pageA.locator('[data-queue="unmatched"] tr', {
+        has: pageA.locator(`code[title="${inflow.inflowId}"]`),
+      });
+      await row.waitFor();
+      // The row says whose money it is and where it came from.
+      expect(await row.locator(`code[title="${merchant.tenantId}"]`).count()).to.equal(1);
+      expect(await row.textContent()).to.match(/on TRC20|on TRON/);
+      await row.locator('[data-testid="propose-attribute"]').click();
+      await row.locator('[data-testid="attribute-payout"]').fill(inflow.payoutId);
+      await row.locator('input').nth(1).fill('the merchant sent it for this payout');
+      await row.locator('button[type="submit"]').click();
+      await row.locator('.outcome.done').waitFor();
+    }
+    await shot(pageA, 'exceptions-attribute');
+
+    // The first proposal is approved by B: the money is the payout's now.
+    const approvals = await trpcCall(
+      'admin.approvals.list',
+      'query',
+      { state: 'PENDING', proposer_id: a.id },
+      b.token,
+    );
+    const byInflow = new Map(
+      approvals.body.result.data.data.map((p: { id: string; args: { inflow_id: string } }) => [
+        p.args.inflow_id,
+        p.id,
+      ]),
+    );
+    const first = await trpcCall(
+      'admin.approvals.approve',
+      'mutation',
+      { approval_id: byInflow.get(stray.inflowId) },
+      b.token,
+    );
+    expect(first.status, JSON.stringify(first.body)).to.equal(200);
+    // The second inflow is recorded returned meanwhile: attributing it can no longer run.
+    const returned = await trpcCall(
+      'admin.settlement.returnInflow',
+      'mutation',
+      { inflow_id: other.inflowId, note: 'sent back by hand' },
+      harness().adminToken,
+    );
+    await trpcCall(
+      'admin.approvals.approve',
+      'mutation',
+      { approval_id: returned.body.result.data.approval.id },
+      b.token,
+    );
+
+    const pageB = await browserOf('B');
+    await signIn(pageB, b);
+    const width = await pageB.evaluate(() => document.documentElement.scrollWidth);
+    const failing = pageB.locator(
+      `[data-queue="proposals"] tr[data-approval="${byInflow.get(other.inflowId)}"]`,
+    );
+    await failing.locator('[data-testid="approve"]').click();
+    await failing.locator('button[type="submit"]').click();
+    await pageB.locator('[data-testid="approvals"], [data-queue="proposals"]').first().waitFor();
+    // The proposal is FAILED now, with its reason in words, and the page did not grow.
+    await pageB.click('header.bar a[href="/console/approvals"]');
+    await pageB.click('.tabs button:has-text("Decided")');
+    const decided = pageB.locator(
+      `[data-testid="approvals"] tr[data-approval="${byInflow.get(other.inflowId)}"]`,
+    );
+    await decided.waitFor();
+    expect(await decided.getAttribute('data-state')).to.equal('FAILED');
+    const reason = (await decided.locator('.failure-reason').textContent())!;
+    expect(reason).to.match(/^Did not run: /);
+    expect(reason).to.not.include('VALIDATION_FAILED');
+    expect(await pageB.evaluate(() => document.documentElement.scrollWidth)).to.be.at.most(
+      Math.max(width, 1400),
+    );
+    await shot(pageB, 'approvals-failed');
+    // The browser logs the refused approval (409) as a failed resource: that refusal is the point here.
+    const refusedApproval = problems.filter((p) => /^B: console: .*status of 409/.test(p));
+    expect(refusedApproval).to.have.length(1);
+    problems.splice(0, problems.length, ...problems.filter((p) => !refusedApproval.includes(p)));
   });
 
   it('walks a payout the processor returned after success from the sandbox to its refund, under four eyes, on the Reconciliation page', async () => {

@@ -26,13 +26,36 @@ export function clientWithToken(token: string) {
   });
 }
 
-/** The service's error code (`app_code`) and HTTP status of a failed call. */
-export function failureOf(error: unknown): { status: number | null; code: string | null; message: string } {
+/** The service's error code (`app_code`), HTTP status and what was wrong, field by field, of a failed call. */
+export function failureOf(error: unknown): {
+  status: number | null;
+  code: string | null;
+  message: string;
+  details: { field: string; issue: string }[];
+} {
   if (error instanceof TRPCClientError) {
-    const data = error.data as { httpStatus?: number; app_code?: string } | undefined;
-    return { status: data?.httpStatus ?? null, code: data?.app_code ?? null, message: error.message };
+    const data = error.data as
+      | { httpStatus?: number; app_code?: string; details?: { field: string; issue: string }[] }
+      | undefined;
+    return {
+      status: data?.httpStatus ?? null,
+      code: data?.app_code ?? null,
+      message: error.message,
+      details: Array.isArray(data?.details) ? data.details : [],
+    };
   }
-  return { status: null, code: null, message: error instanceof Error ? error.message : String(error) };
+  return {
+    status: null,
+    code: null,
+    message: error instanceof Error ? error.message : String(error),
+    details: [],
+  };
+}
+
+/** A refusal in words for a person: the service's sentence and what it found wrong, without its code. */
+export function inWords(f: ReturnType<typeof failureOf>): string {
+  const issues = f.details.map((d) => `${d.field.replaceAll('_', ' ')} ${d.issue}`).join('; ');
+  return issues && !f.message.includes(issues) ? `${f.message} (${issues})` : f.message;
 }
 
 /** A 401 means the token is not (or no longer) valid: revoked, or the operator was. Sign out. */

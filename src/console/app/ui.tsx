@@ -1,7 +1,7 @@
 import { type QueryKey, useInfiniteQuery, useMutation, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, type ReactNode, useState } from 'react';
 import { hasRole, type Role } from '../../operators/roles.ts';
-import { failureOf } from './api.ts';
+import { failureOf, inWords } from './api.ts';
 import { consoleStore, navigate, useConsole } from './store.ts';
 
 /** A page of any list of the API: the same cursors as the merchant API and the CLI. */
@@ -47,13 +47,10 @@ export function useAction<I, O>(key: string, label: string, run: (input: I) => P
       consoleStore.trigger.actionEnded({ key, ok: true, message: null });
       await queryClient.invalidateQueries();
     },
-    onError: (error) => {
-      const f = failureOf(error);
-      consoleStore.trigger.actionEnded({
-        key,
-        ok: false,
-        message: f.code ? `${f.code}: ${f.message}` : f.message,
-      });
+    onError: async (error) => {
+      consoleStore.trigger.actionEnded({ key, ok: false, message: inWords(failureOf(error)) });
+      // A refusal can change what the lists show (an approval that failed leaves its proposal FAILED).
+      await queryClient.invalidateQueries();
     },
   });
   return { ...mutation, pending };
@@ -83,17 +80,25 @@ export function NoteAction(props: {
   label: string;
   done?: string;
   placeholder?: string;
-  run: (note: string) => Promise<unknown>;
+  /** What the action does with the note (and, with `field`, `runWith` with both). */
+  run?: (note: string) => Promise<unknown>;
   testId?: string;
   /** The note may be left empty (an approval's); otherwise it is required. */
   optional?: boolean;
+  /** A second value the action needs besides the note (the payout to attribute money to), required. */
+  field?: { label: string; placeholder: string; testId?: string };
+  runWith?: (note: string, value: string) => Promise<unknown>;
 }) {
   const [open, setOpen] = useState(false);
   const [note, setNote] = useState('');
-  const action = useAction(props.actionKey, props.label, props.run);
+  const [value, setValue] = useState('');
+  const action = useAction(props.actionKey, props.label, (n: string) =>
+    props.runWith ? props.runWith(n, value.trim()) : (props.run?.(n) ?? Promise.resolve()),
+  );
   const submit = (event: FormEvent) => {
     event.preventDefault();
     if (note.trim() === '' && !props.optional) return;
+    if (props.field && value.trim() === '') return;
     action.mutate(note.trim());
   };
   if (action.pending?.state === 'done') return <Outcome pending={action.pending} done={props.done} />;
@@ -105,6 +110,16 @@ export function NoteAction(props: {
     );
   return (
     <form className="note-action" onSubmit={submit}>
+      {props.field ? (
+        <input
+          aria-label={props.field.label}
+          placeholder={props.field.placeholder}
+          data-testid={props.field.testId}
+          value={value}
+          onChange={(e) => setValue(e.target.value)}
+          required
+        />
+      ) : null}
       <input
         aria-label={`Note for: ${props.label}`}
         placeholder={props.placeholder ?? 'Note (required): why'}
@@ -225,11 +240,9 @@ export function MoreButton(props: {
 
 export function Failure({ error }: { error: unknown }) {
   if (!error) return null;
-  const f = failureOf(error);
   return (
     <p className="error" role="alert">
-      {f.code ? `${f.code}: ` : ''}
-      {f.message}
+      {inWords(failureOf(error))}
     </p>
   );
 }

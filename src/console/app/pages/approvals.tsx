@@ -13,10 +13,11 @@ type Approval = Awaited<ReturnType<typeof api.admin.approvals.list.query>>['data
 const ACTIONS: Record<string, string> = {
   'inflow.attribute': 'Attribute money to a payout',
   'inflow.return': 'Record money as returned',
-  'payout.fail': 'Fail a held payout (its refund follows)',
+  'payout.fail': 'Fail a held payout (any money received is refunded)',
   'refund.retry': 'Retry a failed refund',
   'refund.raise': 'Raise a held refund',
   'recon.resolve': 'Resolve a reconciliation difference by moving money',
+  'payee.accept': "Accept a held payout's payee name (it then gets its instruction)",
 };
 
 /** A proposal's targets, payouts linked to their page. */
@@ -103,9 +104,9 @@ export function ApprovalRows({ rows, overdue }: { rows: Approval[]; overdue?: (a
                 {a.decision_note ? <span className="muted"> “{a.decision_note}”</span> : null}
               </div>
             ) : null}
-            {a.failure_code ? (
-              <div className="error">
-                {a.failure_code}: {a.failure_reason}
+            {a.failure_reason ? (
+              <div className="error failure-reason" title={a.failure_code ?? undefined}>
+                Did not run: {a.failure_reason.replaceAll('_', ' ')}
               </div>
             ) : null}
           </td>

@@ -173,6 +173,97 @@ function HeldPayouts() {
   );
 }
 
+/** Payouts the payee name check holds: the two names side by side, and the two decisions. */
+function HeldPayees() {
+  const canPropose = useCan('operator');
+  const list = usePages(['admin.payees.held'], (cursor) =>
+    api.admin.payees.held.query({ limit: 20, cursor }),
+  );
+  const isOverdue = useOverdue('PAYOUTS_HELD_PAYEE_NAME');
+  return (
+    <Queue
+      id="payee"
+      code="PAYOUTS_HELD_PAYEE_NAME"
+      list={list}
+      head={
+        <tr>
+          <th>Payout</th>
+          <th>Tenant</th>
+          <th>Amount</th>
+          <th>Name given</th>
+          <th>Name at the institution</th>
+          <th>Waiting</th>
+          <th>Actions</th>
+        </tr>
+      }
+    >
+      {overdueFirst(list.rows, (h) => isOverdue(h.held_since)).map((held) => (
+        <tr
+          key={held.payout_id}
+          data-payout={held.payout_id}
+          className={isOverdue(held.held_since) ? 'overdue' : ''}
+        >
+          <td>
+            <Link to={`/console/payouts/${held.payout_id}`}>
+              <Id id={held.payout_id} />
+            </Link>
+          </td>
+          <td>{held.tenant_name}</td>
+          <td>
+            <Money amount={held.destination_amount} currency={held.destination_currency} />
+            <div className="muted">{held.destination_provider_name}</div>
+          </td>
+          <td>{held.given_name ?? '—'}</td>
+          <td>
+            {held.institution_name ?? (
+              <span className="muted">
+                {held.check === 'UNAVAILABLE' ? 'the institution could not say' : 'no such account'}
+              </span>
+            )}
+          </td>
+          <Waiting since={held.held_since} overdue={isOverdue(held.held_since)} />
+          <td className="actions">
+            {canPropose ? (
+              <>
+                <NoteAction
+                  actionKey={`payee-accept:${held.payout_id}`}
+                  label="Propose to accept the name"
+                  done="Proposed"
+                  testId="propose-accept-payee"
+                  placeholder="Note (required): how the merchant confirmed the beneficiary"
+                  run={(note) => api.admin.payees.accept.mutate({ payout_id: held.payout_id, note })}
+                />{' '}
+                <NoteAction
+                  actionKey={`fail:${held.payout_id}`}
+                  label="Propose to fail"
+                  done="Proposed"
+                  run={(note) => api.admin.settlement.failPayout.mutate({ payout_id: held.payout_id, note })}
+                />
+              </>
+            ) : null}
+          </td>
+        </tr>
+      ))}
+    </Queue>
+  );
+}
+
+function AttributeInflow({ id }: { id: string }) {
+  return (
+    <NoteAction
+      actionKey={`attribute:${id}`}
+      label="Propose to attribute"
+      done="Proposed"
+      testId="propose-attribute"
+      field={{ label: 'Payout to attribute it to', placeholder: 'Payout id', testId: 'attribute-payout' }}
+      placeholder="Note (required): how you know whose it is"
+      runWith={(note, payoutId) =>
+        api.admin.settlement.attribute.mutate({ inflow_id: id, payout_id: payoutId, note })
+      }
+    />
+  );
+}
+
 function ReturnInflow({ id }: { id: string }) {
   return (
     <NoteAction
@@ -200,8 +291,11 @@ function UnmatchedInflows() {
       head={
         <tr>
           <th>Inflow</th>
+          <th>Tenant</th>
           <th>Amount</th>
           <th>State</th>
+          <th>Paid by</th>
+          <th>Transaction</th>
           <th>Account's payout</th>
           <th>Arrived</th>
           <th>Waiting</th>
@@ -215,9 +309,24 @@ function UnmatchedInflows() {
             <Id id={inflow.id} />
           </td>
           <td>
+            <Id id={inflow.tenant_id} />
+          </td>
+          <td>
             <Money amount={inflow.amount} currency={inflow.currency} />
+            {inflow.network ? <div className="muted">on {inflow.network}</div> : null}
           </td>
           <td>{inflow.state === 'HELD' ? 'below every instruction' : 'unmatched'}</td>
+          <td className="url">
+            {inflow.payer_account ?? inflow.payer_name ?? <span className="muted">not known</span>}
+            {inflow.payer_account && inflow.payer_name ? (
+              <div className="muted">{inflow.payer_name}</div>
+            ) : null}
+          </td>
+          <td className="url">
+            <code title={inflow.rail === 'CRYPTO' ? 'transaction hash' : 'bank session id'}>
+              {inflow.external_ref}
+            </code>
+          </td>
           <td>
             {inflow.account_payout_id ? (
               <Link to={`/console/payouts/${inflow.account_payout_id}`}>
@@ -231,7 +340,13 @@ function UnmatchedInflows() {
             <Time at={inflow.arrived_at} />
           </td>
           <Waiting since={inflow.arrived_at} overdue={isOverdue(inflow.arrived_at)} />
-          <td className="actions">{canPropose ? <ReturnInflow id={inflow.id} /> : null}</td>
+          <td className="actions">
+            {canPropose ? (
+              <>
+                <AttributeInflow id={inflow.id} /> <ReturnInflow id={inflow.id} />
+              </>
+            ) : null}
+          </td>
         </tr>
       ))}
     </Queue>
@@ -441,6 +556,7 @@ function Proposals() {
 const SECTIONS: [QueueCode, () => ReactNode][] = [
   ['APPROVALS_PENDING', Proposals],
   ['PAYOUTS_HELD_UNDERPAID', HeldPayouts],
+  ['PAYOUTS_HELD_PAYEE_NAME', HeldPayees],
   ['INFLOWS_UNMATCHED', UnmatchedInflows],
   ['REFUNDS_FAILED', FailedRefunds],
   ['MONEY_HELD_NO_REFUND_DESTINATION', HeldMoney],

@@ -18,7 +18,70 @@ const show = (value: unknown): string =>
       ? JSON.stringify(value)
       : String(value);
 
-/** Every field of the merchant's resource, in the order the API gives them. */
+/** The merchant's fields as operators read them; a field not named here shows its API name. */
+const LABELS: Record<string, string> = {
+  id: 'Payout id',
+  tenant_id: 'Tenant id',
+  status: 'Status',
+  merchant_reference: 'Merchant reference',
+  notification_url: 'Notification URL',
+  destination_type: 'Paid to',
+  destination_country: 'Country',
+  destination_currency: 'Currency paid out',
+  destination_amount: 'Amount paid out',
+  destination_account_unique: 'Account',
+  destination_provider_name: 'Institution',
+  destination_provider_code: 'Institution code',
+  destination_account_name: 'Beneficiary name given',
+  payee_name_check: 'Payee name check',
+  metadata: 'Merchant metadata',
+  settlement_currency: 'Merchant pays in',
+  settlement_amount: 'Merchant pays',
+  exchange_rate: 'Exchange rate',
+  platform_fee_amount: 'Platform fee',
+  platform_fee_currency: 'Platform fee currency',
+  network_fee_amount: 'Network fee',
+  network_fee_currency: 'Network fee currency',
+  total_fee_amount: 'Total fees',
+  total_fee_currency: 'Total fees currency',
+  is_refunded: 'Refund raised',
+  refund_reference: 'Refund id',
+  created_at: 'Created',
+  updated_at: 'Last changed',
+  rail: 'Rail',
+  account_unique: 'Pay to',
+  provider_name: 'At',
+  network: 'Network',
+  expected_amount: 'Amount to pay',
+  expected_currency: 'Currency to pay',
+  payment_status: 'Payment',
+  expires_at: 'Pay before',
+  paid_at: 'Paid',
+};
+
+/** The payee name check in words. */
+export function payeeInWords(check: Detail['payout']['payee_name_check']): string {
+  if (!check) return 'not checked (no holder name for this destination)';
+  const words = {
+    MATCH: 'the name matches the institution’s',
+    CLOSE_MATCH: `close: the institution holds “${check.institution_name ?? '?'}”`,
+    NO_MATCH: 'does not match the institution’s name',
+    PENDING: 'waiting for the institution’s answer',
+    UNAVAILABLE: 'the institution could not answer',
+  } as const;
+  return `${check.result.replace('_', ' ')}: ${words[check.result]}`;
+}
+
+const fieldText = (k: string, v: unknown): string =>
+  k === 'payee_name_check'
+    ? payeeInWords(v as Detail['payout']['payee_name_check'])
+    : typeof v === 'boolean'
+      ? v
+        ? 'yes'
+        : 'no'
+      : show(v);
+
+/** Every field of the merchant's resource, in the order the API gives them, under its label. */
 function Fields({ payout }: { payout: Detail['payout'] }) {
   const entries = Object.entries(payout).filter(
     ([k]) => k !== 'status_timeline' && k !== 'payment_instruction',
@@ -28,9 +91,11 @@ function Fields({ payout }: { payout: Detail['payout'] }) {
     <div className="fields">
       <dl data-testid="merchant-fields">
         {entries.map(([k, v]) => (
-          <div key={k}>
-            <dt>{k}</dt>
-            <dd>{show(v)}</dd>
+          <div key={k} data-field={k}>
+            <dt title={k}>{LABELS[k] ?? k}</dt>
+            <dd className={k.endsWith('_id') || k === 'id' || k === 'refund_reference' ? 'id' : undefined}>
+              {fieldText(k, v)}
+            </dd>
           </div>
         ))}
       </dl>
@@ -42,8 +107,8 @@ function Fields({ payout }: { payout: Detail['payout'] }) {
           <dl>
             {instruction.map(([k, v]) => (
               <div key={k}>
-                <dt>{k}</dt>
-                <dd>{show(v)}</dd>
+                <dt title={k}>{LABELS[k] ?? k}</dt>
+                <dd>{fieldText(k, v)}</dd>
               </div>
             ))}
           </dl>
@@ -52,6 +117,23 @@ function Fields({ payout }: { payout: Detail['payout'] }) {
     </div>
   );
 }
+
+/** Why a timeline row was written, in words; a code not listed (a processor's failure code) shows as it is. */
+const REASONS: Record<string, string> = {
+  PAYOUT_CREATED: 'The merchant asked for the payout',
+  INSTRUCTION_GENERATED: 'Priced; the merchant was told what to pay',
+  INSTRUCTION_GENERATION_FAILED: 'No payment instruction could be issued',
+  PAYEE_NAME_HELD: 'Held: the payee’s name does not match the institution’s',
+  PAYEE_NAME_ACCEPTED: 'The payee’s name was accepted by operators',
+  PAYEE_NAME_REJECTED: 'Failed by operators: the payee’s name does not match',
+  PAYEE_NAME_MISMATCH: 'Refused: the payee’s name does not match',
+  PAYMENT_RECEIVED: 'The merchant’s money arrived in full',
+  SETTLEMENT_UNDERPAID: 'Less money arrived than asked for',
+  INSTRUCTION_EXPIRED: 'Nothing was paid before the deadline',
+  DISPATCHED: 'The processor accepted the payout',
+  DISPATCH_RETRIED: 'An attempt failed; another one was sent',
+  PAYOUT_SUCCEEDED: 'The beneficiary was paid',
+};
 
 function Timeline({ rows }: { rows: Detail['timeline'] }) {
   return (
@@ -71,7 +153,7 @@ function Timeline({ rows }: { rows: Detail['timeline'] }) {
         {rows.map((row, i) => (
           // biome-ignore lint/suspicious/noArrayIndexKey: the timeline is append-only: a row's place never changes
           <tr key={i} data-reason={row.reason_code}>
-            <td>{row.transition ?? ''}</td>
+            <td title={row.transition ? `arrow ${row.transition} of the diagram` : undefined}>{i + 1}</td>
             <td>
               <Time at={row.created_at} />
             </td>
@@ -79,7 +161,8 @@ function Timeline({ rows }: { rows: Detail['timeline'] }) {
               {row.from_status ?? '∅'} → {row.to_status}
             </td>
             <td>
-              <code>{row.reason_code}</code>
+              {REASONS[row.reason_code] ?? 'Failed: '}
+              {REASONS[row.reason_code] ? null : <code>{row.reason_code}</code>}
             </td>
             <td>{row.triggered_by}</td>
             <td className="who-decided">
@@ -107,6 +190,22 @@ function Timeline({ rows }: { rows: Detail['timeline'] }) {
         ))}
       </tbody>
     </table>
+  );
+}
+
+/** Where inside its status the payout is: held, and why (the machine's inner state). */
+function Substate({ path }: { path: Detail['path'] }) {
+  const inner = path.states.at(-1)?.split('.')[1];
+  const words: Record<string, string> = {
+    payeeHeld: 'held: payee name',
+    held: 'held: underpaid',
+    redispatching: 'sending again',
+  };
+  if (!inner || !words[inner]) return null;
+  return (
+    <span className="status substate" data-testid="substate">
+      {words[inner]}
+    </span>
   );
 }
 
@@ -190,7 +289,7 @@ export function PayoutPage({ payoutId }: { payoutId: string }) {
     <main className="page payout" data-status={d.payout.status}>
       <h1>
         Payout <code>{d.payout.id}</code>{' '}
-        <span className={`status s-${d.payout.status}`}>{d.payout.status}</span>
+        <span className={`status s-${d.payout.status}`}>{d.payout.status}</span> <Substate path={d.path} />
       </h1>
       <p className="lead">
         Tenant <strong>{d.tenant.name}</strong> <Id id={d.tenant.id} /> · merchant reference{' '}
@@ -236,7 +335,9 @@ export function PayoutPage({ payoutId }: { payoutId: string }) {
                     <Money amount={i.amount} currency={i.currency} />
                   </td>
                   <td>
-                    {i.rail} {i.provider_name} {i.network ?? ''}
+                    {i.rail === 'CRYPTO'
+                      ? `USDT on ${i.provider_name.replace(/^USDT on /, '')}`
+                      : i.provider_name}
                   </td>
                   <td>{i.is_matched ? 'yes' : 'no'}</td>
                   <td>{i.is_underpaid ? 'yes' : 'no'}</td>
