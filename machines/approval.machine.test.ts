@@ -16,10 +16,11 @@ function roundTrip(snapshot: Snapshot): Snapshot {
   );
 }
 
-function proposed(by = ADA): Snapshot {
+function proposed(by = ADA, required?: number): Snapshot {
   const [snapshot, actions] = initialTransition(approvalMachine, {
     proposerId: by,
     expiresAt: EXPIRES.toISOString(),
+    ...(required === undefined ? {} : { required }),
   });
   expect(
     actions.filter((a) => !a.type.startsWith('xstate.')),
@@ -50,6 +51,8 @@ describe('approval machine', () => {
     expect(s.context).to.deep.equal({
       proposerId: ADA,
       expiresAt: EXPIRES.toISOString(),
+      required: 1,
+      approverIds: [],
       deciderId: null,
       decisionNote: null,
       failure: null,
@@ -93,10 +96,43 @@ describe('approval machine', () => {
     expect(next.context).to.deep.equal({
       proposerId: ADA,
       expiresAt: EXPIRES.toISOString(),
+      required: 1,
+      approverIds: [],
       deciderId: BEN,
       decisionNote: 'not yet',
       failure: null,
     });
+  });
+
+  it('needs as many distinct approvers as its rule asks, none of them its proposer; the last one approves', () => {
+    const CY = 'cy';
+    const first = apply(proposed(ADA, 3), approve(BEN));
+    expect(first.taken).to.equal(true);
+    expect(first.next.value).to.equal('PENDING');
+    expect(first.next.context).to.include({ deciderId: null });
+    expect(first.next.context.approverIds).to.deep.equal([BEN]);
+    expect(apply(first.next, approve(BEN)).taken, 'the same approver twice').to.equal(false);
+    expect(apply(first.next, approve(ADA)).taken, 'its proposer').to.equal(false);
+    const second = apply(first.next, approve(CY));
+    expect(second.next.value).to.equal('PENDING');
+    const third = apply(second.next, approve('dee'));
+    expect(third.next.value).to.equal('APPROVED');
+    expect(third.next.context.approverIds).to.deep.equal([BEN, CY, 'dee']);
+    expect(third.next.context.deciderId).to.equal('dee');
+  });
+
+  it('treats a proposal persisted before rules as needing one approval', () => {
+    const old = approvalMachine.resolveState({
+      value: 'PENDING',
+      context: {
+        proposerId: ADA,
+        expiresAt: EXPIRES.toISOString(),
+        deciderId: null,
+        decisionNote: null,
+        failure: null,
+      },
+    } as never);
+    expect(apply(old, approve(BEN)).next.value).to.equal('APPROVED');
   });
 
   it('expires only once its time has come', () => {

@@ -1,4 +1,4 @@
-import { assign, setup } from 'xstate';
+import { and, assign, setup } from 'xstate';
 import type { MachineTexts, StateMeta, TransitionMeta } from './texts.ts';
 
 /**
@@ -10,10 +10,15 @@ import type { MachineTexts, StateMeta, TransitionMeta } from './texts.ts';
  * they refuse is refused there and then, with no proposal.
  *
  *   (proposed) --> PENDING
+ *   PENDING --APPROVE [bySecondPerson and moreApprovalsNeeded]--> PENDING (one approval recorded)
  *   PENDING --APPROVE [bySecondPerson]--> APPROVED (final; the action ran)
  *   PENDING --ACTION_FAILED--> FAILED (final; approved, but the action's checks refused it)
  *   PENDING --REJECT--> REJECTED (final)
  *   PENDING --EXPIRE [pastItsTime]--> EXPIRED (final)
+ *
+ * A proposal needs `required` approvals (1 to 3, from the approval rule in force when it was
+ * proposed), each from a different operator who is not its proposer; the last one runs the action.
+ * Which roles may approve is the caller's check, from the same rule.
  *
  * With four eyes off (FOUR_EYES=false) the proposer's own APPROVE is allowed: the action runs at
  * once and the proposal records it. Anything else is ignored (a second approval, a decision on a
@@ -28,6 +33,10 @@ export type ApprovalStatus = 'PENDING' | 'APPROVED' | 'REJECTED' | 'EXPIRED' | '
 
 export interface ApprovalContext {
   proposerId: string;
+  /** How many distinct approvals it needs (absent in proposals made before rules: 1). */
+  required?: number;
+  /** Who has approved it so far, in order (absent in proposals made before rules: nobody). */
+  approverIds?: string[];
   /** ISO time after which nobody can approve it any more. */
   expiresAt: string;
   /** Who approved, rejected, or approved in vain; null while PENDING and once EXPIRED. */
@@ -41,6 +50,7 @@ export interface ApprovalContext {
 export interface ApprovalInput {
   proposerId: string;
   expiresAt: string;
+  required?: number;
 }
 
 export type ApprovalEvent =
@@ -58,15 +68,32 @@ export const approvalMachine = setup({
     transitionMeta: {} as TransitionMeta,
   },
   guards: {
-    // Four eyes: the approver is not the proposer. Off, the proposer approves its own.
+    // Four eyes: the approver is neither the proposer nor one who approved already. Off, the
+    // proposer approves its own.
     bySecondPerson: ({ context, event }) =>
-      event.type === 'APPROVE' && (!event.fourEyes || event.approverId !== context.proposerId),
+      event.type === 'APPROVE' &&
+      (!event.fourEyes ||
+        (event.approverId !== context.proposerId && !(context.approverIds ?? []).includes(event.approverId))),
+    moreApprovalsNeeded: ({ context, event }) =>
+      event.type === 'APPROVE' &&
+      event.fourEyes &&
+      (context.approverIds ?? []).length + 1 < (context.required ?? 1),
     pastItsTime: ({ context, event }) =>
       event.type === 'EXPIRE' && event.now.getTime() >= Date.parse(context.expiresAt),
   },
   // Stryker disable ConditionalExpression: each action narrows the event's type for TypeScript; only its own event runs it
   actions: {
+    recordPartialApproval: assign({
+      approverIds: ({ context, event }) => [
+        ...(context.approverIds ?? []),
+        ...(event.type === 'APPROVE' ? [event.approverId] : []),
+      ],
+    }),
     recordApproval: assign({
+      approverIds: ({ context, event }) => [
+        ...(context.approverIds ?? []),
+        ...(event.type === 'APPROVE' ? [event.approverId] : []),
+      ],
       deciderId: ({ event }) => (event.type === 'APPROVE' ? event.approverId : null),
       decisionNote: ({ event }) => (event.type === 'APPROVE' ? event.note : null),
     }),
@@ -88,6 +115,8 @@ export const approvalMachine = setup({
   context: ({ input }) => ({
     proposerId: input.proposerId,
     expiresAt: input.expiresAt,
+    required: input.required ?? 1,
+    approverIds: [],
     deciderId: null,
     decisionNote: null,
     failure: null,
@@ -97,33 +126,42 @@ export const approvalMachine = setup({
       description:
         'The proposal waits for a second operator (approver or admin) to approve or reject it, for at most {APPROVAL_TTL_HOURS} hours. Nothing has moved yet.',
       on: {
-        APPROVE: {
-          guard: 'bySecondPerson',
-          target: 'APPROVED',
-          actions: 'recordApproval',
-          description:
-            'A second operator approves the proposal, and the action runs in the same step, with every check it has when done directly.',
-          meta: {
-            by: ['OPERATOR_FOUR_EYES'],
-            causes: [
-              { machine: 'inflow', event: 'OPERATOR_ATTRIBUTE', note: 'an inflow attributed to a payout' },
-              { machine: 'inflow', event: 'OPERATOR_RETURN', note: 'an inflow recorded as returned' },
-              { machine: 'payout', event: 'OPERATOR_FAIL', note: 'a held payout failed' },
-              {
-                machine: 'payout',
-                event: 'PAYEE_NAME_ACCEPTED',
-                note: "a held payout's payee name accepted",
-              },
-              { machine: 'refund', event: 'OPERATOR_RETRY', note: 'a failed refund retried' },
-              { machine: 'refund', creates: true, note: "a held payout's refund raised" },
-              {
-                machine: 'recon-break',
-                event: 'RESOLVE',
-                note: 'a reconciliation break resolved by moving money',
-              },
-            ],
+        APPROVE: [
+          {
+            guard: and(['bySecondPerson', 'moreApprovalsNeeded']),
+            actions: 'recordPartialApproval',
+            description:
+              'One more operator approves a proposal whose rule asks for more approvals than it has: the approval is recorded, nothing moves yet, and it waits for the next approver.',
+            meta: { by: ['OPERATOR_FOUR_EYES'] },
           },
-        },
+          {
+            guard: 'bySecondPerson',
+            target: 'APPROVED',
+            actions: 'recordApproval',
+            description:
+              'The last approval it needs is given (a second operator, or a third or fourth where its rule asks for more), and the action runs in the same step, with every check it has when done directly.',
+            meta: {
+              by: ['OPERATOR_FOUR_EYES'],
+              causes: [
+                { machine: 'inflow', event: 'OPERATOR_ATTRIBUTE', note: 'an inflow attributed to a payout' },
+                { machine: 'inflow', event: 'OPERATOR_RETURN', note: 'an inflow recorded as returned' },
+                { machine: 'payout', event: 'OPERATOR_FAIL', note: 'a held payout failed' },
+                {
+                  machine: 'payout',
+                  event: 'PAYEE_NAME_ACCEPTED',
+                  note: "a held payout's payee name accepted",
+                },
+                { machine: 'refund', event: 'OPERATOR_RETRY', note: 'a failed refund retried' },
+                { machine: 'refund', creates: true, note: "a held payout's refund raised" },
+                {
+                  machine: 'recon-break',
+                  event: 'RESOLVE',
+                  note: 'a reconciliation break resolved by moving money',
+                },
+              ],
+            },
+          },
+        ],
         ACTION_FAILED: {
           target: 'FAILED',
           actions: 'recordFailure',
@@ -178,8 +216,13 @@ export const approvalTexts = {
   },
   guards: {
     bySecondPerson: {
-      holds: 'the approver is not the operator who proposed it (or four eyes are off)',
-      fails: 'the approver is the operator who proposed it',
+      holds:
+        'the approver is neither the operator who proposed it nor one who approved it already (or four eyes are off)',
+      fails: 'the approver proposed it, or approved it already',
+    },
+    moreApprovalsNeeded: {
+      holds: 'its rule asks for more distinct approvals than it will have with this one',
+      fails: 'this approval is the last one its rule asks for',
     },
     pastItsTime: {
       holds: 'the proposal is older than {APPROVAL_TTL_HOURS} hours',

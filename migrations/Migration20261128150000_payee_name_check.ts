@@ -20,7 +20,7 @@ export class Migration20261128150000_payee_name_check extends Migration {
     );
     this.addSql(`alter table "approvals" drop constraint if exists "approvals_action_check";`);
     this.addSql(
-      `alter table "approvals" add constraint "approvals_action_check" check ("action" in ('inflow.attribute', 'inflow.return', 'payout.fail', 'refund.retry', 'refund.raise', 'recon.resolve', 'payee.accept'));`,
+      `alter table "approvals" add constraint "approvals_action_check" check ("action" in ('inflow.attribute', 'inflow.return', 'payout.fail', 'refund.retry', 'refund.raise', 'recon.resolve', 'payee.accept', 'approval_rule.set', 'operator.role'));`,
     );
     this.addSql(
       `create index "payouts_held_payee_index" on "payouts" ("created_at", "id") where "status" = 'CREATED' and (("snapshot" -> 'value') ->> 'CREATED') = 'payeeHeld';`,
@@ -31,7 +31,7 @@ export class Migration20261128150000_payee_name_check extends Migration {
     this.addSql(`drop index if exists "payouts_held_payee_index";`);
     this.addSql(`alter table "approvals" drop constraint if exists "approvals_action_check";`);
     this.addSql(
-      `alter table "approvals" add constraint "approvals_action_check" check ("action" in ('inflow.attribute', 'inflow.return', 'payout.fail', 'refund.retry', 'refund.raise', 'recon.resolve'));`,
+      `alter table "approvals" add constraint "approvals_action_check" check ("action" in ('inflow.attribute', 'inflow.return', 'payout.fail', 'refund.retry', 'refund.raise', 'recon.resolve', 'approval_rule.set', 'operator.role'));`,
     );
     this.addSql(`alter table "tenants" drop column if exists "payee_name_policy";`);
     this.addSql(

@@ -5,21 +5,32 @@ import { adminProcedure } from '#src/http/procedures.ts';
 import { idIn } from '#src/http/schemas.ts';
 import { router } from '#src/http/trpc.ts';
 import { isUuid } from '#src/lib/ids.ts';
+import { roleChanges } from '#src/operators/role-change.ts';
 import { payeeMoves } from '#src/payees/moves.ts';
 import { reconMoves } from '#src/reconciliation/breaks.ts';
 import { refundMoves } from '#src/refunds/moves.ts';
 import { settlementMoves } from '#src/settlement/moves.ts';
-import { APPROVAL_STATUSES, Approval, MONEY_MOVES, type MoneyMove } from './entities.ts';
+import {
+  APPROVAL_ACTIONS,
+  APPROVAL_STATUSES,
+  Approval,
+  type ApprovalAction,
+  MONEY_MOVES,
+} from './entities.ts';
 import type { MoneyMoveDef } from './moves.ts';
-import { approveMove, listApprovals, rejectMove } from './service.ts';
-import { approvalOut, toApprovalViews } from './view.ts';
+import { RULE_ROLES, ruleChanges, ruleOut, ruleView } from './rule-changes.ts';
+import { DEFAULT_REQUIREMENT, rulesInForce } from './rules.ts';
+import { approveMove, listApprovals, proposeMove, rejectMove } from './service.ts';
+import { approvalOut, proposalOut, toApprovalViews, toProposal } from './view.ts';
 
-/** Every money move that needs four eyes, by the name proposals carry. */
-export const MONEY_MOVE_DEFS: Readonly<Record<MoneyMove, MoneyMoveDef>> = {
+/** Everything a proposal can be of (money moves, rule changes, role raises), by the name proposals carry. */
+export const MONEY_MOVE_DEFS: Readonly<Record<ApprovalAction, MoneyMoveDef>> = {
   ...settlementMoves,
   ...refundMoves,
   ...reconMoves,
   ...payeeMoves,
+  ...ruleChanges,
+  ...roleChanges,
 };
 
 const approvalId = z.string().min(1).max(64);
@@ -41,7 +52,7 @@ export const approvalsAdminRouter = router({
         pageQuery
           .extend({
             state: z.enum(APPROVAL_STATUSES).optional(),
-            action: z.enum(MONEY_MOVES).optional(),
+            action: z.enum(APPROVAL_ACTIONS).optional(),
             target_id: idIn.optional(),
             decided: z.boolean().optional(),
             proposer_id: z.uuid().optional(),
@@ -101,6 +112,62 @@ export const approvalsAdminRouter = router({
       .mutation(async ({ ctx, input }) => {
         const rejected = await rejectMove(ctx, input.approval_id, input.note);
         return (await toApprovalViews(ctx.em, [rejected]))[0]!;
+      }),
+  }),
+
+  approvalRules: router({
+    /**
+     * The approval rules in force, by action then threshold, after the built-in default of each
+     * action (one approver or admin; `id` null). The strictest rule matching a proposal applies.
+     */
+    list: adminProcedure
+      .meta({ role: 'viewer' })
+      .input(z.strictObject({ action: z.enum(MONEY_MOVES).optional() }).default({}))
+      .output(z.object({ data: z.array(ruleOut) }))
+      .query(async ({ ctx, input }) => {
+        const defaults = MONEY_MOVES.filter((a) => !input.action || a === input.action).map((action) => ({
+          id: null,
+          action,
+          above: null,
+          currency: null,
+          approvers: DEFAULT_REQUIREMENT.approvers,
+          roles: [...DEFAULT_REQUIREMENT.roles],
+          approval_id: null,
+          created_at: null,
+        }));
+        return { data: [...defaults, ...(await rulesInForce(ctx.em, input.action)).map(ruleView)] };
+      }),
+
+    /**
+     * Proposes a rule, or a change of the rule with the same action, currency and threshold: a
+     * proposal (`approval_rule.set`) another admin approves. It applies to proposals made after.
+     */
+    propose: adminProcedure
+      .meta({ role: 'admin' })
+      .input(
+        z.strictObject({
+          action: z.enum(MONEY_MOVES),
+          above: z.string().max(32).optional(),
+          currency: z.string().max(8).optional(),
+          approvers: z.number().int().min(1).max(3),
+          roles: z.array(z.enum(RULE_ROLES)).min(1).max(2).optional(),
+          note: note.optional(),
+        }),
+      )
+      .output(proposalOut)
+      .mutation(async ({ ctx, input }) => {
+        const { note: why, ...rule } = input;
+        const args = {
+          action: rule.action,
+          above: rule.above ?? null,
+          currency: rule.currency?.toUpperCase() ?? null,
+          approvers: rule.approvers,
+          roles: rule.roles ?? ['approver', 'admin'],
+        };
+        const said =
+          why ??
+          `approval rule: ${rule.action}${args.above ? ` above ${args.above} ${args.currency}` : ''} needs ${rule.approvers} approver(s)`;
+        return toProposal(ctx.em, await proposeMove(ctx, ruleChanges['approval_rule.set'], args, said));
       }),
   }),
 });

@@ -23,6 +23,17 @@ export const MONEY_MOVES = [
 export type MoneyMove = (typeof MONEY_MOVES)[number];
 
 /**
+ * Changes that move no money but need a second admin all the same: an approval rule set (made or
+ * changed), and an operator's role raised to approver or admin once two admins exist.
+ */
+export const ADMIN_CHANGES = ['approval_rule.set', 'operator.role'] as const;
+export type AdminChange = (typeof ADMIN_CHANGES)[number];
+
+/** Everything a proposal can be of. */
+export const APPROVAL_ACTIONS = [...MONEY_MOVES, ...ADMIN_CHANGES] as const;
+export type ApprovalAction = (typeof APPROVAL_ACTIONS)[number];
+
+/**
  * A proposal to move money (four eyes): what to do, why, who proposed it, and how it ended. Its
  * status is owned by `machines/approval.machine.ts` through the engine, like every other status.
  */
@@ -43,7 +54,7 @@ export const Approval = defineEntity({
     id: idColumn(),
     status: p.enum(APPROVAL_STATUSES),
     snapshot: p.json<Record<string, unknown>>(),
-    action: p.enum(MONEY_MOVES),
+    action: p.enum(APPROVAL_ACTIONS),
     /** The action's arguments, as the admin procedure took them (without the note). */
     args: p.json<Record<string, unknown>>(),
     /** Ids of the objects the action concerns (inflow, payout, refund). */
@@ -60,6 +71,11 @@ export const Approval = defineEntity({
     stake: p.json<Record<string, string | null>>().nullable(),
     /** What the action returned when it ran. */
     result: p.json<Record<string, unknown>>().nullable(),
+    /** How many distinct approvers it needs, and the roles they may have: its rule's, when proposed. */
+    requiredApprovers: p.integer().default(1),
+    approverRoles: p.array().$type<string[]>().defaultRaw(`'{approver,admin}'`),
+    /** The approval rule that set what it needs; null for the default. */
+    ruleId: p.uuid().nullable(),
     expiresAt: p.datetime(),
     decidedAt: p.datetime().nullable(),
     ...timestamps(),

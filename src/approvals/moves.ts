@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { z } from 'zod';
 import type { Deps } from '#src/deps.ts';
-import type { MoneyMove } from './entities.ts';
+import type { ApprovalAction } from './entities.ts';
 import type { Stake } from './stakes.ts';
 
 /** Who an action runs for: written on the timeline rows it causes (`metadata`). */
@@ -19,7 +19,7 @@ export interface MoveActor {
  * approval with every check it has when done directly; an AppError it throws is a refusal.
  */
 export interface MoneyMoveDef<A extends Record<string, unknown> = Record<string, unknown>> {
-  action: MoneyMove;
+  action: ApprovalAction;
   args: z.ZodType<A>;
   targets(args: A): string[];
   /** What it puts at stake (tenant, amount and currency, its target's state), read when proposed. */

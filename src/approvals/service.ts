@@ -9,9 +9,10 @@ import { type Commit, roleRefusal } from '#src/http/procedures.ts';
 import { isUuid, newId } from '#src/lib/ids.ts';
 import type { OperatorIdentity } from '#src/operators/auth.ts';
 import { Operator } from '#src/operators/entities.ts';
-import { hasRole } from '#src/operators/roles.ts';
-import { Approval, type MoneyMove } from './entities.ts';
+import { hasRole, type Role } from '#src/operators/roles.ts';
+import { ADMIN_CHANGES, Approval, type ApprovalAction } from './entities.ts';
 import type { MoneyMoveDef, MoveActor } from './moves.ts';
+import { type Requirement, requirementFor } from './rules.ts';
 
 /**
  * Four eyes on money moves (issue 18): a move becomes a proposal (an `approvals` row, PENDING,
@@ -108,6 +109,8 @@ async function runApproved(
   });
   if (!t.taken) throw t.row.status === 'PENDING' ? selfApproval() : notPending(t.row);
   const row = t.row;
+  // One approval of several: recorded, and the move waits for the next approver.
+  if (row.status === 'PENDING') return row;
   const actor: MoveActor = { approverId: args.approverId, proposerId: row.proposerId, approvalId: row.id };
   row.result = await args.def.run(em, deps, { args: row.args, actor, now, prepared: args.prepared });
   row.deciderId = args.approverId;
@@ -173,9 +176,11 @@ export async function proposeMove(
   return call.commit(async (em) => {
     await refuseDuplicate(em, def.action, targetIds[0]);
     const stake = await def.stake(em, args);
+    const needs = await requirementOf(em, def.action, stake);
     const initial = initialState(approvalMachine, {
       proposerId: operator.id,
       expiresAt: expiresAt.toISOString(),
+      required: needs.approvers,
     });
     const approval = em.create(Approval, {
       id,
@@ -185,6 +190,9 @@ export async function proposeMove(
       args,
       targetIds,
       stake: { ...stake },
+      requiredApprovers: needs.approvers,
+      approverRoles: needs.roles,
+      ruleId: needs.ruleId,
       note: reason,
       proposerId: operator.id,
       deciderId: null,
@@ -214,6 +222,18 @@ export async function proposeMove(
   });
 }
 
+/** Changes that move no money (a rule, a role) are approved by one other admin; money moves per their rule. */
+function requirementOf(
+  em: EntityManager,
+  action: ApprovalAction,
+  stake: Parameters<typeof requirementFor>[2],
+): Promise<Requirement> | Requirement {
+  if ((ADMIN_CHANGES as readonly string[]).includes(action)) {
+    return { approvers: 1, roles: ['admin'], ruleId: null };
+  }
+  return requirementFor(em, action, stake);
+}
+
 /**
  * Refuses a second PENDING proposal of `action` on the same target (its first target id: the
  * object it acts on), naming the open one. Proposals of one action and target take a lock in
@@ -236,6 +256,12 @@ async function refuseDuplicate(em: EntityManager, action: string, target: string
   });
 }
 
+/** Who has approved a proposal so far (its machine's context). */
+export function approversOf(approval: Pick<Approval, 'snapshot'>): string[] {
+  const context = (approval.snapshot as { context?: { approverIds?: string[] } }).context;
+  return context?.approverIds ?? [];
+}
+
 /** Why a move was refused, in words, from its AppError. */
 function reasonOf(err: AppError): string {
   // The code is kept beside it (failure_code): the reason is the words a person reads.
@@ -251,7 +277,7 @@ function reasonOf(err: AppError): string {
  */
 export async function approveMove(
   call: AdminCall,
-  moves: Readonly<Record<MoneyMove, MoneyMoveDef>>,
+  moves: Readonly<Record<ApprovalAction, MoneyMoveDef>>,
   approvalId: string,
   note: string | undefined,
 ): Promise<Approval> {
@@ -260,6 +286,20 @@ export async function approveMove(
   if (found.status !== 'PENDING') throw notPending(found);
   const fourEyes = deps.config.FOUR_EYES;
   if (fourEyes && found.proposerId === operator.id) throw selfApproval();
+  if (fourEyes) {
+    const roles = found.approverRoles as Role[];
+    if (!roles.includes(operator.role)) {
+      throw roleRefusal(operator, roles.includes('approver') ? 'approver' : 'admin');
+    }
+    if (approversOf(found).includes(operator.id)) {
+      throw new AppError('SELF_APPROVAL_FORBIDDEN', {
+        message: `Operator ${operator.name} approved proposal ${found.id} already; it needs ${found.requiredApprovers} different approvers.`,
+        details: [
+          { field: 'approval_id', issue: 'was approved by this operator already; another approver must' },
+        ],
+      });
+    }
+  }
   audit.target(found.id, ...found.targetIds);
   const now = deps.clock.now();
   if (now >= found.expiresAt) {
@@ -274,7 +314,10 @@ export async function approveMove(
   const def = moves[found.action];
   try {
     const prepared = def.prepare ? await def.prepare(deps, found.args) : undefined;
-    audit.outcome = 'APPROVED';
+    const last = !fourEyes || approversOf(found).length + 1 >= found.requiredApprovers;
+    audit.outcome = last
+      ? 'APPROVED'
+      : `APPROVED_${approversOf(found).length + 1}_OF_${found.requiredApprovers}`;
     return await call.commit((em) =>
       runApproved(em, deps, {
         approvalId: found.id,
@@ -380,7 +423,7 @@ export interface ApprovalFilter {
   state?: ApprovalStatus;
   /** true: decided (any state but PENDING); false: PENDING. */
   decided?: boolean;
-  action?: MoneyMove;
+  action?: ApprovalAction;
   targetId?: string;
   proposerId?: string;
 }

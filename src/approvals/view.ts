@@ -1,14 +1,14 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { iso, timestampOut } from '#src/http/schemas.ts';
-import { APPROVAL_STATUSES, type Approval, MONEY_MOVES } from './entities.ts';
-import { operatorNames } from './service.ts';
+import { APPROVAL_ACTIONS, APPROVAL_STATUSES, type Approval } from './entities.ts';
+import { approversOf, operatorNames } from './service.ts';
 
 /** A proposal as operators, the CLI and the console see it. */
 export const approvalOut = z.object({
   id: z.string(),
   /** The money move: inflow.attribute, inflow.return, payout.fail, refund.retry or refund.raise. */
-  action: z.enum(MONEY_MOVES),
+  action: z.enum(APPROVAL_ACTIONS),
   state: z.enum(APPROVAL_STATUSES),
   /** The move's arguments (ids), as proposed. */
   args: z.record(z.string(), z.unknown()),
@@ -18,6 +18,12 @@ export const approvalOut = z.object({
   amount: z.string().nullable(),
   currency: z.string().nullable(),
   target_state: z.string().nullable(),
+  /** How many distinct approvers it needs and the roles they may have (its rule's, when proposed), and who approved so far. */
+  required_approvers: z.number().int(),
+  approver_roles: z.array(z.string()),
+  approved_by_ids: z.array(z.string()),
+  /** The approval rule that set what it needs; null for the default (one approver or admin). */
+  rule_id: z.string().nullable(),
   /** Why the proposer wants it. */
   note: z.string(),
   proposer_id: z.string(),
@@ -51,6 +57,10 @@ export function toApprovalView(a: Approval, names: ReadonlyMap<string, string>):
     amount: a.stake?.['amount'] ?? null,
     currency: a.stake?.['currency'] ?? null,
     target_state: a.stake?.['targetState'] ?? null,
+    required_approvers: a.requiredApprovers,
+    approver_roles: a.approverRoles,
+    approved_by_ids: approversOf(a),
+    rule_id: a.ruleId ?? null,
     note: a.note,
     proposer_id: a.proposerId,
     proposer_name: names.get(a.proposerId) ?? null,

@@ -8,7 +8,11 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createTRPCClient, httpLink, TRPCClientError } from '@trpc/client';
-import { APPROVAL_STATUSES as APPROVAL_STATES, MONEY_MOVES } from '#src/approvals/entities.ts';
+import {
+  APPROVAL_ACTIONS,
+  APPROVAL_STATUSES as APPROVAL_STATES,
+  MONEY_MOVES,
+} from '#src/approvals/entities.ts';
 import { configSchema } from '#src/config.ts';
 import { ROLES } from '#src/operators/roles.ts';
 import { PAYEE_POLICIES } from '#src/payees/name-match.ts';
@@ -154,10 +158,73 @@ const COMMANDS: Record<string, Command> = {
   }),
   'operator create': command({
     synopsis: `--name NAME --role ${ROLES.join('|')}`,
-    summary: 'a new operator, its token shown once: {"id","name","role","token"} (admin)',
+    summary:
+      'a new operator, its token shown once: {"id","name","role","token"} (admin); once two admins exist, an approver or admin starts as viewer with an "approval" to raise it',
     options: { name: { type: 'string' }, role: { type: 'string' } },
     input: (v) => ({ name: required(v, 'name'), role: choice(v, 'role', ROLES) ?? missing('role', 'ROLE') }),
-    call: (c, input) => c.admin.operators.create.mutate(input),
+    call: async (c, input) => {
+      const { approval, ...created } = await c.admin.operators.create.mutate(input);
+      return approval ? { ...created, approval } : created;
+    },
+  }),
+  'operator role': command({
+    synopsis: `OPERATOR_ID --role ${ROLES.join('|')} [--note TEXT]`,
+    summary:
+      'change a role: lowering is immediate; raising to approver or admin, once two admins exist, is a proposal another admin approves: {"operator","approval"} (admin)',
+    positionals: ['OPERATOR_ID'],
+    options: { role: { type: 'string' }, note: { type: 'string' } },
+    input: (v, [id]) => ({
+      operator_id: id!,
+      role: choice(v, 'role', ROLES) ?? missing('role', 'ROLE'),
+      note: v.note as string | undefined,
+    }),
+    call: (c, input) => c.admin.operators.role.mutate(input),
+  }),
+  'approval-rule list': command({
+    synopsis: `[--action ${MONEY_MOVES.join('|')}]`,
+    summary:
+      'the approval rules in force, each action\'s default first: {"data":[{"action","above","currency","approvers","roles",...}]}',
+    options: { action: { type: 'string' } },
+    input: (v) => ({ action: choice(v, 'action', MONEY_MOVES) }),
+    call: (c, input) => c.admin.approvalRules.list.query(input),
+  }),
+  'approval-rule propose': command({
+    synopsis: `--action ${MONEY_MOVES.join('|')} [--above AMOUNT --currency CUR] --approvers 1|2|3 [--roles approver,admin] [--note TEXT]`,
+    summary:
+      'propose a rule (or a change of the rule with the same action and threshold); another admin approves it, and it applies to proposals made after: {"approval"} (admin)',
+    options: {
+      action: { type: 'string' },
+      above: { type: 'string' },
+      currency: { type: 'string' },
+      approvers: { type: 'string' },
+      roles: { type: 'string' },
+      note: { type: 'string' },
+    },
+    input: (v) => {
+      const approvers = Number(required(v, 'approvers', 'N'));
+      if (!Number.isInteger(approvers) || approvers < 1 || approvers > 3)
+        throw new UsageError('--approvers must be 1, 2 or 3');
+      if ((v.above === undefined) !== (v.currency === undefined))
+        throw new UsageError('--above and --currency go together: give both or neither');
+      const roles =
+        v.roles === undefined
+          ? undefined
+          : String(v.roles)
+              .split(',')
+              .map((r) => r.trim())
+              .filter(Boolean);
+      for (const r of roles ?? [])
+        if (r !== 'approver' && r !== 'admin') throw new UsageError('--roles takes approver, admin or both');
+      return {
+        action: choice(v, 'action', MONEY_MOVES) ?? missing('action', 'ACTION'),
+        above: v.above as string | undefined,
+        currency: v.currency as string | undefined,
+        approvers,
+        roles: roles as ('approver' | 'admin')[] | undefined,
+        note: v.note as string | undefined,
+      };
+    },
+    call: async (c, input) => c.admin.approvalRules.propose.mutate(input),
   }),
   'operator list': command({
     synopsis: '[--active] [--limit N] [--cursor CURSOR]',
@@ -283,7 +350,7 @@ const COMMANDS: Record<string, Command> = {
   }),
   'approval list': command({
     synopsis:
-      `[--state ${APPROVAL_STATES.join('|')}] [--decided] [--action ${MONEY_MOVES.join('|')}] ` +
+      `[--state ${APPROVAL_STATES.join('|')}] [--decided] [--action ${APPROVAL_ACTIONS.join('|')}] ` +
       '[--proposer OPERATOR_ID] [--target ID] [--limit N] [--cursor CURSOR]',
     summary:
       'proposals of money moves, newest first; filters combine (--state PENDING: the decisions ' +
@@ -299,7 +366,7 @@ const COMMANDS: Record<string, Command> = {
     input: (v) => ({
       state: choice(v, 'state', APPROVAL_STATES),
       decided: v.decided === true || undefined,
-      action: choice(v, 'action', MONEY_MOVES),
+      action: choice(v, 'action', APPROVAL_ACTIONS),
       proposer_id: v.proposer as string | undefined,
       target_id: v.target as string | undefined,
       ...page(v),

@@ -1,4 +1,5 @@
 import { Approval } from '#src/approvals/entities.ts';
+import { ApprovalRule } from '#src/approvals/rules.ts';
 import { AuditEntry } from '#src/audit/entities.ts';
 import { OverdueNotice } from '#src/compliance/entities.ts';
 import { Outflow } from '#src/dispatch/entities.ts';
@@ -42,6 +43,7 @@ export const entities = [
   Operator,
   AuditEntry,
   Approval,
+  ApprovalRule,
   OverdueNotice,
   LedgerEntry,
   LedgerBalance,

@@ -1,9 +1,12 @@
 import { z } from 'zod';
+import { proposeMove } from '#src/approvals/service.ts';
+import { approvalOut, toApprovalViews } from '#src/approvals/view.ts';
 import { pageOf, pageQuery, paginate } from '#src/http/pagination.ts';
 import { adminProcedure } from '#src/http/procedures.ts';
 import { iso, noInput, timestampOut } from '#src/http/schemas.ts';
 import { router } from '#src/http/trpc.ts';
 import { Operator } from './entities.ts';
+import { changeableOperator, isRaise, roleChanges, roleGrantNeedsApproval } from './role-change.ts';
 import { ROLES } from './roles.ts';
 import { createOperator, revokeOperator } from './service.ts';
 
@@ -53,17 +56,70 @@ export const operatorAdminRouter = router({
         return { data: page.items.map(toOperator), meta: page.meta };
       }),
 
-    /** A new operator; its token is in this response and nowhere else, ever. */
+    /**
+     * A new operator; its token is in this response and nowhere else, ever. Once two admins exist,
+     * an approver or admin is created as a viewer with a proposal (`approval`) to raise it, which
+     * another admin approves; `role` is the role it has now.
+     */
     create: adminProcedure
       .meta({ role: 'admin' })
       .input(z.strictObject({ name: z.string().trim().min(1).max(100), role: z.enum(ROLES) }))
-      .output(operatorIdentityOut.extend({ token: z.string() }))
-      .mutation(({ ctx, input }) =>
-        ctx.commit(async (em) => {
-          const { operator, token } = await createOperator(em, { ...input, createdBy: ctx.operator.id });
+      .output(operatorIdentityOut.extend({ token: z.string(), approval: approvalOut.nullable() }))
+      .mutation(async ({ ctx, input }) => {
+        const guarded = await roleGrantNeedsApproval(ctx.em, input.role);
+        const created = await ctx.commit(async (em) => {
+          const role = guarded ? 'viewer' : input.role;
+          const { operator, token } = await createOperator(em, {
+            ...input,
+            role,
+            createdBy: ctx.operator.id,
+          });
           return { id: operator.id, name: operator.name, role: operator.role, token };
+        });
+        if (!guarded) return { ...created, approval: null };
+        const proposal = await proposeMove(
+          ctx,
+          roleChanges['operator.role'],
+          { operator_id: created.id, role: input.role },
+          `new operator ${created.name} as ${input.role}`,
+        );
+        return { ...created, approval: (await toApprovalViews(ctx.em, [proposal]))[0]! };
+      }),
+
+    /**
+     * Changes an operator's role. Lowering it is immediate (a security action, like revoking).
+     * Raising it to approver or admin, once two admins exist, is a proposal (`approval`) another
+     * admin approves; otherwise immediate. The same role again changes nothing.
+     */
+    role: adminProcedure
+      .meta({ role: 'admin' })
+      .input(
+        z.strictObject({
+          operator_id: z.string().min(1).max(64),
+          role: z.enum(ROLES),
+          note: z.string().trim().min(1).max(1000).optional(),
         }),
-      ),
+      )
+      .output(z.object({ operator: operatorOut, approval: approvalOut.nullable() }))
+      .mutation(async ({ ctx, input }) => {
+        const current = await changeableOperator(ctx.em, input.operator_id);
+        if (isRaise(current.role, input.role) && (await roleGrantNeedsApproval(ctx.em, input.role))) {
+          const proposal = await proposeMove(
+            ctx,
+            roleChanges['operator.role'],
+            { operator_id: current.id, role: input.role },
+            input.note ?? `raise ${current.name} from ${current.role} to ${input.role}`,
+          );
+          return { operator: toOperator(current), approval: (await toApprovalViews(ctx.em, [proposal]))[0]! };
+        }
+        return ctx.commit(async (em) => {
+          const operator = await changeableOperator(em, input.operator_id);
+          if (operator.role === input.role) ctx.audit.unchanged();
+          operator.role = input.role;
+          await em.flush();
+          return { operator: toOperator(operator), approval: null };
+        });
+      }),
 
     /** Revokes an operator: its token stops working at once; its history stays. */
     revoke: adminProcedure

@@ -284,6 +284,88 @@ describe('four eyes on money moves (admin.approvals.*)', () => {
     );
   });
 
+  it('applies the strictest approval rule: above 1,500 NGN a held payout needs two approvers; a rule changes by a second admin, for later proposals only', async () => {
+    const admin = cliAs(secondApprover);
+    // Held with 2,000 NGN (above the threshold) and with 100 NGN (below).
+    /** Root proposes the rule of this test: payout.fail above 1,500 NGN needs `approvers`. */
+    const proposeRule = (approvers: number) =>
+      cliAs()(
+        'approval-rule',
+        'propose',
+        '--action',
+        'payout.fail',
+        '--above',
+        '1500',
+        '--currency',
+        'NGN',
+        '--approvers',
+        String(approvers),
+      );
+    const big = await payoutWithInstruction(merchant, { settlement_currency: 'NGN' });
+    await handledCredit((await payBank(big.instruction.account_unique, '2000.00')).session_id);
+    const small = await heldPayout(merchant);
+    const before = await cliAs(proposer)('payout', 'fail', big.id, '--note', 'proposed before the rule');
+
+    const proposedRule = await proposeRule(2);
+    expect(proposedRule.approval).to.include({
+      action: 'approval_rule.set',
+      state: 'PENDING',
+      target_state: 'no such rule yet',
+    });
+    expect(proposedRule.approval.approver_roles).to.deep.equal(['admin']);
+    expect((await refusal(cliAs(approver)('approval', 'approve', proposedRule.approval.id))).code).to.equal(
+      'ADMIN_ROLE_REQUIRED',
+    );
+    await admin('approval', 'approve', proposedRule.approval.id);
+    const rules = (await cliAs(proposer)('approval-rule', 'list', '--action', 'payout.fail')).data;
+    expect(rules[0]).to.include({ id: null, approvers: 1 });
+    expect(rules.find((r: { above: string | null }) => r.above === '1500')).to.include({
+      currency: 'NGN',
+      approvers: 2,
+      approval_id: proposedRule.approval.id,
+    });
+
+    // Made before the rule: one approval, as then.
+    expect(before.approval.required_approvers).to.equal(1);
+    await cliAs()('approval', 'reject', before.approval.id, '--note', 'again under the rule');
+
+    const needsTwo = (await cliAs(proposer)('payout', 'fail', big.id, '--note', 'under the rule')).approval;
+    expect(needsTwo).to.include({ required_approvers: 2 });
+    expect(needsTwo.rule_id).to.be.a('string');
+    const needsOne = (await cliAs(proposer)('payout', 'fail', small, '--note', 'below the threshold'))
+      .approval;
+    expect(needsOne).to.include({ required_approvers: 1, rule_id: null });
+
+    const first = (await cliAs(approver)('approval', 'approve', needsTwo.id)).approval;
+    expect(first).to.include({ state: 'PENDING' });
+    expect(first.approved_by_ids).to.deep.equal([approver.id]);
+    expect((await getPayout(merchant, big.id)).status, 'one approval of two moves nothing').to.equal(
+      'PENDING_PAYMENT',
+    );
+    expect((await refusal(cliAs(approver)('approval', 'approve', needsTwo.id))).code).to.equal(
+      'SELF_APPROVAL_FORBIDDEN',
+    );
+    const second = (await admin('approval', 'approve', needsTwo.id)).approval;
+    expect(second).to.include({ state: 'APPROVED', decided_by_id: secondApprover.id });
+    expect((await getPayout(merchant, big.id)).status).to.equal('FAILED');
+    expect((await auditOf(needsTwo.id)).map((r) => r.outcome)).to.deep.equal([
+      'PENDING',
+      'APPROVED_1_OF_2',
+      'APPROVED',
+    ]);
+
+    // Changed back by another proposal: proposals made after need one approver again.
+    const back = await proposeRule(1);
+    expect(back.approval.target_state).to.equal('in force: 2 approvers (approver, admin)');
+    await admin('approval', 'approve', back.approval.id);
+    await cliAs()('approval', 'reject', needsOne.id, '--note', 'done with it');
+    const another = await payoutWithInstruction(merchant, { settlement_currency: 'NGN' });
+    await handledCredit((await payBank(another.instruction.account_unique, '2000.00')).session_id);
+    expect(
+      (await cliAs(proposer)('payout', 'fail', another.id, '--note', 'x')).approval.required_approvers,
+    ).to.equal(1);
+  });
+
   it("lists one operator's proposals and the decided ones on the server, a full page at a time", async () => {
     const mine = await newOperator('operator');
     const other = await newOperator('operator');

@@ -60,6 +60,14 @@ const CASES: Record<string, Case> = {
     input: { name: `audited ${randomUUID().slice(0, 8)}`, role: 'viewer' },
     targets: [],
   }),
+  'admin.operators.role': async () => {
+    const lowered = await newOperator('operator');
+    return { input: { operator_id: lowered.id, role: 'viewer' }, targets: [lowered.id] };
+  },
+  'admin.approvalRules.propose': async () => ({
+    input: { action: 'refund.raise', above: '987654', currency: 'USDT', approvers: 2 },
+    targets: [],
+  }),
   'admin.operators.revoke': async () => {
     const victim = await newOperator('viewer');
     return { input: { operator_id: victim.id }, targets: [victim.id] };
@@ -141,6 +149,7 @@ const OUTCOMES: Record<string, string> = {
   'admin.refunds.raise': 'PENDING',
   'admin.payees.accept': 'PENDING',
   'admin.approvals.approve': 'APPROVED',
+  'admin.approvalRules.propose': 'PENDING',
   'admin.approvals.reject': 'REJECTED',
 };
 

@@ -24,18 +24,18 @@ describe('operators and roles', () => {
 
   it('creates an operator whose token is shown once, works at once, and stops working when revoked', async () => {
     const name = `Ada ${Date.now()}`;
-    const created = await root('operator', 'create', '--name', name, '--role', 'approver');
+    const created = await root('operator', 'create', '--name', name, '--role', 'operator');
     expect(Object.keys(created).sort()).to.deep.equal(['id', 'name', 'role', 'token']);
-    expect(created).to.include({ name, role: 'approver' });
+    expect(created).to.include({ name, role: 'operator' });
     expect(created.token).to.match(/^op_[A-Za-z0-9_-]{43}$/);
 
     const ada = cliAs({ token: created.token });
-    expect(await ada('whoami')).to.deep.equal({ id: created.id, name, role: 'approver' });
+    expect(await ada('whoami')).to.deep.equal({ id: created.id, name, role: 'operator' });
 
     const listed = (await root('operator', 'list', '--limit', '100')).data.find(
       (o: { id: string }) => o.id === created.id,
     );
-    expect(listed).to.include({ name, role: 'approver', revoked_at: null, created_by: ROOT_OPERATOR_ID });
+    expect(listed).to.include({ name, role: 'operator', revoked_at: null, created_by: ROOT_OPERATOR_ID });
     expect(listed.token_prefix).to.equal(created.token.slice(0, 11));
     expect(JSON.stringify(await root('operator', 'list', '--limit', '100'))).to.not.include(created.token);
 
@@ -50,6 +50,57 @@ describe('operators and roles', () => {
     expect((await refusal(ada('whoami'))).code).to.equal('ADMIN_UNAUTHORIZED');
     const active = (await root('operator', 'list', '--active', '--limit', '100')).data;
     expect(active.map((o: { id: string }) => o.id)).to.not.include(created.id);
+  });
+
+  it('needs a second admin to make or raise an approver or admin once two admins exist; lowering is immediate', async () => {
+    const other = await operatorWith('admin');
+    const asOther = cliAs(other);
+    const name = `Eve ${Date.now()}`;
+    const created = await root('operator', 'create', '--name', name, '--role', 'approver');
+    // Created, with its token, as a viewer; the raise waits for another admin.
+    expect(created).to.include({ name, role: 'viewer' });
+    expect(created.token).to.match(/^op_/);
+    expect(created.approval).to.include({
+      action: 'operator.role',
+      state: 'PENDING',
+      required_approvers: 1,
+      target_state: `${name}: viewer`,
+    });
+    expect(created.approval.approver_roles).to.deep.equal(['admin']);
+    expect(await cliAs({ token: created.token })('whoami')).to.include({ role: 'viewer' });
+    // Not its proposer, not an approver: another admin.
+    expect((await refusal(root('approval', 'approve', created.approval.id))).code).to.equal(
+      'SELF_APPROVAL_FORBIDDEN',
+    );
+    const approver = await operatorWith('approver');
+    expect((await refusal(cliAs(approver)('approval', 'approve', created.approval.id))).code).to.equal(
+      'ADMIN_ROLE_REQUIRED',
+    );
+    await asOther('approval', 'approve', created.approval.id);
+    expect(await cliAs({ token: created.token })('whoami')).to.include({ role: 'approver' });
+
+    // Raising to admin: a proposal too; a second one on the same operator is refused.
+    const raise = await root('operator', 'role', created.id, '--role', 'admin');
+    expect(raise.operator).to.include({ role: 'approver' });
+    expect(raise.approval).to.include({ action: 'operator.role', state: 'PENDING' });
+    expect((await refusal(root('operator', 'role', created.id, '--role', 'admin'))).code).to.equal(
+      'APPROVAL_ALREADY_PENDING',
+    );
+    await asOther('approval', 'approve', raise.approval.id);
+    expect(await cliAs({ token: created.token })('whoami')).to.include({ role: 'admin' });
+
+    // Lowering is immediate, and the same role again changes nothing and writes no audit row.
+    const lowered = await root('operator', 'role', created.id, '--role', 'viewer');
+    expect(lowered).to.deep.include({ approval: null });
+    expect(lowered.operator).to.include({ role: 'viewer' });
+    await root('operator', 'role', created.id, '--role', 'viewer');
+    const audits = await harness()
+      .service.deps.orm.em.fork()
+      .find(AuditEntry, { action: 'admin.operators.role', targetIds: { $contains: [created.id] } });
+    expect(audits.map((a) => a.outcome)).to.deep.equal(['PENDING', 'OK']);
+    expect((await refusal(root('operator', 'role', ROOT_OPERATOR_ID, '--role', 'viewer'))).code).to.equal(
+      'VALIDATION_FAILED',
+    );
   });
 
   it('keeps names unique among active operators, root reserved, and never revokes root', async () => {
