@@ -4,7 +4,8 @@
  * run on the same machine, prints the table and writes `bench/results/<date>.json`. Everything runs against a database of its
  * own (`bench_<random>` on the local PostgreSQL), dropped at the end.
  *
- * Options: --quick; --only=create,list,instructions,settlement,webhooks,console-counts,console-lists; --profile (CPU profiles
+ * Options: --quick; --only=create,list,instructions,settlement,webhooks,console-counts,console-lists,
+ * idle-memory; --profile (CPU profiles
  * of every measured service instance, one per thread, into bench/results/profiles/);
  * --service-flag=<flag>, repeatable (a Node or V8 flag for every measured service instance, e.g.
  * --service-flag=--single-threaded-gc).
@@ -21,6 +22,7 @@ import { migrateAndCreateTenants, setRefundDestinations } from './lib/seed.ts';
 import { createScenarios, listScenarios } from './scenarios/api.ts';
 import { consoleCountsScenario } from './scenarios/console-counts.ts';
 import { consoleListsScenario } from './scenarios/console-lists.ts';
+import { idleMemoryScenario } from './scenarios/idle-memory.ts';
 import { instructionScenario } from './scenarios/instructions.ts';
 import { settlementScenario } from './scenarios/settlement.ts';
 import { webhookScenario } from './scenarios/webhooks.ts';
@@ -34,6 +36,7 @@ const SCENARIOS = {
   webhooks: webhookScenario,
   'console-counts': consoleCountsScenario,
   'console-lists': consoleListsScenario,
+  'idle-memory': idleMemoryScenario,
 } as const;
 type ScenarioName = keyof typeof SCENARIOS;
 

@@ -123,7 +123,13 @@ let instances = 0;
 /** Starts one service instance (and the given jobs) in its own process; its log goes to `logDir`. */
 export function startService(
   ctx: BenchContext,
-  options: { jobs?: string[]; config?: Partial<Config>; databaseUrl?: string; execArgv?: string[] } = {},
+  options: {
+    jobs?: string[];
+    config?: Partial<Config>;
+    databaseUrl?: string;
+    execArgv?: string[];
+    readyTimeoutMs?: number;
+  } = {},
 ): Promise<Child> {
   const child: ServiceChildOptions = {
     databaseUrl: options.databaseUrl ?? ctx.db.url,
@@ -135,6 +141,7 @@ export function startService(
   return startChild('service', child, {
     execArgv: options.execArgv ?? ctx.serviceExecArgv,
     stdoutFile: join(ctx.logDir, `service-${++instances}.log`),
+    ...(options.readyTimeoutMs === undefined ? {} : { readyTimeoutMs: options.readyTimeoutMs }),
   });
 }
 

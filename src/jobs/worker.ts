@@ -7,11 +7,11 @@
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Config } from '#src/config.ts';
+import { createDeps } from '#src/create-deps.ts';
 import type { Secrets } from '#src/deps.ts';
 import { createLogger } from '#src/lib/log.ts';
 import { isMetricsRequest } from '#src/observability/metrics.ts';
 import { secretsFrom } from '#src/secrets.ts';
-import { createDeps } from '#src/service.ts';
 import { jobNamed } from './registry.ts';
 
 export interface WorkerData {
@@ -33,8 +33,10 @@ if (process.platform === 'linux') setPriority(BACKGROUND_NICE);
 
 // Bree spreads the job's workerData into the thread's workerData (next to its own `job` key).
 const data = workerData as WorkerData;
-const job = jobNamed(data.jobName);
-const log = createLogger({ level: data.config.LOG_LEVEL, name: `job:${job.name}` });
+const definition = jobNamed(data.jobName);
+// Only this job's modules: a thread never loads the other jobs' code, nor the HTTP app's.
+const job = await definition.load();
+const log = createLogger({ level: data.config.LOG_LEVEL, name: `job:${definition.name}` });
 const secrets: Secrets = secretsFrom({
   encryptionKey: Buffer.from(data.secrets.encryptionKey, 'base64'),
   adminToken: data.secrets.adminToken,
