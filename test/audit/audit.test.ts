@@ -2,13 +2,23 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { AuditEntry } from '#src/audit/entities.ts';
 import { redactArguments } from '#src/audit/service.ts';
+import { emSql } from '#src/db/sql.ts';
+import { PaymentInstruction } from '#src/instructions/entities.ts';
+import { runInstructionsOnce } from '#src/instructions/job.ts';
+import { accountName } from '#src/ledger/chart.ts';
+import { post } from '#src/ledger/ledger.ts';
+import { dayOf } from '#src/lib/days.ts';
+import { toDecimal } from '#src/lib/money.ts';
 import { ROOT_OPERATOR_ID } from '#src/operators/entities.ts';
 import { appRouter } from '#src/router.ts';
+import { Inflow } from '#src/settlement/entities.ts';
 import { failedRefund, heldMoney, heldPayout, strayInflow } from '../approvals/fixtures.ts';
+import { deps, eventually, merchantWith, paidPayout, payoutTo } from '../dispatch/fixtures.ts';
 import { harness } from '../harness.ts';
 import { cliAs, newOperator } from '../operators/fixtures.ts';
 import { payeeHeldPayout } from '../payees/fixtures.ts';
 import { payoutReadyMerchant } from '../payouts/fixtures.ts';
+import { sandbox } from '../settlement/fixtures.ts';
 import { deadDelivery } from '../webhooks/receiver.ts';
 
 /** One tRPC call over HTTP with its own request id; the parsed body. */
@@ -50,7 +60,12 @@ function adminMutations(): string[] {
  * needs first) and the ids its audit row must name. A mutation missing here fails the walk: give
  * it an entry, and make it write through `ctx.commit` so that its row is written.
  */
-type Case = (token: string) => Promise<{ input: unknown; targets: string[] }>;
+type Case = (token: string) => Promise<{
+  input: unknown;
+  targets: string[];
+  /** Puts back what the case set up, once its row is checked. */
+  after?: () => Promise<void>;
+}>;
 
 const rootToken = () => harness().adminToken;
 const root = () => cliAs();
@@ -123,6 +138,25 @@ const CASES: Record<string, Case> = {
     const { payoutId } = await heldMoney({ destination: true });
     return { input: { payout_id: payoutId, note: 'n' }, targets: [payoutId] };
   },
+  'admin.ledger.check': async () => {
+    const { misplace } = await misplacedMoney();
+    return { input: {}, targets: [], after: () => misplace(-1) };
+  },
+  'admin.recon.run': async () => ({
+    input: { date: dayOf(harness().clock.now()), rail: 'PROCESSOR' },
+    targets: [],
+  }),
+  'admin.recon.resolve': async () => {
+    const breakId = await bankBreak();
+    return { input: { break_id: breakId, note: 'statement corrected by the bank' }, targets: [breakId] };
+  },
+  'admin.recon.propose': async () => {
+    const breakId = await bankBreak();
+    return {
+      input: { break_id: breakId, resolution: 'BOOKED_RAIL', note: 'the statement is right' },
+      targets: [breakId],
+    };
+  },
   'admin.approvals.approve': async () => {
     const { approval } = await proposedByAnother();
     return { input: { approval_id: approval.id }, targets: [approval.id, ...approval.target_ids] };
@@ -140,6 +174,67 @@ async function proposedByAnother(): Promise<{ approval: { id: string; target_ids
   return proposer('payout', 'fail', payoutId, '--note', 'audited');
 }
 
+/**
+ * A paid payout whose ledger holds 7 NGN in fees that is still the payout's: balanced, but out of
+ * place, so the ledger's check finds it. `misplace(-1)` puts it back.
+ */
+async function misplacedMoney(): Promise<{ misplace: (sign: 1 | -1) => Promise<void> }> {
+  const merchant = await merchantWith();
+  const payoutId = await paidPayout(merchant, payoutTo('5681', 'NGN'));
+  const payoutAccount = accountName('payout', { tenant: merchant.tenantId, payout: payoutId });
+  const misplace = async (sign: 1 | -1) => {
+    const [from, to] = sign === 1 ? [payoutAccount, 'fees:platform'] : ['fees:platform', payoutAccount];
+    await post(emSql(deps().orm.em.fork()), [
+      {
+        tenantId: merchant.tenantId,
+        payoutId,
+        cause: { object: 'payout', id: payoutId, transition: 'TEST (PAYMENT_RECEIVED → PAYMENT_RECEIVED)' },
+        at: harness().clock.now(),
+        entries: [
+          { account: from, currency: 'NGN', amount: toDecimal('-7'), movement: 'platform_fee' as const },
+          { account: to, currency: 'NGN', amount: toDecimal('7'), movement: 'platform_fee' as const },
+        ].map((e) => (e.account.startsWith('fees:') ? { ...e, movement: null } : e)),
+      },
+    ]);
+  };
+  await misplace(1);
+  return { misplace };
+}
+
+/** An open reconciliation break: a bank statement line of 90 NGN for a credit notified as 100. */
+async function bankBreak(): Promise<string> {
+  const merchant = await merchantWith();
+  const created = await fetch(`${harness().url}/v1/payouts`, {
+    method: 'POST',
+    headers: {
+      'x-api-key': merchant.key,
+      'idempotency-key': randomUUID(),
+      'content-type': 'application/json',
+    },
+    body: JSON.stringify(payoutTo('4322', 'NGN')),
+  });
+  expect(created.status).to.equal(201);
+  const payoutId = ((await created.json()) as { id: string }).id;
+  await runInstructionsOnce(deps());
+  const instruction = await deps().orm.em.fork().findOneOrFail(PaymentInstruction, { payout: payoutId });
+  const short = await sandbox('/sandbox/bank/transfers', {
+    account_number: instruction.accountUnique,
+    amount: '100.00',
+    statement_amount: '90.00',
+    currency: 'NGN',
+  });
+  expect(short.status, short.text).to.equal(201);
+  const sessionId = short.body.session_id as string;
+  await eventually('the credit to be recorded', async () =>
+    (await deps().orm.em.fork().count(Inflow, { externalRef: sessionId })) === 1 ? true : null,
+  );
+  await cliAs()('recon', 'run', '--date', dayOf(harness().clock.now()), '--rail', 'BANK_TRANSFER');
+  const open = await cliAs()('recon', 'breaks', '--open', '--limit', '100');
+  const found = open.data.find((b: { reference: string }) => b.reference === sessionId);
+  expect(found, 'the bank statement difference as an open break').to.have.property('kind', 'AMOUNT_DIFFERS');
+  return found.id as string;
+}
+
 /** The outcome each call above must record, when it is not OK. */
 const OUTCOMES: Record<string, string> = {
   'admin.settlement.attribute': 'PENDING',
@@ -150,6 +245,7 @@ const OUTCOMES: Record<string, string> = {
   'admin.payees.accept': 'PENDING',
   'admin.approvals.approve': 'APPROVED',
   'admin.approvalRules.propose': 'PENDING',
+  'admin.recon.propose': 'PENDING',
   'admin.approvals.reject': 'REJECTED',
 };
 
@@ -159,7 +255,7 @@ describe('the audit trail (admin.audit.*)', () => {
     const missing = mutations.filter((path) => !CASES[path]);
     expect(missing, 'admin mutations without an audit case').to.deep.equal([]);
     for (const path of mutations) {
-      const { input, targets } = await CASES[path]!(rootToken());
+      const { input, targets, after } = await CASES[path]!(rootToken());
       const requestId = `audit-${randomUUID()}`;
       const res = await call(path, 'mutation', input, rootToken(), requestId);
       expect(res.status, `${path}: ${JSON.stringify(res.body)}`).to.equal(200);
@@ -176,6 +272,7 @@ describe('the audit trail (admin.audit.*)', () => {
       const data = res.body.result.data as { id?: string; approval?: { id: string } };
       const resultId = data.id ?? data.approval?.id;
       if (resultId) expect(row.targetIds, path).to.include(resultId);
+      await after?.();
     }
   });
 
