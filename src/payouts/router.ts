@@ -74,6 +74,7 @@ export const payoutsRouter = router({
         'QUOTE_EXPIRED',
         'QUOTE_NOT_ACCEPTABLE',
         'QUOTE_MISMATCH',
+        'PAYEE_NAME_MISMATCH',
         'UPSTREAM_UNAVAILABLE',
       ],
     })

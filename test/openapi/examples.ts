@@ -12,6 +12,8 @@ import type { Scope } from '#src/tenants/scopes.ts';
 import { type ApiResponse, type CallOptions, call, createMerchant, type Merchant } from '../client.ts';
 import { callbacksDelivered, mine, settleThroughSandbox } from '../dispatch/fixtures.ts';
 import { harness } from '../harness.ts';
+import { cliAs } from '../operators/fixtures.ts';
+import { payoutReadyMerchant } from '../payouts/fixtures.ts';
 import { handledCredit, lapse, payBank } from '../settlement/fixtures.ts';
 import { deliverFor, startReceiver } from '../webhooks/receiver.ts';
 import { type OpenApi, operations } from './document.ts';
@@ -495,6 +497,15 @@ async function recordErrors(r: Recorder, acme: Merchant, usedQuoteId: string): P
   await r.error('QUOTE_MISMATCH', 'A quote priced for another amount', 'createPayout', acme, {
     body: bankPayout('5678', { quote_id: fresh.body.id }),
   });
+  const careful = await payoutReadyMerchant();
+  await cliAs()('tenant', 'payee-policy', careful.tenantId, '--policy', 'refuse');
+  await r.error(
+    'PAYEE_NAME_MISMATCH',
+    'A name the bank does not hold for the account, under a policy that refuses such payouts',
+    'createPayout',
+    careful,
+    { body: bankPayout('7891') },
+  );
   await r.error(
     'PAYLOAD_TOO_LARGE',
     'A body over 1 MiB',
