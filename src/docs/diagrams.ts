@@ -40,9 +40,14 @@ function anchor(machine: ComplianceMachine, path: string): string {
 
 const inside = (path: string, frame: string): boolean => path === frame || path.startsWith(`${frame}.`);
 
+/** An event's words on two lines when they are long, so that labels stay narrow and apart. */
+function eventLines(text: string): string {
+  return text.length > 14 ? text.replace(' ', '\n') : text;
+}
+
 function arrowLabel(arrow: Arrow): string {
   return arrow.transitions
-    .map((t) => `${t.number}  ${t.event === null ? 'created' : words(t.event)}`)
+    .map((t) => `${t.number}  ${t.event === null ? 'created' : eventLines(words(t.event))}`)
     .join('\n');
 }
 
@@ -98,10 +103,19 @@ export function complianceDot(machine: ComplianceMachine): string {
     if (target && target.children.length > 0 && !(arrow.from && inside(arrow.from, arrow.to))) {
       attrs.push(`lhead=${cluster(arrow.to)}`);
     }
+    // An end reached from many states sits at the bottom; its arrows do not pull the others
+    // sideways, so the diagram stays as wide as its main path.
+    if (target?.final && arrowsInto(machine, arrow.to) > 2) attrs.push('constraint=false');
     lines.push(`  ${tail} -> ${dotString(anchor(machine, arrow.to))} [${attrs.join(', ')}];`);
   }
+  const ends = machine.states.filter((s) => s.final).map((s) => dotString(s.path));
+  if (ends.length > 0) lines.push(`  { rank=sink; ${ends.join('; ')}; }`);
   lines.push('}');
   return `${lines.join('\n')}\n`;
+}
+
+function arrowsInto(machine: ComplianceMachine, path: string): number {
+  return arrowsOf(machine).filter((a) => a.to === path).length;
 }
 
 /** How the machines move each other: one box per machine, one arrow per pair, its events listed. */
