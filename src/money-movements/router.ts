@@ -53,7 +53,7 @@ export const movementsPage = statement(
 
 const listIn = pageQuery
   .extend({
-    payout_id: idParam.optional().describe('Only the movements of this payout.'),
+    payout_id: z.uuid().optional().describe('Only the movements of this payout.'),
     type: z.enum(MOVEMENT_TYPES).optional().describe('Only movements of this type.'),
     created_after: createdAtFilter.optional().describe('Only movements created at or after this time.'),
     created_before: createdAtFilter.optional().describe('Only movements created before this time.'),
