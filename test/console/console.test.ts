@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { expect } from 'chai';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, chromium, type Locator, type Page } from 'playwright-core';
 import { REPO_ROOT } from '#src/docs/generate.ts';
 import { runRefundsOnce } from '#src/refunds/job.ts';
 import { strayInflow } from '../approvals/fixtures.ts';
@@ -22,6 +22,21 @@ import { deps, handledCredit, payBank, payoutWithInstruction } from '../settleme
 const SHOTS = path.join(REPO_ROOT, 'test/artifacts/console');
 /** Generous for a loaded machine, bounded so that a broken page fails rather than hangs. */
 const WAIT = 15_000;
+
+/**
+ * The row `selector` of the queue `queue`, asking for more pages ("Show more") until it is there:
+ * the suite's earlier tests leave rows of their own in the same queues, older than this one.
+ */
+async function queueRow(page: Page, queue: string, selector: string, hasText?: string): Promise<Locator> {
+  const section = page.locator(`[data-queue="${queue}"]`);
+  const row = section.locator(`tr${selector}`, hasText === undefined ? {} : { hasText });
+  const more = section.locator('button.more:not([disabled])');
+  for (;;) {
+    await row.or(more).first().waitFor();
+    if ((await row.count()) > 0) return row;
+    await more.click();
+  }
+}
 
 describe('operations console in Chromium', function () {
   this.timeout(120_000);
@@ -97,8 +112,7 @@ describe('operations console in Chromium', function () {
     harness().clock.advance(25 * 3_600_000);
     const page = await browserOf('overdue');
     await signIn(page, await newOperator('viewer'));
-    const row = page.locator(`[data-queue="held"] tr[data-payout="${payout.id}"]`);
-    await row.waitFor();
+    const row = await queueRow(page, 'held', `[data-payout="${payout.id}"]`);
     expect(await row.getAttribute('class')).to.include('overdue');
     expect(await row.locator('[data-testid="overdue"]').textContent()).to.equal('overdue');
     expect(await page.locator('[data-queue="held"] tbody tr').first().getAttribute('class')).to.include(
@@ -127,13 +141,12 @@ describe('operations console in Chromium', function () {
 
     const pageA = await browserOf('A');
     await signIn(pageA, a);
-    const row = pageA.locator(`[data-queue="held"] tr[data-payout="${payout.id}"]`);
-    await row.waitFor();
+    const row = await queueRow(pageA, 'held', `[data-payout="${payout.id}"]`);
 
     // A viewer sees the same queue without a single action button, and the server refuses the action.
     const pageV = await browserOf('viewer');
     await signIn(pageV, viewer);
-    await pageV.locator(`[data-queue="held"] tr[data-payout="${payout.id}"]`).waitFor();
+    await queueRow(pageV, 'held', `[data-payout="${payout.id}"]`);
     expect(await pageV.locator('main button.action').count(), 'action buttons for a viewer').to.equal(0);
     const refused = await trpcCall(
       'admin.settlement.failPayout',
@@ -149,8 +162,7 @@ describe('operations console in Chromium', function () {
     await row.locator('input').fill('merchant will not top up: ticket 4411');
     await row.locator('button[type="submit"]').click();
     await row.locator('.outcome.done').waitFor();
-    const proposal = pageA.locator('[data-queue="proposals"] tr', { hasText: a.name });
-    await proposal.waitFor();
+    const proposal = await queueRow(pageA, 'proposals', '', a.name);
     const approvalId = (await proposal.getAttribute('data-approval'))!;
     // A's own proposal offers A no approval, and the server refuses it anyway.
     expect(await proposal.locator('[data-testid="approve"]').count()).to.equal(0);
@@ -162,7 +174,7 @@ describe('operations console in Chromium', function () {
     // B, in a browser of their own, approves it: the payout fails and its refund is due.
     const pageB = await browserOf('B');
     await signIn(pageB, b);
-    const toDecide = pageB.locator(`[data-queue="proposals"] tr[data-approval="${approvalId}"]`);
+    const toDecide = await queueRow(pageB, 'proposals', `[data-approval="${approvalId}"]`);
     await toDecide.locator('[data-testid="approve"]').click();
     await toDecide.locator('input').fill('checked with the merchant');
     await toDecide.locator('button[type="submit"]').click();
@@ -276,8 +288,7 @@ describe('operations console in Chromium', function () {
 
     const pageA = await browserOf('A');
     await signIn(pageA, a);
-    const row = pageA.locator(`[data-queue="payee"] tr[data-payout="${payoutId}"]`);
-    await row.waitFor();
+    const row = await queueRow(pageA, 'payee', `[data-payout="${payoutId}"]`);
     expect(await row.textContent()).to.include('ADAEZE OKONKWO');
     await row.locator('[data-testid="propose-accept-payee"]').click();
     await row.locator('input').fill('merchant confirmed the beneficiary by phone');
@@ -300,7 +311,7 @@ describe('operations console in Chromium', function () {
 
     const pageB = await browserOf('B');
     await signIn(pageB, b);
-    const proposal = pageB.locator('[data-queue="proposals"] tr', { hasText: a.name });
+    const proposal = await queueRow(pageB, 'proposals', '', a.name);
     await proposal.locator('[data-testid="approve"]').click();
     await proposal.locator('input').fill('');
     await proposal.locator('button[type="submit"]').click();
