@@ -10,6 +10,7 @@ import { claimHeldOfFailedPayouts } from '#src/settlement/payout-failure.ts';
 import { createMerchant } from '../client.ts';
 import { removeQueues, seedQueues } from '../compliance/fixtures.ts';
 import { harness } from '../harness.ts';
+import { preparedPlans } from './prepared-plans.ts';
 
 /**
  * The operators' console reads its counts from indexes, never by reading a hot table whole: each
@@ -25,39 +26,20 @@ const HOT = ['payouts', 'inflows', 'refunds', 'webhook_deliveries'];
 
 /** Every read of a hot table in the plan of `text`, generic (as a prepared statement settles on) and custom. */
 async function scansOf(text: string, args = ''): Promise<string[][]> {
-  const em = harness().service.deps.orm.em.fork();
-  const plans: string[][] = [];
-  for (const mode of ['force_generic_plan', 'force_custom_plan']) {
-    const rolledBack = new Error('rolled back');
-    await em
-      .transactional(async (tx) => {
-        await tx.execute(`set local plan_cache_mode = ${mode}`);
-        await tx.execute(`prepare console_plan as ${text}`);
-        const rows = (await tx.execute(`explain (format json) execute console_plan${args}`)) as {
-          'QUERY PLAN': { Plan: PlanNode }[];
-        }[];
-        await tx.execute('deallocate console_plan');
-        plans.push(
-          planNodes(rows[0]!['QUERY PLAN'][0]!.Plan)
-            .filter(
-              (n) =>
-                (n['Relation Name'] && HOT.includes(n['Relation Name'])) ||
-                // The index of a bitmap read names its table only by its own name.
-                (n['Node Type'] === 'Bitmap Index Scan' &&
-                  HOT.some((table) => n['Index Name']?.startsWith(`${table}_`))),
-            )
-            .map(
-              (n) =>
-                `${n['Relation Name'] ? `${n['Relation Name']}: ` : ''}${n['Node Type']}${n['Index Name'] ? ` using ${n['Index Name']}` : ''}`,
-            ),
-        );
-        throw rolledBack;
-      })
-      .catch((err: unknown) => {
-        if (err !== rolledBack) throw err;
-      });
-  }
-  return plans;
+  return (await preparedPlans(text, args)).map((nodes) =>
+    nodes
+      .filter(
+        (n) =>
+          (n['Relation Name'] && HOT.includes(n['Relation Name'])) ||
+          // The index of a bitmap read names its table only by its own name.
+          (n['Node Type'] === 'Bitmap Index Scan' &&
+            HOT.some((table) => n['Index Name']?.startsWith(`${table}_`))),
+      )
+      .map(
+        (n) =>
+          `${n['Relation Name'] ? `${n['Relation Name']}: ` : ''}${n['Node Type']}${n['Index Name'] ? ` using ${n['Index Name']}` : ''}`,
+      ),
+  );
 }
 
 type InflowsFilter = Parameters<typeof inflowsNeedingAttention>[1];

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { type PlanNode, planNodes } from '#src/db/plan.ts';
 import { balancesUnder, entriesOfAccount, entriesOfPayout } from '#src/ledger/read.ts';
 import { movementsPage, ofPayout } from '#src/money-movements/router.ts';
 import { harness } from '../harness.ts';
+import { preparedPlans } from './prepared-plans.ts';
 
 /**
  * The ledger's reads never read the entries whole: balances come from `ledger_balances` and its
@@ -14,34 +14,15 @@ import { harness } from '../harness.ts';
 
 /** The nodes reading `ledger_entries` in the plans of `text` with `args`, generic and custom. */
 async function entryReads(text: string, args: string): Promise<string[][]> {
-  const em = harness().service.deps.orm.em.fork();
-  const plans: string[][] = [];
-  for (const mode of ['force_generic_plan', 'force_custom_plan']) {
-    const rolledBack = new Error('rolled back');
-    await em
-      .transactional(async (tx) => {
-        await tx.execute(`set local plan_cache_mode = ${mode}`);
-        await tx.execute(`prepare ledger_plan as ${text}`);
-        const rows = (await tx.execute(`explain (format json) execute ledger_plan${args}`)) as {
-          'QUERY PLAN': { Plan: PlanNode }[];
-        }[];
-        await tx.execute('deallocate ledger_plan');
-        plans.push(
-          planNodes(rows[0]!['QUERY PLAN'][0]!.Plan)
-            .filter(
-              (n) =>
-                n['Relation Name'] === 'ledger_entries' ||
-                (n['Node Type'] === 'Bitmap Index Scan' && n['Index Name']?.startsWith('ledger_entries_')),
-            )
-            .map((n) => `${n['Node Type']}${n['Index Name'] ? ` using ${n['Index Name']}` : ''}`),
-        );
-        throw rolledBack;
-      })
-      .catch((err: unknown) => {
-        if (err !== rolledBack) throw err;
-      });
-  }
-  return plans;
+  return (await preparedPlans(text, args)).map((nodes) =>
+    nodes
+      .filter(
+        (n) =>
+          n['Relation Name'] === 'ledger_entries' ||
+          (n['Node Type'] === 'Bitmap Index Scan' && n['Index Name']?.startsWith('ledger_entries_')),
+      )
+      .map((n) => `${n['Node Type']}${n['Index Name'] ? ` using ${n['Index Name']}` : ''}`),
+  );
 }
 
 const INDEXED =
