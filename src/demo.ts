@@ -87,17 +87,19 @@ export async function ensureDemoApprover(
 /** The database's demo tenant, created by whichever instance gets there first. */
 async function demoTenantId(em: EntityManager, now: Date): Promise<string> {
   // A concurrent insert waits for the first to commit, then inserts nothing; the select that
-  // follows (a statement of its own) sees the winner's row.
+  // follows (a statement of its own) sees the winner's row. No conflict target: the winner's row
+  // also holds the name (tenant names are unique), which must not fail the loser either.
   const [created] = await em.execute<{ id: string }[]>(
     `insert into tenants (id, name, payouts_approved, is_demo, created_at, updated_at)
      values (?, 'Demo Merchant', true, true, ?, ?)
-     on conflict (is_demo) where is_demo do nothing
+     on conflict do nothing
      returning id`,
     [newId(), now, now],
   );
   if (created) return created.id;
   const [existing] = await em.execute<{ id: string }[]>('select id from tenants where is_demo');
-  if (!existing) throw new Error('the demo tenant vanished between its insert and its read');
+  if (!existing)
+    throw new Error('no demo tenant: a tenant that is not the demo one is named "Demo Merchant" already');
   return existing.id;
 }
 

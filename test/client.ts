@@ -83,6 +83,11 @@ export interface Merchant {
   key: string;
 }
 
+/** `base` made unique: tenant names are (TENANT_NAME_TAKEN), and a run's tests share one database. */
+export function uniqueName(base: string): string {
+  return `${base} ${randomUUID().slice(0, 8)}`;
+}
+
 /** A fresh tenant with one API key; approved with every scope unless told otherwise. */
 export async function createMerchant(
   options: { approved?: boolean; scopes?: Scope[]; name?: string } = {},

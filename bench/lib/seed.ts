@@ -30,7 +30,10 @@ export async function migrateAndCreateTenants(url: string, count: number): Promi
     const tenants: BenchTenant[] = [];
     for (let i = 0; i < count; i++) {
       const em = orm.em.fork();
-      const tenant = await createTenant(em, { name: `Bench Tenant ${i}`, approved: true });
+      const tenant = await createTenant(em, {
+        name: `Bench Tenant ${i} ${randomUUID().slice(0, 8)}`,
+        approved: true,
+      });
       const key = await issueApiKey(em, { tenantId: tenant.id });
       tenants.push({ id: tenant.id, apiKey: key.plaintext });
     }

@@ -7,6 +7,11 @@ export const Tenant = defineEntity({
   tableName: 'tenants',
   indexes: [
     {
+      // Names are unique ignoring case and surrounding spaces (TENANT_NAME_TAKEN).
+      name: 'tenants_name_unique',
+      expression: 'create unique index "tenants_name_unique" on "tenants" (lower(btrim("name")))',
+    },
+    {
       // At most one demo tenant per database, however many instances start at once.
       name: 'tenants_one_demo',
       expression: 'create unique index "tenants_one_demo" on "tenants" ("is_demo") where "is_demo"',

@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { cliEnv, HelpText, reportOf, run, usage } from '#src/cli/admin.ts';
 import { failedRefund, heldPayout, strayInflow } from '../approvals/fixtures.ts';
-import { call, errorOf } from '../client.ts';
+import { call, errorOf, uniqueName } from '../client.ts';
 import { harness } from '../harness.ts';
 import { cliAs, newOperator } from '../operators/fixtures.ts';
 import { payoutReadyMerchant } from '../payouts/fixtures.ts';
@@ -18,11 +18,9 @@ describe('admin CLI over tRPC', () => {
   const env = () => ({ serviceUrl: harness().url, token: harness().adminToken });
 
   it('creates a tenant, issues a key that works, and revokes it', async () => {
-    const tenant = (await run(['tenant', 'create', '--name', 'Acme Payouts Ltd'], env())) as Record<
-      string,
-      unknown
-    >;
-    expect(tenant).to.include({ name: 'Acme Payouts Ltd', payouts_approved: false });
+    const name = uniqueName('Acme Payouts Ltd');
+    const tenant = (await run(['tenant', 'create', '--name', name], env())) as Record<string, unknown>;
+    expect(tenant).to.include({ name, payouts_approved: false });
     expect(tenant.id).to.be.a('string');
 
     const approved = (await run(['tenant', 'approve', String(tenant.id)], env())) as Record<string, unknown>;
@@ -71,7 +69,10 @@ describe('admin CLI over tRPC', () => {
   });
 
   it('issues keys with every merchant scope by default', async () => {
-    const tenant = (await run(['tenant', 'create', '--name', 'Default Scopes', '--approved'], env())) as {
+    const tenant = (await run(
+      ['tenant', 'create', '--name', uniqueName('Default Scopes'), '--approved'],
+      env(),
+    )) as {
       id: string;
       payouts_approved: boolean;
     };
@@ -133,11 +134,12 @@ describe('admin CLI over tRPC', () => {
   it('prints one JSON object on stdout as a process, and JSON errors on stderr', async () => {
     const cli = 'src/cli/admin.ts';
     const envVars = { ...process.env, SERVICE_URL: harness().url, ADMIN_TOKEN: harness().adminToken };
-    const { stdout } = await exec(process.execPath, [cli, 'tenant', 'create', '--name', 'From the shell'], {
+    const name = uniqueName('From the shell');
+    const { stdout } = await exec(process.execPath, [cli, 'tenant', 'create', '--name', name], {
       env: envVars,
     });
     const printed = JSON.parse(stdout) as Record<string, unknown>;
-    expect(printed).to.include({ name: 'From the shell', payouts_approved: false });
+    expect(printed).to.include({ name, payouts_approved: false });
 
     const failed = await exec(
       process.execPath,
@@ -295,7 +297,9 @@ describe('admin CLI over tRPC', () => {
     });
 
     it('lists the valid scopes when the service refuses one too (a tool other than this CLI)', async () => {
-      const tenant = (await run(['tenant', 'create', '--name', 'Scoped'], env())) as { id: string };
+      const tenant = (await run(['tenant', 'create', '--name', uniqueName('Scoped')], env())) as {
+        id: string;
+      };
       const res = await fetch(`${harness().url}/trpc/admin.key.issue`, {
         method: 'POST',
         headers: { authorization: `Bearer ${harness().adminToken}`, 'content-type': 'application/json' },
@@ -354,7 +358,9 @@ describe('admin CLI over tRPC', () => {
         'webhooks dead',
       ]);
       // The options a list cannot do without.
-      const tenant = (await run(['tenant', 'create', '--name', 'Listed keys'], env())) as { id: string };
+      const tenant = (await run(['tenant', 'create', '--name', uniqueName('Listed keys')], env())) as {
+        id: string;
+      };
       const needs: Record<string, string[]> = { 'key list': ['--tenant', tenant.id] };
       for (const args of lists) {
         const extra = needs[args.join(' ')] ?? [];
@@ -368,7 +374,7 @@ describe('admin CLI over tRPC', () => {
     });
 
     it('pages a list with the cursor it printed', async () => {
-      for (let i = 0; i < 3; i++) await run(['tenant', 'create', '--name', `Paged ${i}`], env());
+      for (let i = 0; i < 3; i++) await run(['tenant', 'create', '--name', uniqueName(`Paged ${i}`)], env());
       const first = (await run(['tenant', 'list', '--limit', '2'], env())) as {
         data: { id: string }[];
         meta: { has_more: boolean; next_cursor: string };

@@ -13,6 +13,7 @@ import { ROOT_OPERATOR_ID } from '#src/operators/entities.ts';
 import { appRouter } from '#src/router.ts';
 import { Inflow } from '#src/settlement/entities.ts';
 import { failedRefund, heldMoney, heldPayout, strayInflow } from '../approvals/fixtures.ts';
+import { uniqueName } from '../client.ts';
 import { deps, eventually, merchantWith, paidPayout, payoutTo } from '../dispatch/fixtures.ts';
 import { harness } from '../harness.ts';
 import { cliAs, newOperator } from '../operators/fixtures.ts';
@@ -87,17 +88,17 @@ const CASES: Record<string, Case> = {
     const victim = await newOperator('viewer');
     return { input: { operator_id: victim.id }, targets: [victim.id] };
   },
-  'admin.tenant.create': async () => ({ input: { name: 'Audited tenant' }, targets: [] }),
+  'admin.tenant.create': async () => ({ input: { name: uniqueName('Audited tenant') }, targets: [] }),
   'admin.tenant.approve': async () => {
-    const tenant = await root()('tenant', 'create', '--name', 'To approve');
+    const tenant = await root()('tenant', 'create', '--name', uniqueName('To approve'));
     return { input: { tenant_id: tenant.id }, targets: [tenant.id] };
   },
   'admin.key.issue': async () => {
-    const tenant = await root()('tenant', 'create', '--name', 'Keyed');
+    const tenant = await root()('tenant', 'create', '--name', uniqueName('Keyed'));
     return { input: { tenant_id: tenant.id }, targets: [tenant.id] };
   },
   'admin.key.revoke': async () => {
-    const tenant = await root()('tenant', 'create', '--name', 'Keyed');
+    const tenant = await root()('tenant', 'create', '--name', uniqueName('Keyed'));
     const key = await root()('key', 'issue', '--tenant', tenant.id);
     return { input: { key_id: key.id }, targets: [key.id] };
   },
@@ -127,7 +128,7 @@ const CASES: Record<string, Case> = {
     return { input: { payout_id: payoutId, note: 'n' }, targets: [payoutId] };
   },
   'admin.payees.setPolicy': async () => {
-    const tenant = await root()('tenant', 'create', '--name', 'Payee policy');
+    const tenant = await root()('tenant', 'create', '--name', uniqueName('Payee policy'));
     return { input: { tenant_id: tenant.id, policy: 'hold' }, targets: [tenant.id] };
   },
   'admin.refunds.retry': async () => {
@@ -302,7 +303,7 @@ describe('the audit trail (admin.audit.*)', () => {
 
   it('refuses to change or delete a row, even to the service itself', async () => {
     const requestId = `audit-${randomUUID()}`;
-    await call('admin.tenant.create', 'mutation', { name: 'Immutable' }, rootToken(), requestId);
+    await call('admin.tenant.create', 'mutation', { name: uniqueName('Immutable') }, rootToken(), requestId);
     const [row] = await rowsOf(requestId);
     const em = harness().service.deps.orm.em.fork();
     for (const statement of [
@@ -322,7 +323,7 @@ describe('the audit trail (admin.audit.*)', () => {
     const ada = await newOperator('operator');
     const as = cliAs(ada);
     const before = harness().clock.now();
-    const tenant = await as('tenant', 'create', '--name', 'By Ada');
+    const tenant = await as('tenant', 'create', '--name', uniqueName('By Ada'));
     await as('tenant', 'approve', tenant.id);
     await as('key', 'issue', '--tenant', tenant.id);
 

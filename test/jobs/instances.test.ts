@@ -15,6 +15,7 @@ import { secretsFrom } from '#src/secrets.ts';
 import { type RunningService, startService } from '#src/service.ts';
 import { Inflow } from '#src/settlement/entities.ts';
 import { createTenant, issueApiKey } from '#src/tenants/service.ts';
+import { uniqueName } from '../client.ts';
 import { harness } from '../harness.ts';
 
 /**
@@ -98,7 +99,7 @@ describe('several instances against one database', function () {
       workers.push(set);
     }
     const em = services[0]!.deps.orm.em.fork();
-    const tenant = await createTenant(em, { name: 'Two Instances Ltd', approved: true });
+    const tenant = await createTenant(em, { name: uniqueName('Two Instances Ltd'), approved: true });
     apiKey = (await issueApiKey(em, { tenantId: tenant.id })).plaintext;
   });
 

@@ -12,6 +12,7 @@ import { behindPooler } from '#src/db/sql.ts';
 import { systemClock } from '#src/lib/clock.ts';
 import { createLogger } from '#src/lib/log.ts';
 import { type RunningSandbox, startSandbox } from '#src/sandbox/server.ts';
+import { uniqueName } from '../client.ts';
 import { harness, sameServer } from '../harness.ts';
 import { skipBecause } from '../skip.ts';
 
@@ -175,7 +176,7 @@ describe('four instances behind one PgBouncer in transaction mode', function () 
       expect(res.status, JSON.stringify(body)).to.equal(200);
       return body.result.data;
     };
-    const tenant = await admin('admin.tenant.create', { name: 'Pooled Ltd', approved: true });
+    const tenant = await admin('admin.tenant.create', { name: uniqueName('Pooled Ltd'), approved: true });
     apiKey = (await admin('admin.key.issue', { tenant_id: tenant.id }))!.api_key!;
     await api(0, 'PUT', '/v1/refund-destinations', {
       currency: 'USDT',

@@ -11,7 +11,7 @@ import type { ErrorsOf, PayoutClient as PayoutClientType } from '#src/client/ind
 import { verifyWebhook as referenceVerify, signatureHeaderValue } from '#src/client/verifier.ts';
 import { REPO_ROOT } from '#src/docs/generate.ts';
 import { ProviderUnavailableError } from '#src/providers/providers.ts';
-import { createMerchant, type Merchant } from '../client.ts';
+import { createMerchant, type Merchant, uniqueName } from '../client.ts';
 import { harness } from '../harness.ts';
 import { deliverFor, receiversClosedAfterEach } from '../webhooks/receiver.ts';
 
@@ -51,7 +51,7 @@ describe('the merchant client (src/client)', function () {
     client = (await import(
       pathToFileURL(path.join(outDir, 'payout-client.mjs')).href
     )) as typeof ClientModule;
-    merchant = await createMerchant({ name: 'Client test merchant' });
+    merchant = await createMerchant({ name: uniqueName('Client test merchant') });
   });
 
   after(async () => {

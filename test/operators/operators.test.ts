@@ -4,6 +4,7 @@ import { cliEnv } from '#src/cli/admin.ts';
 import { ROOT_OPERATOR_ID } from '#src/operators/entities.ts';
 import { hasRole, ROLES, type Role, requiredRole } from '#src/operators/roles.ts';
 import { appRouter } from '#src/router.ts';
+import { uniqueName } from '../client.ts';
 import { harness } from '../harness.ts';
 import { cliAs, newOperator, operatorWith, refusal, trpcCall } from './fixtures.ts';
 
@@ -169,7 +170,7 @@ describe('operators and roles', () => {
 
   it('lets an operator manage tenants and keys but not operators', async () => {
     const operator = cliAs(await newOperator('operator'));
-    const tenant = await operator('tenant', 'create', '--name', 'Made by an operator');
+    const tenant = await operator('tenant', 'create', '--name', uniqueName('Made by an operator'));
     expect(await operator('key', 'issue', '--tenant', tenant.id, '--scopes', 'banks:read')).to.include.keys(
       'api_key',
     );

@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { REPO_ROOT } from '#src/docs/generate.ts';
 import { packClient, packRouter } from '#src/docs/pack.ts';
-import { createMerchant } from '../client.ts';
+import { createMerchant, uniqueName } from '../client.ts';
 import { harness } from '../harness.ts';
 import { deliverFor, receiversClosedAfterEach } from '../webhooks/receiver.ts';
 
@@ -60,7 +60,7 @@ describe('the packages other programs install (npm run client:pack)', function (
   });
 
   it('the merchant client: installs, type-checks under a default tsconfig, calls the service and verifies a webhook', async () => {
-    const merchant = await createMerchant({ name: 'Packaged client merchant' });
+    const merchant = await createMerchant({ name: uniqueName('Packaged client merchant') });
     const endpoint = await receiver();
     const scratch = await scratchPackage({
       tarball: client,
