@@ -14,7 +14,8 @@ import { openViolations } from './violations.ts';
 /**
  * `admin.ledger.*`: where the money is, for operators, the CLI (`ledger ...`) and the console's
  * Money page. Reads are for any operator; `check` (an operator) runs the invariants now. Amounts
- * are signed decimal strings.
+ * are signed decimal strings. The balances, the entries' pages and the violations read the
+ * replica when there is one; one account's balance and one payout's entries read the primary.
  */
 
 const balanceOut = z.object({
@@ -81,11 +82,12 @@ export const ledgerAdminRouter = router({
    * per account, a payout's and a virtual account's summed into their parent line.
    */
   balances: adminProcedure
+    .meta({ lagTolerant: true })
     .input(z.strictObject({ prefix: z.string().max(300).optional() }).default({}))
     .output(z.object({ counted_at: timestampOut, data: z.array(balanceOut) }))
     .query(async ({ ctx, input }) => ({
       counted_at: iso(ctx.deps.clock.now()),
-      data: await balances(ctx.deps.sql, input.prefix ?? ''),
+      data: await balances(ctx.readSql, input.prefix ?? ''),
     })),
 
   /** One account's own balance per currency, read from its entries (a payout's, a virtual account's). */
@@ -99,6 +101,7 @@ export const ledgerAdminRouter = router({
    * oldest first per account, a page at a time: pass `next` back as `after`.
    */
   entries: adminProcedure
+    .meta({ lagTolerant: true })
     .input(
       z.strictObject({
         account: z.string().min(1).max(300),
@@ -116,7 +119,7 @@ export const ledgerAdminRouter = router({
       const from = input.from ?? new Date(0);
       const to = input.to ?? new Date('9999-12-31T00:00:00Z');
       if (from >= to) throw invalidField('to', 'must be after from');
-      const rows = await entries(ctx.deps.sql, {
+      const rows = await entries(ctx.readSql, {
         account: input.account,
         exact: input.exact,
         from,
@@ -157,6 +160,7 @@ export const ledgerAdminRouter = router({
 
   /** What the checks found out of balance and is still open: the "Out of balance" queue, oldest first. */
   violations: adminProcedure
+    .meta({ lagTolerant: true })
     .input(z.strictObject({ limit: z.number().int().min(1).max(500).default(100) }).default({ limit: 100 }))
     .output(z.object({ data: z.array(violationOut) }))
     .query(async ({ ctx, input }) => ({ data: await openViolations(ctx.em, input.limit) })),

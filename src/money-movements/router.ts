@@ -21,6 +21,8 @@ import { type MovementRow, movementOut, movementsCsv, toMovement } from './resou
  * The merchants' view of the ledger: the movements of one payout's money, oldest first, and of
  * all the tenant's payouts, newest first, a page at a time or (`Accept: text/csv`) as one CSV
  * file for a period of at most {@link CSV_MAX_DAYS} days. Another tenant's payout does not exist.
+ * The tenant's list reads the replica when there is one (src/db/replica.ts); one payout's
+ * statement is read with the payout, from the primary, as a GET of one object is.
  */
 
 /** The longest period one CSV export covers. */
@@ -164,27 +166,27 @@ export const moneyMovementsRouter = router({
         if (input.cursor)
           throw invalidField('cursor', 'is not taken with Accept: text/csv: the file holds every page');
         csvPeriod(filters);
-        const all: MovementRow[] = [];
-        let after: { createdAt: Date; id: string } | null = null;
-        for (;;) {
-          const rows = await readPage(ctx.deps.sql, tenantId, filters, after, 5000);
-          all.push(...rows);
-          if (rows.length < 5000) break;
-          const last = rows.at(-1)!;
-          after = { createdAt: toDate(last.created_at), id: last.id };
-        }
+        // Every page from the one database, so that the file is one consistent view.
+        const all = await ctx.deps.reads.read(tenantId, async ({ sql }) => {
+          const rows: MovementRow[] = [];
+          let after: { createdAt: Date; id: string } | null = null;
+          for (;;) {
+            const page = await readPage(sql, tenantId, filters, after, 5000);
+            rows.push(...page);
+            if (page.length < 5000) return rows;
+            const last = page.at(-1)!;
+            after = { createdAt: toDate(last.created_at), id: last.id };
+          }
+        });
         if (ctx.response) {
           ctx.response.rendered = movementsCsv(all.map(toMovement));
           ctx.response.contentType = 'text/csv; charset=utf-8';
         }
         return { data: [], meta: { next_cursor: null, has_more: false, limit: input.limit } };
       }
-      const rows = await readPage(
-        ctx.deps.sql,
-        tenantId,
-        filters,
-        input.cursor ? decodeCursor(cursorKey, input.cursor, list) : null,
-        input.limit + 1,
+      const after = input.cursor ? decodeCursor(cursorKey, input.cursor, list) : null;
+      const rows = await ctx.deps.reads.read(tenantId, ({ sql }) =>
+        readPage(sql, tenantId, filters, after, input.limit + 1),
       );
       const result = pageFrom(rows, {
         list,

@@ -191,6 +191,7 @@ export const reconAdminRouter = router({
 
   /** Runs, newest first, each with its counts per rail account. */
   runs: adminProcedure
+    .meta({ lagTolerant: true })
     .input(
       pageQuery
         .extend({ rail: z.enum(RECON_RAILS).optional() })
@@ -224,6 +225,7 @@ export const reconAdminRouter = router({
 
   /** Breaks, newest first; `open: true` is the queue waiting for an operator. */
   breaks: adminProcedure
+    .meta({ lagTolerant: true })
     .input(
       pageQuery
         .extend({

@@ -172,6 +172,26 @@ const processorBooks = statement(
        or id = any($3::uuid[])`,
 );
 
+// The same books, of the references given only: what a run reads again on the primary when the
+// replica's answer differs from the rail (src/reconciliation/service.ts).
+const inflowBooksOf = statement(
+  'recon_inflow_books_of',
+  `select id, tenant_id, payout_id, external_ref, amount::text, currency, network, to_account,
+          (arrived_at >= $1 and arrived_at < $2) as in_period
+     from inflows
+    where rail = $4 and external_ref = any($3::text[])`,
+);
+
+const processorBooksOf = statement(
+  'recon_processor_books_of',
+  `select id, tenant_id, payout_id, processor, status, destination_amount::text as amount,
+          destination_currency as currency,
+          ((status = 'SUCCESSFUL' and settled_at >= $1 and settled_at < $2)
+            or (status = 'FAILED' and updated_at >= $1 and updated_at < $2)) as in_period
+     from outflows
+    where id = any($3::uuid[])`,
+);
+
 interface InflowRow {
   id: string;
   tenant_id: string;
@@ -186,24 +206,29 @@ interface InflowRow {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** The books' movements of `day` on `rail`, and those of the references the rail listed. */
+/**
+ * The books' movements of `day` on `rail`, and those of the references the rail listed; with
+ * `only`, the movements of those references alone (in or out of the day).
+ */
 export async function readBooks(
   sql: Sql,
   rail: ReconRail,
   day: string,
   railRefs: readonly string[],
+  only = false,
 ): Promise<Movement[]> {
   const args = [dayStart(day), dayEnd(day)];
+  const inflows = only ? inflowBooksOf : inflowBooks;
   switch (rail) {
     case 'BANK_TRANSFER': {
-      const rows = await sql.rows<InflowRow>(inflowBooks, [...args, [...railRefs], rail]);
+      const rows = await sql.rows<InflowRow>(inflows, [...args, [...railRefs], rail]);
       return rows.map((r) => ({
         ...inflowMovement(r, 'collection:bank'),
         ledgerAccount: `collection:bank:${r.to_account}`,
       }));
     }
     case 'CRYPTO': {
-      const rows = await sql.rows<InflowRow>(inflowBooks, [...args, [...railRefs], rail]);
+      const rows = await sql.rows<InflowRow>(inflows, [...args, [...railRefs], rail]);
       return rows.map((r) => inflowMovement(r, `collection:crypto:${r.network}:${r.to_account}`));
     }
     case 'PROCESSOR': {
@@ -217,7 +242,7 @@ export async function readBooks(
         amount: string;
         currency: string;
         in_period: boolean;
-      }>(processorBooks, [...args, ids]);
+      }>(only ? processorBooksOf : processorBooks, [...args, ids]);
       return rows.map((r) => ({
         account: `transit:processor:${r.processor}`,
         reference: r.id,

@@ -7,7 +7,7 @@ import { balances } from '#src/ledger/read.ts';
 import { dayBefore, dayOf, dayStart } from '#src/lib/days.ts';
 import { newId } from '#src/lib/ids.ts';
 import { type Decimal, toDecimal } from '#src/lib/money.ts';
-import { type AccountTotals, compare } from './compare.ts';
+import { type AccountTotals, compare, type Movement } from './compare.ts';
 import { RECON_RAILS, type ReconRail } from './entities.ts';
 import { type RailRecord, readBooks, readRail } from './records.ts';
 
@@ -17,7 +17,9 @@ import { type RailRecord, readBooks, readRail } from './records.ts';
  * one transaction: the counts and sums per rail account, replaced, and one break per difference,
  * added once (a difference found again keeps its break and its status). One run row per day and
  * rail, leased while a run works on it: running a day again redoes it, and two instances never
- * run the same one at once.
+ * run the same one at once. The books are read where lag-tolerant reads go (the replica, when
+ * there is one); whatever differs from the rail there is read again on the primary before it is
+ * stored, so that a replica's lag never becomes a break or an out-of-balance account.
  */
 
 /** How long one run may hold its row before another may take it over (a crashed run). */
@@ -151,6 +153,35 @@ function withBalances(
   return lines;
 }
 
+/**
+ * The comparison of books read on the replica, with what differs read again on the primary: the
+ * references of every break and of every movement still in flight there, and the collection
+ * balances when one differs from the rail's. What the replica had not replayed yet is then no break.
+ */
+async function confirmOnPrimary(
+  tx: Sql,
+  args: { rail: ReconRail; day: string },
+  rail: RailRecord,
+  seen: { books: Movement[]; collections: Map<string, { currency: string; amount: Decimal }> },
+): Promise<{ result: ReturnType<typeof compare>; collections: typeof seen.collections }> {
+  let result = compare(seen.books, rail.movements);
+  const doubtful = new Set(result.breaks.map((b) => b.reference));
+  for (const b of seen.books) if (b.state === 'IN_FLIGHT') doubtful.add(b.reference);
+  if (doubtful.size > 0) {
+    const fresh = await readBooks(tx, args.rail, args.day, [...doubtful], true);
+    const byRef = new Map(seen.books.map((b) => [b.reference, b]));
+    for (const b of fresh) byRef.set(b.reference, b);
+    result = compare([...byRef.values()], rail.movements);
+  }
+  const differs = [...rail.balances].some(([account, r]) => {
+    const l = seen.collections.get(account);
+    return !l || l.currency !== r.currency || !l.amount.eq(r.amount);
+  });
+  const moreInBooks = [...seen.collections.keys()].some((account) => !rail.balances.has(account));
+  const collections = differs || moreInBooks ? await ledgerCollections(tx, args.rail) : seen.collections;
+  return { result, collections };
+}
+
 /** Refuses a day that has not begun yet: its record cannot say anything. */
 function checkDay(deps: Deps, day: string): void {
   if (dayStart(day) > deps.clock.now()) {
@@ -184,14 +215,19 @@ export async function runReconciliation(
   const runId = claimed.id;
   try {
     const rail = await readRail(deps, args.rail, args.day);
+    const refs = [...new Set(rail.movements.map((m) => m.reference))];
+    const seen = await deps.reads.read(null, async ({ sql }) => ({
+      books: await readBooks(sql, args.rail, args.day, refs),
+      collections: await ledgerCollections(sql, args.rail),
+      onReplica: sql !== deps.sql,
+    }));
     return await deps.sql.transaction(async (tx) => {
       const [held] = await tx.rows(holdRun, [runId, token]);
       if (!held) throw new Error(`reconciliation run ${runId} lost its lease`);
-      const books = await readBooks(tx, args.rail, args.day, [
-        ...new Set(rail.movements.map((m) => m.reference)),
-      ]);
-      const result = compare(books, rail.movements);
-      const accounts = withBalances(result.accounts, rail.balances, await ledgerCollections(tx, args.rail));
+      const { result, collections } = seen.onReplica
+        ? await confirmOnPrimary(tx, args, rail, seen)
+        : { result: compare(seen.books, rail.movements), collections: seen.collections };
+      const accounts = withBalances(result.accounts, rail.balances, collections);
       await tx.rows(clearAccounts, [runId]);
       if (accounts.length > 0) {
         await tx.rows(insertAccounts, [

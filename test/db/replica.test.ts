@@ -3,16 +3,25 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { expect } from 'chai';
 import pg from 'pg';
+import { Registry } from 'prom-client';
 import sinon from 'sinon';
 import { loadConfig } from '#src/config.ts';
 import { REPLICA_APPLICATION_NAME } from '#src/db/orm.ts';
-import { readYourWritesMs } from '#src/db/replica.ts';
+import { openReads, readYourWritesMs } from '#src/db/replica.ts';
+import { PaymentInstruction } from '#src/instructions/entities.ts';
+import { runInstructionsOnce } from '#src/instructions/job.ts';
+import { dayOf } from '#src/lib/days.ts';
 import { createLogger } from '#src/lib/log.ts';
+import { ReconBreak } from '#src/reconciliation/entities.ts';
+import { runReconciliation } from '#src/reconciliation/service.ts';
 import { secretsFrom } from '#src/secrets.ts';
 import { type RunningService, startService } from '#src/service.ts';
+import { Inflow } from '#src/settlement/entities.ts';
 import { call, type Merchant } from '../client.ts';
+import { deps, merchantWith, payoutTo } from '../dispatch/fixtures.ts';
 import { harness } from '../harness.ts';
 import { bankPayout, payoutReadyMerchant } from '../payouts/fixtures.ts';
+import { payBank } from '../settlement/fixtures.ts';
 import { skipBecause } from '../skip.ts';
 
 // Generous for a machine whose WAL is busy with other work: a list should land on the replica.
@@ -67,8 +76,9 @@ describe('lists from a streaming replica (DATABASE_REPLICA_URL)', function () {
     return { status: res.status, body: await res.json() };
   }
 
-  async function adminCall(procedure: string): Promise<{ status: number; body: any }> {
-    const res = await fetch(`${service.url}/trpc/${procedure}`, {
+  async function adminCall(procedure: string, input?: unknown): Promise<{ status: number; body: any }> {
+    const query = input === undefined ? '' : `?input=${encodeURIComponent(JSON.stringify(input))}`;
+    const res = await fetch(`${service.url}/trpc/${procedure}${query}`, {
       headers: { authorization: `Bearer ${adminToken}` },
     });
     return { status: res.status, body: await res.json() };
@@ -129,20 +139,96 @@ describe('lists from a streaming replica (DATABASE_REPLICA_URL)', function () {
       after.some((t) => t >= startedAt),
       'a replica backend ran the payouts list',
     ).to.equal(true);
-    for (const path of ['/v1/inflows', '/v1/refunds', '/v1/webhooks/deliveries']) {
+    for (const path of ['/v1/inflows', '/v1/refunds', '/v1/webhooks/deliveries', '/v1/money-movements']) {
       expect((await servedByReplica(path, () => get(path))).status, path).to.equal(200);
     }
+    const day = 86_400_000;
+    const period = `created_after=${new Date(Date.now() - day).toISOString()}&created_before=${new Date(Date.now() + day).toISOString()}`;
+    const csv = await servedByReplica('the money movements CSV', () =>
+      fetch(`${service.url}/v1/money-movements?${period}`, {
+        headers: { 'x-api-key': merchant.key, accept: 'text/csv' },
+      }),
+    );
+    expect(csv.status).to.equal(200);
+    expect(csv.headers.get('content-type')).to.match(/^text\/csv/);
 
-    const before = await routed('replica', 'replica');
-    const one = await get(`/v1/payouts/${id}`);
-    expect(one.status).to.equal(200);
-    expect(await routed('replica', 'replica'), 'a GET of one object is not routed').to.equal(before);
+    // One payout, and its own money statement, read with it from the primary.
+    for (const path of [`/v1/payouts/${id}`, `/v1/payouts/${id}/money-movements`]) {
+      const before = await routed('replica', 'replica');
+      const one = await get(path);
+      expect(one.status, path).to.equal(200);
+      expect(await routed('replica', 'replica'), `${path} is not routed`).to.equal(before);
+    }
   });
 
   it("reads the console's lists and counts from the replica", async () => {
-    for (const procedure of ['admin.exceptions', 'admin.payouts.heldUnderpaid', 'admin.tenant.list']) {
-      const res = await servedByReplica(procedure, () => adminCall(procedure));
+    const calls: [string, unknown?][] = [
+      ['admin.exceptions'],
+      ['admin.payouts.heldUnderpaid'],
+      ['admin.tenant.list'],
+      // The Money page and the Reconciliation page.
+      ['admin.ledger.balances'],
+      ['admin.ledger.entries', { account: 'tenants:', limit: 5 }],
+      ['admin.ledger.violations'],
+      ['admin.recon.runs'],
+      ['admin.recon.breaks', { open: true }],
+    ];
+    for (const [procedure, input] of calls) {
+      const res = await servedByReplica(procedure, () => adminCall(procedure, input));
       expect(res.status, `${procedure}: ${JSON.stringify(res.body)}`).to.equal(200);
+    }
+  });
+
+  it("reconciles from the replica's books, and reads again on the primary what the replica has not replayed", async () => {
+    const { clock } = harness();
+    const ngn = await merchantWith();
+    const created = await call('POST', '/v1/payouts', { key: ngn.key, body: payoutTo('7741', 'NGN') });
+    expect(created.status, created.text).to.equal(201);
+    // The harness's service opens the virtual account and records the bank's credit.
+    await runInstructionsOnce(deps());
+    const instruction = await deps()
+      .orm.em.fork()
+      .findOneOrFail(PaymentInstruction, { payout: created.body.id });
+    // A replica that has stopped replaying, but is allowed ten minutes of lag: the run's books come
+    // from it, without the credit below.
+    const registry = new Registry();
+    const lenient = openReads({
+      primary: { orm: service.deps.orm, sql: service.deps.sql },
+      replicaUrl: harness().replicaUrl,
+      maxLagMs: 600_000,
+      poolSize: 2,
+      log: createLogger({ level: 'silent' }),
+      registry,
+      clock,
+    });
+    await replica.query('select pg_wal_replay_pause()');
+    try {
+      const paid = await payBank(instruction.accountUnique, '1500.00');
+      await until('the credit to be recorded on the primary', async () =>
+        (await service.deps.orm.em.fork().count(Inflow, { externalRef: paid.session_id })) === 1
+          ? true
+          : undefined,
+      );
+      const { rows } = await replica.query('select 1 from inflows where external_ref = $1', [
+        paid.session_id,
+      ]);
+      expect(rows, 'the replica has not replayed the credit').to.have.length(0);
+
+      const run = await runReconciliation(
+        { ...service.deps, reads: lenient },
+        { day: dayOf(clock.now()), rail: 'BANK_TRANSFER' },
+      );
+      expect(run).to.not.equal(null);
+      const { values } = await registry.getSingleMetric('payout_replica_reads_total')!.get();
+      expect(
+        values.find((v) => v.labels.target === 'replica')?.value,
+        "the day's books read on the replica",
+      ).to.equal(1);
+      const breaks = await service.deps.orm.em.fork().find(ReconBreak, { reference: paid.session_id });
+      expect(breaks, 'a credit the replica had not replayed is no break').to.deep.equal([]);
+    } finally {
+      await replica.query('select pg_wal_replay_resume()');
+      await lenient.close();
     }
   });
 
