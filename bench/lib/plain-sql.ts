@@ -115,9 +115,9 @@ export async function createPayoutPlain(
       created_at: now.toISOString(),
     };
     await client.query(
-      `insert into payout_status_timeline (id, payout_id, from_status, to_status, triggered_by, reason_code, metadata, created_at)
-       values ($1, $2, null, 'CREATED', 'SYSTEM', 'PAYOUT_CREATED', $3, $4)`,
-      [v7(), payoutId, timeline.metadata, now],
+      `insert into payout_status_timeline (id, tenant_id, payout_id, from_status, to_status, triggered_by, reason_code, metadata, created_at)
+       values ($1, $5, $2, null, 'CREATED', 'SYSTEM', 'PAYOUT_CREATED', $3, $4)`,
+      [v7(), payoutId, timeline.metadata, now, principal.tenantId],
     );
     const resource = {
       id: payoutId,

@@ -172,8 +172,8 @@ export async function seedPayouts(db: pg.Pool, seed: SeedPayouts): Promise<void>
     [seed.tenantIds, seed.status, snapshot, seed.reference, start, String(spacing), seed.count],
   );
   await db.query(
-    `insert into payout_status_timeline (id, payout_id, from_status, to_status, triggered_by, reason_code, metadata, created_at)
-     select gen_random_uuid(), id, null, 'CREATED', 'SYSTEM', 'PAYOUT_CREATED',
+    `insert into payout_status_timeline (id, tenant_id, payout_id, from_status, to_status, triggered_by, reason_code, metadata, created_at)
+     select gen_random_uuid(), tenant_id, id, null, 'CREATED', 'SYSTEM', 'PAYOUT_CREATED',
             jsonb_build_object('request_id', 'req_seed'), created_at
        from payouts where merchant_reference like $1 || '-%'`,
     [seed.reference],

@@ -50,11 +50,11 @@ async function seed(db: pg.Pool, tenantId: string, rows: number): Promise<void> 
     [tenantId, rows],
   );
   await db.query(
-    `insert into payout_status_timeline (id, payout_id, from_status, to_status, triggered_by, reason_code, created_at)
-     select gen_random_uuid(), id, null, 'CREATED', 'API', 'PAYOUT_CREATED', created_at
+    `insert into payout_status_timeline (id, tenant_id, payout_id, from_status, to_status, triggered_by, reason_code, created_at)
+     select gen_random_uuid(), tenant_id, id, null, 'CREATED', 'API', 'PAYOUT_CREATED', created_at
        from payouts where merchant_reference like 'console-%'
      union all
-     select gen_random_uuid(), id, 'PENDING_PAYMENT', 'PENDING_PAYMENT', 'SYSTEM', 'SETTLEMENT_UNDERPAID', created_at
+     select gen_random_uuid(), tenant_id, id, 'PENDING_PAYMENT', 'PENDING_PAYMENT', 'SYSTEM', 'SETTLEMENT_UNDERPAID', created_at
        from payouts where merchant_reference like 'console-%' and status = 'PENDING_PAYMENT'`,
   );
   await db.query(

@@ -508,10 +508,10 @@ async function plainInstructions(
         [ids, payoutSnapshot],
       );
       await client.query(
-        `insert into payout_status_timeline (id, payout_id, from_status, to_status, triggered_by, reason_code, reason_detail, created_at)
-         select gen_random_uuid(), id, 'CREATED', 'PENDING_PAYMENT', 'SYSTEM', 'INSTRUCTION_GENERATED',
+        `insert into payout_status_timeline (id, tenant_id, payout_id, from_status, to_status, triggered_by, reason_code, reason_detail, created_at)
+         select gen_random_uuid(), p.tenant_id, p.id, 'CREATED', 'PENDING_PAYMENT', 'SYSTEM', 'INSTRUCTION_GENERATED',
                 jsonb_build_object('rate_source', 'plain', 'mid_market_rate', '1550', 'spread_percent', '1.5'), now()
-           from unnest($1::uuid[]) as id`,
+           from payouts p where p.id = any($1::uuid[])`,
         [ids],
       );
       await client.query(

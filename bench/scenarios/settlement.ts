@@ -266,8 +266,8 @@ async function plainSettlement(pool: pg.Pool, rows: number): Promise<{ rate: num
         [payoutIds, payoutSnapshot],
       );
       await client.query(
-        `insert into payout_status_timeline (id, payout_id, from_status, to_status, triggered_by, reason_code, reason_detail, created_at)
-         select gen_random_uuid(), p.id, 'PENDING_PAYMENT', 'PAYMENT_RECEIVED', 'SYSTEM', 'PAYMENT_RECEIVED',
+        `insert into payout_status_timeline (id, tenant_id, payout_id, from_status, to_status, triggered_by, reason_code, reason_detail, created_at)
+         select gen_random_uuid(), p.tenant_id, p.id, 'PENDING_PAYMENT', 'PAYMENT_RECEIVED', 'SYSTEM', 'PAYMENT_RECEIVED',
                 jsonb_build_object('match_rule', 'EXACT', 'received_total', p.received_amount, 'expected_amount', p.settlement_amount), now()
            from payouts p where p.id = any($1)`,
         [payoutIds],

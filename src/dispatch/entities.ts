@@ -10,12 +10,13 @@ import { Tenant } from '#src/tenants/entities.ts';
 export const Outflow = defineEntity({
   name: 'Outflow',
   tableName: 'outflows',
-  uniques: [{ properties: ['payout', 'attemptNumber'] }],
+  uniques: [{ properties: ['payout', 'attemptNumber', 'tenant'] }],
   indexes: [{ properties: ['status', 'dispatchedAt'] }],
   properties: {
     id: idColumn(),
     tenant: () => p.manyToOne(Tenant),
-    payout: () => p.manyToOne(Payout),
+    // The foreign key is (tenant_id, payout_id), written by the migrations.
+    payout: () => p.manyToOne(Payout).createForeignKeyConstraint(false),
     status: p.enum(['PENDING', 'PROCESSING', 'SUCCESSFUL', 'FAILED'] as const),
     snapshot: p.json<Record<string, unknown>>(),
     processor: p.string().length(100),

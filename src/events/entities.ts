@@ -11,6 +11,7 @@ import { Tenant } from '#src/tenants/entities.ts';
 export const OutboxEvent = defineEntity({
   name: 'OutboxEvent',
   tableName: 'outbox_events',
+  uniques: [{ properties: ['id', 'tenant'] }],
   // Only the events still waiting are indexed, in the order they are published: the index stays
   // as small as the backlog, however long the outbox grows, and the publisher's probe and claim
   // read it in order whatever the planner's statistics say about how many rows are waiting.

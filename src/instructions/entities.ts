@@ -11,6 +11,7 @@ import { Tenant } from '#src/tenants/entities.ts';
 export const PaymentInstruction = defineEntity({
   name: 'PaymentInstruction',
   tableName: 'payment_instructions',
+  uniques: [{ properties: ['id', 'tenant'] }, { properties: ['payout', 'tenant'] }],
   indexes: [
     { properties: ['status', 'expiresAt'] },
     // Matching looks up an amount on an account whatever the status (late money for a closed instruction).
@@ -18,13 +19,14 @@ export const PaymentInstruction = defineEntity({
     {
       name: 'payment_instructions_open_amount_unique',
       expression:
-        'create unique index "payment_instructions_open_amount_unique" on "payment_instructions" ("account_unique", "expected_amount") where "status" = \'UNPAID\'',
+        'create unique index "payment_instructions_open_amount_unique" on "payment_instructions" ("account_unique", "expected_amount", "tenant_id") where "status" = \'UNPAID\'',
     },
   ],
   properties: {
     id: idColumn(),
     tenant: () => p.manyToOne(Tenant),
-    payout: () => p.oneToOne(Payout).owner().unique(),
+    // Unique per (tenant_id, payout_id), the foreign key on both: written by the migrations.
+    payout: () => p.oneToOne(Payout).owner().unique(false).createForeignKeyConstraint(false),
     status: p.enum(['UNPAID', 'PAID', 'EXPIRED'] as const),
     snapshot: p.json<Record<string, unknown>>(),
     rail: p.enum(['CRYPTO', 'BANK_TRANSFER'] as const),

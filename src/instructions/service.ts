@@ -127,7 +127,7 @@ const insertInstructions = statement(
                  $9::numeric[], $10::text[])
           as i(id, tenant_id, payout_id, rail, account_unique, provider_name, network, chain, expected_amount,
                expected_currency)
-   on conflict (account_unique, expected_amount) where status = 'UNPAID' do nothing
+   on conflict (account_unique, expected_amount, tenant_id) where status = 'UNPAID' do nothing
    returning payout_id`,
 );
 

@@ -22,6 +22,8 @@ export type PayoutStatus = (typeof PAYOUT_STATUSES)[number];
 export const Payout = defineEntity({
   name: 'Payout',
   tableName: 'payouts',
+  // The tenant-scoped key the other tenant tables' foreign keys reference (docs/scaling.md, Citus).
+  uniques: [{ properties: ['id', 'tenant'] }],
   // The list and its filters read pages in index order: all of a tenant's payouts, those in one
   // status, those with one merchant_reference (only payouts that have one are indexed).
   indexes: [
@@ -104,7 +106,9 @@ export const StatusLog = defineEntity({
   indexes: [{ properties: ['payout', 'createdAt'] }],
   properties: {
     id: idColumn(),
-    payout: () => p.manyToOne(Payout),
+    tenant: () => p.manyToOne(Tenant),
+    // The foreign key is (tenant_id, payout_id), written by the migrations: the ORM cannot say it.
+    payout: () => p.manyToOne(Payout).createForeignKeyConstraint(false),
     fromStatus: p.enum(PAYOUT_STATUSES).nullable(),
     toStatus: p.enum(PAYOUT_STATUSES),
     triggeredBy: p.enum(['SYSTEM', 'API', 'PROCESSOR_WEBHOOK', 'ADMIN'] as const),

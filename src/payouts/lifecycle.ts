@@ -105,6 +105,7 @@ async function recordEffects(em: EntityManager, effects: Effects): Promise<void>
   }
   if (wanted.timeline !== null) {
     em.create(StatusLog, {
+      tenant: payout.tenant,
       payout,
       fromStatus: effects.from,
       toStatus: effects.to,
@@ -255,9 +256,9 @@ function insertPayoutText(withKey: boolean): string {
     returning id
   ),
   timeline as (
-    insert into payout_status_timeline (id, payout_id, from_status, to_status, triggered_by, reason_code,
+    insert into payout_status_timeline (id, tenant_id, payout_id, from_status, to_status, triggered_by, reason_code,
         reason_detail, metadata, created_at)
-    select $19, id, null, $3, 'SYSTEM', $20, $21, $22, $18 from payout
+    select $19, $2, id, null, $3, 'SYSTEM', $20, $21, $22, $18 from payout
   ),
   events as (
     insert into outbox_events (id, tenant_id, payout_id, event_type, payload, published_at, created_at)
@@ -482,15 +483,15 @@ const updatePayouts = statement(
     where p.id = (u->>0)::uuid`,
 );
 
-// One JSON array of rows, each `[id, payout_id, from_status, to_status, triggered_by, reason_code,
-// reason_detail, metadata, created_at]`, as the payouts above: no element escaped into an array
+// One JSON array of rows, each `[id, payout_id, tenant_id, from_status, to_status, triggered_by,
+// reason_code, reason_detail, metadata, created_at]`, as the payouts above: no element escaped into an array
 // literal. JSON null is SQL NULL in the two jsonb columns (a note's absent detail or metadata).
 const insertTimeline = statement(
   'payout_timeline_insert_many',
-  `insert into payout_status_timeline (id, payout_id, from_status, to_status, triggered_by, reason_code,
-       reason_detail, metadata, created_at)
-   select (t->>0)::uuid, (t->>1)::uuid, t->>2, t->>3, t->>4, t->>5, nullif(t->6, 'null'::jsonb),
-          nullif(t->7, 'null'::jsonb), (t->>8)::timestamptz
+  `insert into payout_status_timeline (id, payout_id, tenant_id, from_status, to_status, triggered_by,
+       reason_code, reason_detail, metadata, created_at)
+   select (t->>0)::uuid, (t->>1)::uuid, (t->>2)::uuid, t->>3, t->>4, t->>5, t->>6, nullif(t->7, 'null'::jsonb),
+          nullif(t->8, 'null'::jsonb), (t->>9)::timestamptz
      from jsonb_array_elements($1::jsonb) as t`,
 );
 
@@ -585,6 +586,7 @@ export async function applyPayoutSteps(tx: Sql, steps: readonly PayoutStep[]): P
       timeline.push([
         newId(),
         payout.id,
+        payout.tenant_id,
         row.from_status,
         row.to_status,
         row.triggered_by,

@@ -312,11 +312,11 @@ const selectView = (extra = '') => `
                    'provider_name', i.provider_name, 'network', i.network, 'expected_amount', i.expected_amount::text,
                    'expected_currency', i.expected_currency, 'status', i.status, 'expires_at', i.expires_at,
                    'paid_at', i.paid_at, 'created_at', i.created_at)
-            from payment_instructions i where i.payout_id = p.id) as instruction,
+            from payment_instructions i where i.payout_id = p.id and i.tenant_id = p.tenant_id) as instruction,
          coalesce((select json_agg(json_build_object('from_status', t.from_status, 'to_status', t.to_status,
                    'triggered_by', t.triggered_by, 'reason_code', t.reason_code, 'reason_detail', t.reason_detail,
                    'metadata', t.metadata, 'created_at', t.created_at) order by t.created_at, t.id)
-            from payout_status_timeline t where t.payout_id = p.id), '[]') as timeline
+            from payout_status_timeline t where t.payout_id = p.id and t.tenant_id = p.tenant_id), '[]') as timeline
     from payouts p`;
 const SELECT_VIEW = selectView();
 

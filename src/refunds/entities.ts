@@ -12,6 +12,7 @@ import { Tenant } from '#src/tenants/entities.ts';
 export const Refund = defineEntity({
   name: 'Refund',
   tableName: 'refunds',
+  uniques: [{ properties: ['payout', 'tenant'] }],
   indexes: [
     { properties: ['tenant', 'createdAt', 'id'] },
     // Live counts per state (`admin.machines`).
@@ -26,8 +27,9 @@ export const Refund = defineEntity({
   properties: {
     id: idColumn(),
     tenant: () => p.manyToOne(Tenant),
-    payout: () => p.oneToOne(Payout).owner().unique(),
-    inflow: () => p.manyToOne(Inflow).nullable(),
+    // One per (tenant_id, payout_id); both foreign keys include tenant_id: written by the migrations.
+    payout: () => p.oneToOne(Payout).owner().unique(false).createForeignKeyConstraint(false),
+    inflow: () => p.manyToOne(Inflow).nullable().createForeignKeyConstraint(false),
     status: p.enum(['PENDING', 'PROCESSING', 'SUCCESSFUL', 'FAILED'] as const),
     snapshot: p.json<Record<string, unknown>>(),
     receivedAmount: money(),

@@ -79,7 +79,7 @@ const insertCredits = statement(
           as t(id, tenant_id, provider_name, amount, external_ref, to_account, payer_name, payer_account,
                arrived_at)
     order by t.id
-   on conflict (rail, external_ref) do nothing
+   on conflict (rail, external_ref, tenant_id) do nothing
    returning id, external_ref`,
 );
 

@@ -114,7 +114,7 @@ const insertInflows = statement(
           as t(id, tenant_id, amount, external_ref, to_account, payer_account, block_number, confirmations,
                arrived_at)
     order by t.id
-   on conflict (rail, external_ref) do nothing
+   on conflict (rail, external_ref, tenant_id) do nothing
    returning id`,
 );
 

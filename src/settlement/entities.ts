@@ -25,7 +25,8 @@ export const INFLOW_STATES = [
 export const Inflow = defineEntity({
   name: 'Inflow',
   tableName: 'inflows',
-  uniques: [{ properties: ['rail', 'externalRef'] }],
+  // A rail's reference belongs to one account, so to one tenant: unique per tenant is unique.
+  uniques: [{ properties: ['rail', 'externalRef', 'tenant'] }, { properties: ['id', 'tenant'] }],
   indexes: [
     { properties: ['tenant', 'createdAt', 'id'] },
     // The merchant's list filtered on is_matched, read in page order.
@@ -94,8 +95,9 @@ export const Inflow = defineEntity({
     snapshot: p.json<Record<string, unknown>>(),
     isMatched: p.boolean().default(false),
     matchedAt: p.datetime().nullable(),
-    payout: () => p.manyToOne(Payout).nullable(),
-    instruction: () => p.manyToOne(PaymentInstruction).nullable(),
+    // Both foreign keys are (tenant_id, …), written by the migrations.
+    payout: () => p.manyToOne(Payout).nullable().createForeignKeyConstraint(false),
+    instruction: () => p.manyToOne(PaymentInstruction).nullable().createForeignKeyConstraint(false),
     isUnderpaid: p.boolean().default(false),
     overpaymentAmount: money(),
     /**

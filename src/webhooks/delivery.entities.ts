@@ -39,16 +39,17 @@ export const OPEN_DELIVERY_STATUSES = [
 export const WebhookDelivery = defineEntity({
   name: 'WebhookDelivery',
   tableName: 'webhook_deliveries',
+  uniques: [{ properties: ['id', 'tenant'] }],
   indexes: [
     {
       name: 'webhook_deliveries_published_unique',
       expression:
-        'create unique index "webhook_deliveries_published_unique" on "webhook_deliveries" ("event_id", "target_url") where "redelivery_of" is null',
+        'create unique index "webhook_deliveries_published_unique" on "webhook_deliveries" ("event_id", "target_url", "tenant_id") where "redelivery_of" is null',
     },
     {
       name: 'webhook_deliveries_open_redelivery_unique',
       expression:
-        'create unique index "webhook_deliveries_open_redelivery_unique" on "webhook_deliveries" ("event_id") where "redelivery_of" is not null and "status" in (\'PENDING\', \'ATTEMPTING\', \'RETRY_SCHEDULED\')',
+        'create unique index "webhook_deliveries_open_redelivery_unique" on "webhook_deliveries" ("event_id", "tenant_id") where "redelivery_of" is not null and "status" in (\'PENDING\', \'ATTEMPTING\', \'RETRY_SCHEDULED\')',
     },
     {
       name: 'webhook_deliveries_due_index',
@@ -90,7 +91,8 @@ export const WebhookDelivery = defineEntity({
   properties: {
     id: idColumn(),
     tenant: () => p.manyToOne(Tenant),
-    event: () => p.manyToOne(OutboxEvent),
+    // The foreign keys (this one and redelivery_of's) are (tenant_id, …), written by the migrations.
+    event: () => p.manyToOne(OutboxEvent).createForeignKeyConstraint(false),
     payoutId: p.uuid().nullable(),
     eventType: p.string().length(64),
     /** Where this job sends, fixed when the job is created. */
@@ -102,7 +104,8 @@ export const WebhookDelivery = defineEntity({
     attempts: p.integer().default(0),
     dueAt: p.datetime().nullable(),
     /** The DEAD job this one sends again, for an operator; null for a job made by publishing. */
-    redeliveryOf: () => p.manyToOne(WebhookDelivery).fieldName('redelivery_of').nullable(),
+    redeliveryOf: () =>
+      p.manyToOne(WebhookDelivery).fieldName('redelivery_of').nullable().createForeignKeyConstraint(false),
     ...timestamps(),
   },
 });
@@ -116,7 +119,12 @@ export type WebhookDelivery = InferEntity<typeof WebhookDelivery>;
 export const WebhookDeliveryAttempt = defineEntity({
   name: 'WebhookDeliveryAttempt',
   tableName: 'webhook_delivery_attempts',
-  uniques: [{ properties: ['delivery', 'attemptNumber'] }],
+  uniques: [
+    {
+      name: 'webhook_delivery_attempts_delivery_attempt_unique',
+      properties: ['delivery', 'attemptNumber', 'tenant'],
+    },
+  ],
   // The merchant's list, and the list filtered on each of its filters, read in page order.
   indexes: [
     { properties: ['tenant', 'createdAt', 'id'] },
@@ -130,7 +138,8 @@ export const WebhookDeliveryAttempt = defineEntity({
   properties: {
     id: idColumn(),
     tenant: () => p.manyToOne(Tenant),
-    delivery: () => p.manyToOne(WebhookDelivery),
+    // The foreign key is (tenant_id, delivery_id), written by the migrations.
+    delivery: () => p.manyToOne(WebhookDelivery).createForeignKeyConstraint(false),
     eventId: p.uuid(),
     payoutId: p.uuid().nullable(),
     eventType: p.string().length(64),

@@ -84,7 +84,7 @@ const insertRedeliveries = statement(
           $2, $3::jsonb, $4, $5, r.redelivery_of, $1, $1
      from unnest($6::uuid[], $7::uuid[], $8::uuid[], $9::uuid[], $10::text[], $11::text[], $12::text[], $13::uuid[])
           as r(id, tenant_id, event_id, payout_id, event_type, target_url, target_origin, redelivery_of)
-   on conflict (event_id) where redelivery_of is not null and status in ${OPEN} do nothing
+   on conflict (event_id, tenant_id) where redelivery_of is not null and status in ${OPEN} do nothing
    returning id`,
 );
 

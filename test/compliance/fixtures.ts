@@ -42,8 +42,8 @@ export async function seedQueues(
   );
   // Their timelines: a held payout's first underpaid settlement is when it started waiting.
   await x.execute(
-    `insert into payout_status_timeline (id, payout_id, from_status, to_status, triggered_by, reason_code, created_at)
-     select gen_random_uuid(), id, 'PENDING_PAYMENT', 'PENDING_PAYMENT', 'SYSTEM', 'SETTLEMENT_UNDERPAID', created_at
+    `insert into payout_status_timeline (id, tenant_id, payout_id, from_status, to_status, triggered_by, reason_code, created_at)
+     select gen_random_uuid(), tenant_id, id, 'PENDING_PAYMENT', 'PENDING_PAYMENT', 'SYSTEM', 'SETTLEMENT_UNDERPAID', created_at
        from payouts where tenant_id = ? and status = 'PENDING_PAYMENT'`,
     [tenantId],
   );

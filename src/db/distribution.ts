@@ -1,0 +1,66 @@
+/**
+ * How each table would be placed on a Citus cluster (docs/scaling.md, "Sharding by tenant"):
+ * distributed by `tenant_id` and co-located, a reference table copied to every node, or local to
+ * the coordinator. test/db/citus-readiness.test.ts reads the live schema from pg_catalog and
+ * fails when a table is missing here or breaks the rules of its kind.
+ */
+export type Distribution = 'distributed' | 'reference' | 'local';
+
+export const TABLE_DISTRIBUTION = {
+  // Merchant-owned rows, distributed by tenant_id.
+  idempotency_keys: 'distributed',
+  quotes: 'distributed',
+  refund_destinations: 'distributed',
+  webhook_configs: 'distributed',
+  payouts: 'distributed',
+  payout_status_timeline: 'distributed',
+  payment_instructions: 'distributed',
+  inflows: 'distributed',
+  outflows: 'distributed',
+  refunds: 'distributed',
+  outbox_events: 'distributed',
+  webhook_deliveries: 'distributed',
+  webhook_delivery_attempts: 'distributed',
+  // Small, read by every tenant's work, looked up without a tenant (the directory of tenants,
+  // of API-key hashes and of deposit addresses, which route a chain transfer to its tenant).
+  tenants: 'reference',
+  api_keys: 'reference',
+  deposit_addresses: 'reference',
+  operators: 'reference',
+  approval_rules: 'reference',
+  // The platform's own rows, read across tenants, on the coordinator.
+  tasks: 'local',
+  rail_cursors: 'local',
+  audit: 'local',
+  approvals: 'local',
+  exception_overdue_notices: 'local',
+  ledger_entries: 'local',
+  ledger_balances: 'local',
+  ledger_balance_deltas: 'local',
+  ledger_violations: 'local',
+  recon_runs: 'local',
+  recon_accounts: 'local',
+  recon_breaks: 'local',
+  mikro_orm_migrations: 'local',
+} as const satisfies Record<string, Distribution>;
+
+/**
+ * Distributed tables whose primary key is still `(id)` alone, not `(tenant_id, id)`: the ORM's
+ * entities and every lookup by id key on it. Each has no other unique key without tenant_id, and
+ * those that foreign keys reference carry a unique `(id, tenant_id)`. On Citus the primary key
+ * would become `(id, tenant_id)` (docs/scaling.md says what that still needs).
+ */
+export const KEYED_BY_ID_ALONE: readonly string[] = [
+  'idempotency_keys',
+  'quotes',
+  'refund_destinations',
+  'payouts',
+  'payout_status_timeline',
+  'payment_instructions',
+  'inflows',
+  'outflows',
+  'refunds',
+  'outbox_events',
+  'webhook_deliveries',
+  'webhook_delivery_attempts',
+];
