@@ -197,8 +197,9 @@ export function step<TMachine extends AnyStateMachine>(
   const snapshot = restore(machine, row);
   const [next, actions] = pureTransition(machine, snapshot, event);
   const to = statusOf((next as AnyMachineSnapshot).value);
-  // XState hands back the very same snapshot when no transition was enabled.
-  const taken = next !== snapshot;
+  // XState hands back the very same snapshot when no transition was enabled, but also for one
+  // without a target that only asks for actions: that one is taken, and its actions must run.
+  const taken = next !== snapshot || actions.length > 0;
   return {
     from: row.status,
     to,

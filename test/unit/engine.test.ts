@@ -24,7 +24,12 @@ import {
 const doorMachine = setup({
   types: {
     context: {} as { opened: number; knocks: number; at: Date | null; note?: string },
-    events: {} as { type: 'OPEN'; at: Date } | { type: 'KNOCK' } | { type: 'CLOSE' } | { type: 'LOCK' },
+    events: {} as
+      | { type: 'OPEN'; at: Date }
+      | { type: 'KNOCK' }
+      | { type: 'RING' }
+      | { type: 'CLOSE' }
+      | { type: 'LOCK' },
   },
   actions: { ring: (_, _params: { times: number }) => {}, log: () => {} },
 }).createMachine({
@@ -39,8 +44,6 @@ const doorMachine = setup({
           target: 'OPEN',
           actions: assign({ opened: ({ context }) => context.opened + 1, at: ({ event }) => event.at }),
         },
-        // XState hands back the same snapshot for a transition that changes nothing, even one that
-        // asks for actions: the engine's machines always record something in context when they stay.
         KNOCK: {
           actions: [
             assign({ knocks: ({ context }) => context.knocks + 1 }),
@@ -48,6 +51,9 @@ const doorMachine = setup({
             'log',
           ],
         },
+        // No target and no context change, only an action: XState hands back the very same
+        // snapshot, yet the transition is taken and its action must run.
+        RING: { actions: { type: 'ring', params: { times: 1 } } },
         LOCK: 'LOCKED',
       },
     },
@@ -191,6 +197,14 @@ describe('the engine', () => {
       ]);
     });
 
+    it('a transition with actions only, no target and no context change, is taken with its actions', () => {
+      const row = doorRow();
+      const done = step(doorMachine, row, { type: 'RING' });
+      expect(done).to.deep.include({ from: 'CLOSED', to: 'CLOSED', changed: false, taken: true });
+      expect(done.actions).to.deep.equal([{ type: 'ring', params: { times: 1 } }]);
+      expect(done.snapshot).to.deep.equal(row.snapshot);
+    });
+
     it('an ignored event is neither changed nor taken and hands back the row’s own snapshot', () => {
       const row = doorRow();
       const done = step(doorMachine, row, { type: 'CLOSE' });
@@ -261,6 +275,26 @@ describe('the engine', () => {
         { type: 'ring', params: { times: 2 } },
         { type: 'log', params: null },
       ]);
+    });
+
+    it('runs the hook for a transition with actions only, which keeps snapshot and status', async () => {
+      const row = doorRow();
+      const before = structuredClone(row);
+      const { em } = memoryEm([row]);
+      const seen: Transition<DoorRow, unknown>[] = [];
+      const result = await applyEvent(em, {
+        machine: doorMachine,
+        entity: DOOR,
+        id: 'door-1',
+        event: { type: 'RING' },
+        onTransition: async (_, t) => {
+          seen.push(t);
+        },
+      });
+      expect(seen).to.deep.equal([result]);
+      expect(result).to.deep.include({ from: 'CLOSED', to: 'CLOSED', changed: false, taken: true });
+      expect(result.actions).to.deep.equal([{ type: 'ring', params: { times: 1 } }]);
+      expect(row).to.deep.equal(before);
     });
 
     it('writes nothing and skips the hook when the event is ignored', async () => {
