@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { currencySchema, destinationTypeSchema } from '#src/http/schemas.ts';
+import { Corridors, writtenPattern } from '#src/corridors/corridors.ts';
+import { CURRENCIES, currencySchema, destinationTypeSchema, when } from '#src/http/schemas.ts';
 
 export const countryCode = z
   .string()
@@ -34,11 +35,33 @@ export const nameEnquiryIn = z
       .max(34)
       .describe(
         'Bank account number (10-digit NUBAN for NGN) or mobile number (with or without +, with 00, or with ' +
-          'the trunk 0; spaces and dashes allowed).',
+          'the trunk 0; spaces and dashes allowed), in the format of the corridor of destination_currency ' +
+          '(the request gives the pattern of each).',
       ),
     destination_provider_code: z.string().trim().min(1).max(32).describe('provider_code from GET /v1/banks.'),
   })
-  .meta({ id: 'NameEnquiryRequest' });
+  .meta({ id: 'NameEnquiryRequest', allOf: accountFormatsByCurrency() } as never);
+
+/**
+ * The document's form of the account check of name enquiry (`resolveAccount`): per destination
+ * type and the corridor of each currency, the pattern of every spelling the server accepts.
+ */
+function accountFormatsByCurrency(): Record<string, unknown>[] {
+  const corridors = Corridors.shipped();
+  return CURRENCIES.flatMap((currency) => {
+    const corridor = corridors.byCurrency(currency);
+    return payableType.options.flatMap((type) => {
+      const format = corridor?.account_formats[type];
+      if (!format) return [];
+      return [
+        when(
+          { destination_type: type, destination_currency: currency },
+          { destination_account_unique: { pattern: writtenPattern(format) } },
+        ),
+      ];
+    });
+  });
+}
 
 export const nameEnquiryOut = z
   .object({

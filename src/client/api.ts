@@ -30,8 +30,8 @@ export type CreatePayoutRequest = BankAccountPayoutRequest | MobileMoneyPayoutRe
 /** Where the beneficiary is paid: a mobile money wallet, a bank account or a crypto wallet. */
 export type DestinationType = 'MOBILE_MONEY' | 'BANK_ACCOUNT' | 'CRYPTO_WALLET';
 
-/** ISO 4217 code, or USDT for Tether. Amounts carry at most the currency’s minor units: USDT 6, NGN 2, KES 2, GHS 2, UGX 0, TZS 2, ZAR 2, XOF 0, USD 2. */
-export type Currency = 'USDT' | 'NGN' | 'KES' | 'GHS' | 'UGX' | 'TZS' | 'ZAR' | 'XOF' | 'USD';
+/** A currency some corridor pays out in: ISO 4217 code, or USDT for Tether. Any other is 400 VALIDATION_FAILED; one that a corridor pays but not in the country, destination type or settlement currency asked for is 422 CORRIDOR_NOT_SUPPORTED. Amounts carry at most the currency’s minor units: NGN 2, KES 2, GHS 2, USDT 6. */
+export type Currency = 'NGN' | 'KES' | 'GHS' | 'USDT';
 
 /** What the merchant pays in: USDT on the crypto rail, NGN by bank transfer. */
 export type SettlementCurrency = 'USDT' | 'NGN';
@@ -45,7 +45,7 @@ export type PayableDestinationType = 'BANK_ACCOUNT' | 'MOBILE_MONEY';
 export interface NameEnquiryRequest {
   destination_type: PayableDestinationType;
   destination_currency: Currency;
-  /** Bank account number (10-digit NUBAN for NGN) or mobile number (with or without +, with 00, or with the trunk 0; spaces and dashes allowed). */
+  /** Bank account number (10-digit NUBAN for NGN) or mobile number (with or without +, with 00, or with the trunk 0; spaces and dashes allowed), in the format of the corridor of destination_currency (the request gives the pattern of each). */
   destination_account_unique: string;
   /** provider_code from GET /v1/banks. */
   destination_provider_code: string;
@@ -54,7 +54,7 @@ export interface NameEnquiryRequest {
 export interface CreateQuoteRequest {
   settlement_currency: SettlementCurrency;
   destination_currency: Currency;
-  /** What the beneficiary would receive, in destination_currency. */
+  /** What the beneficiary would receive, in destination_currency. At most 15 significant digits, and at most the minor units of the currency in decimals: the request gives the multipleOf of each currency (check it on the decimal digits: dividing binary floating-point numbers finds 0.07 no multiple of 0.01). */
   destination_amount: number;
 }
 
@@ -540,15 +540,15 @@ export interface WebhookTestEvent {
   };
 }
 
-/** A payout to a bank account: provider code and account name are required. */
+/** A payout to a bank account: provider code and account name are required, and the account number has the format of its corridor (destination_country and destination_currency). */
 export interface BankAccountPayoutRequest {
   destination_type: 'BANK_ACCOUNT';
   /** ISO 3166-1 alpha-2 country code, upper case. */
   destination_country: string;
   destination_currency: Currency;
-  /** What the beneficiary receives, in destination_currency (at most its minor units of decimals). */
+  /** What the beneficiary receives, in destination_currency. At most 15 significant digits, and at most the minor units of the currency in decimals: the request gives the multipleOf of each currency (check it on the decimal digits: dividing binary floating-point numbers finds 0.07 no multiple of 0.01). */
   destination_amount: number;
-  /** Mobile number, bank account number, or crypto address, in the format of its corridor (docs/account-formats.md; a refusal says which). A mobile number may be written with or without +, with 00, or nationally with the trunk 0, with spaces or dashes: it is kept in E.164. */
+  /** Mobile number, bank account number, or crypto address, in the format of its corridor (each destination type gives the pattern of each corridor; docs/account-formats.md; a refusal says which). A mobile number may be written with or without +, with 00, or nationally with the trunk 0, with spaces or dashes: it is kept in E.164. */
   destination_account_unique: string;
   /** Display name of the provider or bank; the network (TRON or BSC) for CRYPTO_WALLET. */
   destination_provider_name: string;
@@ -569,15 +569,15 @@ export interface BankAccountPayoutRequest {
   quote_id?: string;
 }
 
-/** A payout to a mobile money wallet: provider code and account name are required. */
+/** A payout to a mobile money wallet: provider code and account name are required, and the number is one of its corridor (destination_country and destination_currency), in any spelling the pattern allows. */
 export interface MobileMoneyPayoutRequest {
   destination_type: 'MOBILE_MONEY';
   /** ISO 3166-1 alpha-2 country code, upper case. */
   destination_country: string;
   destination_currency: Currency;
-  /** What the beneficiary receives, in destination_currency (at most its minor units of decimals). */
+  /** What the beneficiary receives, in destination_currency. At most 15 significant digits, and at most the minor units of the currency in decimals: the request gives the multipleOf of each currency (check it on the decimal digits: dividing binary floating-point numbers finds 0.07 no multiple of 0.01). */
   destination_amount: number;
-  /** Mobile number, bank account number, or crypto address, in the format of its corridor (docs/account-formats.md; a refusal says which). A mobile number may be written with or without +, with 00, or nationally with the trunk 0, with spaces or dashes: it is kept in E.164. */
+  /** Mobile number, bank account number, or crypto address, in the format of its corridor (each destination type gives the pattern of each corridor; docs/account-formats.md; a refusal says which). A mobile number may be written with or without +, with 00, or nationally with the trunk 0, with spaces or dashes: it is kept in E.164. */
   destination_account_unique: string;
   /** Display name of the provider or bank; the network (TRON or BSC) for CRYPTO_WALLET. */
   destination_provider_name: string;
@@ -604,9 +604,9 @@ export interface CryptoWalletPayoutRequest {
   /** ISO 3166-1 alpha-2 country code, upper case. */
   destination_country: string;
   destination_currency: Currency;
-  /** What the beneficiary receives, in destination_currency (at most its minor units of decimals). */
+  /** What the beneficiary receives, in destination_currency. At most 15 significant digits, and at most the minor units of the currency in decimals: the request gives the multipleOf of each currency (check it on the decimal digits: dividing binary floating-point numbers finds 0.07 no multiple of 0.01). */
   destination_amount: number;
-  /** Mobile number, bank account number, or crypto address, in the format of its corridor (docs/account-formats.md; a refusal says which). A mobile number may be written with or without +, with 00, or nationally with the trunk 0, with spaces or dashes: it is kept in E.164. */
+  /** Mobile number, bank account number, or crypto address, in the format of its corridor (each destination type gives the pattern of each corridor; docs/account-formats.md; a refusal says which). A mobile number may be written with or without +, with 00, or nationally with the trunk 0, with spaces or dashes: it is kept in E.164. */
   destination_account_unique: string;
   /** Display name of the provider or bank; the network (TRON or BSC) for CRYPTO_WALLET. */
   destination_provider_name: 'TRON' | 'TRC20' | 'BSC' | 'BEP20';

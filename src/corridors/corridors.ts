@@ -98,6 +98,64 @@ export function mobileSpellings(numbering: MobileNumbering, example: string): st
   ];
 }
 
+/** Any run of the separators `canonicalMobile` drops, as a regular expression. */
+const SEPARATORS = '[-. ()]*';
+const QUANTIFIER = /^(?:\{\d+(?:,\d*)?\}|[?*+])\??/;
+
+/**
+ * `source` (a pattern without anchors) with a run of separators allowed after every character it
+ * matches: `[0-9]{7}` becomes `(?:[0-9][-. ()]*){7}`. Knows the syntax the corridors' patterns use:
+ * literals, escapes, classes, groups, alternatives and quantifiers.
+ */
+function withSeparators(source: string): string {
+  let out = '';
+  for (let i = 0; i < source.length; ) {
+    let atom: string;
+    const c = source[i]!;
+    if (c === '\\') atom = source.slice(i, i + 2);
+    else if (c === '[') {
+      let j = i + 1;
+      while (source[j] !== ']') j += source[j] === '\\' ? 2 : 1;
+      atom = source.slice(i, j + 1);
+    } else if ('()|'.includes(c)) {
+      const group = source.startsWith('(?:', i) ? '(?:' : c;
+      i += group.length;
+      // A group's content already allows separators after each character: its quantifier stays.
+      const quantifier = c === ')' ? (QUANTIFIER.exec(source.slice(i))?.[0] ?? '') : '';
+      out += group + quantifier;
+      i += quantifier.length;
+      continue;
+    } else if ('^$'.includes(c)) throw new Error(`an anchor inside a mobile pattern: ${source}`);
+    else atom = c;
+    i += atom.length;
+    const quantifier = QUANTIFIER.exec(source.slice(i))?.[0];
+    if (quantifier) {
+      out += `(?:${atom}${SEPARATORS})${quantifier}`;
+      i += quantifier.length;
+    } else out += `${atom}${SEPARATORS}`;
+  }
+  return out;
+}
+
+/**
+ * The pattern of every spelling of an account that `checkAccount` accepts (after trimming): for a
+ * mobile number, the E.164 pattern with `+`, `00`, the bare calling code or the trunk prefix in
+ * front and separators anywhere; for anything else, the pattern itself. For documents that must be
+ * exactly as strict as the server.
+ */
+export function writtenPattern(format: AccountFormat): string {
+  if (!format.mobile) return format.pattern.source;
+  const { countryCode, trunkPrefix } = format.mobile;
+  const head = `^\\+${countryCode}`;
+  const source = format.pattern.source;
+  if (!source.startsWith(head) || !source.endsWith('$'))
+    throw new Error(`a mobile pattern must read ${head}…$: ${source}`);
+  const national = withSeparators(source.slice(head.length, -1));
+  const international = `(?:\\+${SEPARATORS}|0${SEPARATORS}0${SEPARATORS})?${withSeparators(countryCode)}`;
+  const prefix = trunkPrefix ? `(?:${international}|${withSeparators(trunkPrefix)})` : international;
+  return `^${SEPARATORS}${prefix}${national}$`;
+}
+
 /** An account format as the file writes it: an anchored pattern and an example that fits it. */
 const accountFormat = z
   .object({
@@ -256,6 +314,11 @@ export class Corridors {
       this.data.corridors.find((c) => c.country === country && c.currency === currency) ??
       this.data.corridors.find((c) => c.country === '*' && c.currency === currency)
     );
+  }
+
+  /** Every currency some corridor pays out in, in the file's order: the only ones a request may name. */
+  currencies(): string[] {
+    return [...new Set(this.data.corridors.map((c) => c.currency))];
   }
 
   /** The corridor that pays out in `currency`, whatever the country (quotes and rates name no country). */

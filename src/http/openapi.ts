@@ -579,7 +579,8 @@ function expandVariants(schemas: Record<string, Schema>): void {
         properties,
         required: Object.keys(properties).filter((p) => required.has(p)),
       };
-      if (variant.allOf) variantSchema.allOf = variant.allOf;
+      const allOf = [...((base.allOf as Schema[] | undefined) ?? []), ...(variant.allOf ?? [])];
+      if (allOf.length > 0) variantSchema.allOf = allOf;
       schemas[variant.name] = variantSchema;
       mapping[value] = `#/components/schemas/${variant.name}`;
     }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import {
+  Corridors,
   DESTINATION_TYPES,
   NETWORK_NAMES,
   NETWORKS,
@@ -54,17 +55,22 @@ function oneOf(values: readonly string[]) {
     issue.input === undefined ? 'is required' : `must be one of ${values.join(', ')}`;
 }
 
-/** Every currency the service knows, with its minor units in `CURRENCY_DECIMALS`: a closed set. */
-export const CURRENCIES = Object.keys(CURRENCY_DECIMALS) as [Currency, ...Currency[]];
+/**
+ * The currencies some corridor pays out in (`src/corridors/corridors.json`), a closed set: a
+ * currency the service knows (`CURRENCY_DECIMALS`) that no corridor pays is refused like any
+ * other value outside it. The corridors file checks that each of its currencies is known.
+ */
+export const CURRENCIES = Corridors.shipped().currencies() as [Currency, ...Currency[]];
 
 /** A currency in a request: anything outside the closed set is a 400 naming the field. */
 export const currencySchema = z.enum(CURRENCIES, { error: oneOf(CURRENCIES) }).meta({
   id: 'Currency',
   description:
-    'ISO 4217 code, or USDT for Tether. Amounts carry at most the currency’s minor units: ' +
-    Object.entries(CURRENCY_DECIMALS)
-      .map(([code, decimals]) => `${code} ${decimals}`)
-      .join(', ') +
+    'A currency some corridor pays out in: ISO 4217 code, or USDT for Tether. Any other is 400 ' +
+    'VALIDATION_FAILED; one that a corridor pays but not in the country, destination type or ' +
+    'settlement currency asked for is 422 CORRIDOR_NOT_SUPPORTED. Amounts carry at most the ' +
+    'currency’s minor units: ' +
+    CURRENCIES.map((code) => `${code} ${CURRENCY_DECIMALS[code]}`).join(', ') +
     '.',
 });
 
@@ -140,6 +146,42 @@ export function iso(date: Date | null | undefined): string | null {
 const MAX_SIGNIFICANT_DIGITS = 15;
 
 /**
+ * A JSON Schema condition for a request's document: when every field of `given` has the value
+ * given, the fields of `then` must also fit their schemas. Other fields are left alone.
+ */
+export function when(
+  given: Record<string, string>,
+  then: Record<string, Record<string, unknown>>,
+): Record<string, unknown> {
+  return {
+    if: {
+      properties: Object.fromEntries(
+        Object.entries(given).map(([field, value]) => [field, { const: value }]),
+      ),
+      required: Object.keys(given),
+      additionalProperties: true,
+    },
+    // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then, never awaited
+    then: { properties: then, additionalProperties: true },
+  };
+}
+
+/**
+ * The document's form of {@link decimalsIssue}: per currency of `currencyField`, `amountField` is
+ * a multiple of the currency's minor unit (`multipleOf` 0.01 for NGN), as the server requires.
+ */
+export function amountDecimals(currencyField: string, amountField: string): Record<string, unknown>[] {
+  return CURRENCIES.map((currency) =>
+    when({ [currencyField]: currency }, { [amountField]: { multipleOf: minorUnit(currency) } }),
+  );
+}
+
+/** The smallest amount of `currency`, as a JSON number: 0.01 for two decimals, 1 for none. */
+function minorUnit(currency: Currency): number {
+  return Number(`1e-${CURRENCY_DECIMALS[currency]}`);
+}
+
+/**
  * A positive monetary amount in a request, sent as a JSON number. Accepted only when it is
  * exactly what the client wrote (at most 15 significant digits); returned as a Decimal.
  */
@@ -159,6 +201,15 @@ export const amountIn = z
     return d;
   })
   .meta({ override: { type: 'number', exclusiveMinimum: 0 } } as never);
+
+/**
+ * What the document says of every amount in a request, after what the amount is: the rules that
+ * JSON Schema states (the request's `multipleOf` per currency) and the one it cannot.
+ */
+export const AMOUNT_RULES =
+  'At most 15 significant digits, and at most the minor units of the currency in decimals: the ' +
+  'request gives the multipleOf of each currency (check it on the decimal digits: dividing binary ' +
+  'floating-point numbers finds 0.07 no multiple of 0.01).';
 
 /**
  * The input of a procedure that takes none: nothing, or an empty object. Anything else is a 400

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { countryCode, currencyCode } from '#src/banks/schemas.ts';
 import { requireInstitution } from '#src/banks/service.ts';
 import {
-  type Corridors,
+  Corridors,
   checkAccount,
   type DestinationType,
   NETWORK_NAMES,
@@ -11,11 +11,14 @@ import {
   networkNamed,
   type SettlementCurrency,
   withChainName,
+  writtenPattern,
 } from '#src/corridors/corridors.ts';
 import { emSql } from '#src/db/sql.ts';
 import type { Deps } from '#src/deps.ts';
 import { AppError, type ErrorDetail } from '#src/http/errors.ts';
 import {
+  AMOUNT_RULES,
+  amountDecimals,
   amountIn,
   decimalsIssue,
   destinationTypeSchema,
@@ -24,6 +27,7 @@ import {
   type RequestVariant,
   requestVariants,
   settlementCurrencySchema,
+  when,
 } from '#src/http/schemas.ts';
 import type { IdempotentWrite } from '#src/idempotency/idempotency.ts';
 import { newId } from '#src/lib/ids.ts';
@@ -44,13 +48,19 @@ import type { PayoutResource } from './resource.ts';
 const DESTINATION_SHAPES = {
   BANK_ACCOUNT: {
     name: 'BankAccountPayoutRequest',
-    description: 'A payout to a bank account: provider code and account name are required.',
+    description:
+      'A payout to a bank account: provider code and account name are required, and the account number ' +
+      'has the format of its corridor (destination_country and destination_currency).',
     require: ['destination_provider_code', 'destination_account_name'],
+    allOf: accountFormatsByCorridor('BANK_ACCOUNT'),
   },
   MOBILE_MONEY: {
     name: 'MobileMoneyPayoutRequest',
-    description: 'A payout to a mobile money wallet: provider code and account name are required.',
+    description:
+      'A payout to a mobile money wallet: provider code and account name are required, and the number is ' +
+      'one of its corridor (destination_country and destination_currency), in any spelling the pattern allows.',
     require: ['destination_provider_code', 'destination_account_name'],
+    allOf: accountFormatsByCorridor('MOBILE_MONEY'),
   },
   CRYPTO_WALLET: {
     name: 'CryptoWalletPayoutRequest',
@@ -64,13 +74,30 @@ const DESTINATION_SHAPES = {
   },
 } as const satisfies Record<DestinationType, RequestVariant>;
 
+/**
+ * The document's form of the account check of `crossFieldIssues`: per corridor, the pattern of
+ * every spelling of an account of `type` that the server accepts.
+ */
+function accountFormatsByCorridor(type: 'BANK_ACCOUNT' | 'MOBILE_MONEY'): Record<string, unknown>[] {
+  return Corridors.shipped().data.corridors.flatMap((corridor) => {
+    const format = corridor.account_formats[type];
+    if (!format) return [];
+    return [
+      when(
+        { destination_country: corridor.country, destination_currency: corridor.currency },
+        { destination_account_unique: { pattern: writtenPattern(format) } },
+      ),
+    ];
+  });
+}
+
 export const createPayoutIn = z
   .strictObject({
     destination_type: destinationTypeSchema,
     destination_country: countryCode,
     destination_currency: currencyCode,
     destination_amount: amountIn.describe(
-      'What the beneficiary receives, in destination_currency (at most its minor units of decimals).',
+      `What the beneficiary receives, in destination_currency. ${AMOUNT_RULES}`,
     ),
     destination_account_unique: z
       .string()
@@ -79,8 +106,9 @@ export const createPayoutIn = z
       .max(128)
       .describe(
         'Mobile number, bank account number, or crypto address, in the format of its corridor ' +
-          '(docs/account-formats.md; a refusal says which). A mobile number may be written with or without +, ' +
-          'with 00, or nationally with the trunk 0, with spaces or dashes: it is kept in E.164.',
+          '(each destination type gives the pattern of each corridor; docs/account-formats.md; a refusal says ' +
+          'which). A mobile number may be written with or without +, with 00, or nationally with the trunk 0, ' +
+          'with spaces or dashes: it is kept in E.164.',
       ),
     destination_provider_name: z
       .string()
@@ -128,6 +156,7 @@ export const createPayoutIn = z
   .meta({
     id: 'CreatePayoutRequest',
     description: 'A payout request; which fields are required depends on destination_type.',
+    allOf: amountDecimals('destination_currency', 'destination_amount'),
     ...requestVariants('destination_type', DESTINATION_SHAPES),
   });
 export type CreatePayoutInput = z.output<typeof createPayoutIn>;

@@ -1,7 +1,15 @@
 import { z } from 'zod';
 import { currencyCode } from '#src/banks/schemas.ts';
 import { merchantProcedure } from '#src/http/procedures.ts';
-import { amountIn, idParam, iso, moneyJson, settlementCurrencySchema } from '#src/http/schemas.ts';
+import {
+  AMOUNT_RULES,
+  amountDecimals,
+  amountIn,
+  idParam,
+  iso,
+  moneyJson,
+  settlementCurrencySchema,
+} from '#src/http/schemas.ts';
 import { router } from '#src/http/trpc.ts';
 import { quoteOut } from '#src/quotes/schemas.ts';
 import { acceptQuote, createQuote, getQuote } from '#src/quotes/service.ts';
@@ -66,10 +74,13 @@ export const ratesRouter = router({
           settlement_currency: settlementCurrencySchema,
           destination_currency: currencyCode,
           destination_amount: amountIn.describe(
-            'What the beneficiary would receive, in destination_currency.',
+            `What the beneficiary would receive, in destination_currency. ${AMOUNT_RULES}`,
           ),
         })
-        .meta({ id: 'CreateQuoteRequest' }),
+        .meta({
+          id: 'CreateQuoteRequest',
+          allOf: amountDecimals('destination_currency', 'destination_amount'),
+        } as never),
     )
     .output(quoteOut)
     .mutation(({ ctx, input }) =>

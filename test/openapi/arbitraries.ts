@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { type OpenApi, resolve } from './document.ts';
+import { isMultipleOf, type OpenApi, resolve } from './document.ts';
 
 type Schema = Record<string, any>;
 
@@ -48,7 +48,7 @@ function fromSchema(
       const edges = [min, max, min + 0.123456789, 5e-324, 1e-7].filter((n) => {
         const above = typeof schema.exclusiveMinimum === 'number' ? n > schema.exclusiveMinimum : n >= min;
         const below = typeof schema.exclusiveMaximum === 'number' ? n < schema.exclusiveMaximum : n <= max;
-        const step = typeof schema.multipleOf === 'number' ? Number.isInteger(n / schema.multipleOf) : true;
+        const step = typeof schema.multipleOf === 'number' ? isMultipleOf(n, schema.multipleOf) : true;
         return above && below && step;
       });
       return fc.oneof(

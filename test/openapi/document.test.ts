@@ -4,6 +4,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 import fc from 'fast-check';
+import { Corridors } from '#src/corridors/corridors.ts';
 import { REPO_ROOT } from '#src/docs/generate.ts';
 import { describeMachine } from '#src/docs/machines.ts';
 import { MACHINE_DOCS } from '#src/docs/registry.ts';
@@ -215,8 +216,12 @@ describe('the OpenAPI document', () => {
     }
   });
 
-  it('closes currencies to the set the server accepts', () => {
+  it('closes currencies to those a corridor pays, the set the server accepts', () => {
     expect(doc.components.schemas.Currency!.enum).to.deep.equal(CURRENCIES);
+    expect(CURRENCIES).to.have.members(
+      Corridors.shipped().data.corridors.map((c: { currency: string }) => c.currency),
+    );
+    expect(CURRENCIES).to.not.include.members(['USD']);
     expect(doc.components.schemas.SettlementCurrency!.enum).to.have.members(['USDT', 'NGN']);
     expect(doc.components.schemas.Payout!.properties.destination_currency).to.deep.equal({
       $ref: '#/components/schemas/Currency',
@@ -249,6 +254,46 @@ describe('the OpenAPI document', () => {
     expect(doc.components.schemas.CreatePayoutRequest!.discriminator.propertyName).to.equal(
       'destination_type',
     );
+  });
+
+  it('states the decimals of each currency and the account format of each corridor, as the server checks them', () => {
+    const payout = '/components/schemas/CreatePayoutRequest';
+    const quote = '/components/schemas/CreateQuoteRequest';
+    const enquiry = '/components/schemas/NameEnquiryRequest';
+    const ok = (pointer: string, body: object) =>
+      expect(check.errors(pointer, body), JSON.stringify(body)).to.deep.equal([]);
+    const refused = (pointer: string, body: object) =>
+      expect(check.errors(pointer, body), JSON.stringify(body)).to.not.deep.equal([]);
+    const ngn = { settlement_currency: 'USDT', destination_currency: 'NGN' };
+    for (const amount of [150000, 0.07, 1234.56]) ok(quote, { ...ngn, destination_amount: amount });
+    for (const amount of [5e-324, 1e-7, 0.001, 100.005])
+      refused(quote, { ...ngn, destination_amount: amount });
+    ok(quote, { ...ngn, destination_currency: 'USDT', destination_amount: 0.000001 });
+    refused(quote, { ...ngn, destination_currency: 'USDT', destination_amount: 1e-7 });
+    refused(payout, bankPayout({ destination_amount: 0.001 }));
+
+    // A Kenyan number in the spellings the server takes, and ones it refuses.
+    for (const account of [
+      '+254712345678',
+      '254712345678',
+      '0712 345 678',
+      '(0712) 345.678',
+      '00254-712-345-678',
+    ])
+      ok(payout, mobilePayout({ destination_account_unique: account }));
+    for (const account of ['+254812345678', '712345678', '+2540712345678', '0712345678x'])
+      refused(payout, mobilePayout({ destination_account_unique: account }));
+    ok(payout, bankPayout({ destination_account_unique: '0123456789' }));
+    refused(payout, bankPayout({ destination_account_unique: '012345678' }));
+    // A country and currency that no corridor pairs: no format to state, the server answers 422.
+    ok(payout, bankPayout({ destination_country: 'GB', destination_account_unique: '12' }));
+    const resolveKe = {
+      destination_type: 'MOBILE_MONEY',
+      destination_currency: 'KES',
+      destination_provider_code: 'MPESA',
+    };
+    ok(enquiry, { ...resolveKe, destination_account_unique: '0712-345-678' });
+    refused(enquiry, { ...resolveKe, destination_account_unique: '0812345678' });
   });
 
   it('describes every webhook event the machines emit and the test ping, signed, with its payload', () => {

@@ -1,5 +1,6 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
+import BigNumber from 'bignumber.js';
 import { harness } from '../harness.ts';
 
 /** The parts of the OpenAPI document the tests read. */
@@ -92,6 +93,15 @@ export class SchemaCheck {
     // strict: false lets the OpenAPI keywords (discriminator, example, x-...) through as annotations.
     this.#ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
     addFormats.default(this.#ajv);
+    // Ajv divides binary floats (0.07 / 0.01 is 7.000000000000001): check multipleOf on the digits.
+    this.#ajv.removeKeyword('multipleOf');
+    this.#ajv.addKeyword({
+      keyword: 'multipleOf',
+      type: 'number',
+      schemaType: 'number',
+      error: { message: ({ schemaCode }) => `must be multiple of ${schemaCode}` },
+      validate: (step: number, value: number) => isMultipleOf(value, step),
+    });
     this.#ajv.addSchema(doc as object, 'openapi.json');
   }
 
@@ -118,6 +128,14 @@ export class SchemaCheck {
     }
     return validate(value) ? [] : [...(validate.errors ?? [])];
   }
+}
+
+/**
+ * JSON Schema's multipleOf on the numbers as written (their shortest decimal form, the one the
+ * server reads), not on their binary approximations.
+ */
+export function isMultipleOf(value: number, step: number): boolean {
+  return new BigNumber(String(value)).mod(String(step)).isZero();
 }
 
 /** One line per validation error, for assertion messages. */

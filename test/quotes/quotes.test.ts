@@ -194,14 +194,14 @@ describe('quotes', () => {
         expect(error.details.map((d) => d.field)).to.deep.equal(['settlement_currency']);
       });
 
-      it('refuses a destination currency no corridor pays out', async () => {
+      it('refuses a destination currency no corridor pays out as invalid', async () => {
         const res = await call('POST', '/v1/rates/quotes', {
           key: merchant.key,
           body: { settlement_currency: 'USDT', destination_currency: 'ZAR', destination_amount: 100 },
         });
-        expect(res.status).to.equal(422);
+        expect(res.status).to.equal(400);
         const error = errorOf(res);
-        expect(error.code).to.equal('CORRIDOR_NOT_SUPPORTED');
+        expect(error.code).to.equal('VALIDATION_FAILED');
         expect(error.details.map((d) => d.field)).to.deep.equal(['destination_currency']);
       });
     });
@@ -255,7 +255,7 @@ describe('quotes', () => {
         const key = randomUUID();
         const refused = await call('POST', '/v1/rates/quotes', {
           key: merchant.key,
-          body: { ...usdtToNgn, destination_currency: 'ZAR' },
+          body: { ...usdtToNgn, settlement_currency: 'NGN', destination_currency: 'KES' },
           idempotencyKey: key,
         });
         expect(refused.status).to.equal(422);

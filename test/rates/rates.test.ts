@@ -100,12 +100,12 @@ describe('GET /v1/rates: indicative rate', () => {
       expect(error.details.map((d) => d.field)).to.deep.equal(['from']);
     });
 
-    it('refuses a destination currency no corridor pays out, naming to', async () => {
+    it('refuses a destination currency no corridor pays out as invalid, naming to and the ones it takes', async () => {
       const res = await call('GET', '/v1/rates?from=USDT&to=ZAR', { key: merchant.key });
-      expect(res.status).to.equal(422);
+      expect(res.status).to.equal(400);
       const error = errorOf(res);
-      expect(error.code).to.equal('CORRIDOR_NOT_SUPPORTED');
-      expect(error.details.map((d) => d.field)).to.deep.equal(['to']);
+      expect(error.code).to.equal('VALIDATION_FAILED');
+      expect(error.details).to.deep.equal([{ field: 'to', issue: 'must be one of NGN, KES, GHS, USDT' }]);
     });
 
     it('requires to', async () => {

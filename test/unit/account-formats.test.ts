@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
+import fc from 'fast-check';
 import {
   type AccountFormat,
   accountFormatIssue,
@@ -8,6 +9,7 @@ import {
   checkAccount,
   DEFAULT_CORRIDORS_FILE,
   NETWORKS,
+  writtenPattern,
 } from '#src/corridors/corridors.ts';
 
 const corridors = Corridors.load();
@@ -215,4 +217,72 @@ describe('mobile numbers as people write them, per corridor', () => {
       /calling code without \+/,
     );
   });
+});
+
+describe('the pattern of every spelling, as the OpenAPI document states it', () => {
+  it('gives bank accounts and addresses their own pattern', () => {
+    for (const { label, format } of everyFormat().filter((f) => !f.format.mobile))
+      expect(writtenPattern(format), label).to.equal(format.pattern.source);
+  });
+
+  for (const { country, format } of mobileFormats()) {
+    it(`${country}: accepts exactly what the server accepts, spelling by spelling`, () => {
+      const written = new RegExp(writtenPattern(format), 'u');
+      const accepts = (s: string) => checkAccount(format, s.trim()).issue === null;
+      const { countryCode, trunkPrefix } = format.mobile!;
+      const national = format.example.slice(1 + countryCode.length);
+      // Pieces a number is written with, right ones and wrong ones, separators between any two.
+      const piece = fc.oneof(
+        fc.constantFrom('+', '00', '0', countryCode, trunkPrefix, national, national.slice(0, 4), '1', '7'),
+        fc.stringMatching(/^[0-9]{1,3}$/),
+      );
+      const separator = fc.constantFrom('', '', '', ' ', '-', '.', '(', ')', '  ', 'x', '/');
+      const pieces = fc
+        .array(fc.tuple(separator, piece), { minLength: 1, maxLength: 6 })
+        .map((parts) => parts.map(([s, p]) => s + p).join(''));
+      // A prefix and a national number, right or nearly, with separators cut in anywhere.
+      const nearly = fc
+        .record({
+          prefix: fc.constantFrom(
+            `+${countryCode}`,
+            countryCode,
+            `00${countryCode}`,
+            trunkPrefix,
+            '',
+            '+',
+            `0${countryCode}`,
+            '+0',
+          ),
+          number: fc.constantFrom(
+            national,
+            national,
+            national.slice(1),
+            `${national}5`,
+            `9${national.slice(1)}`,
+          ),
+          cuts: fc.array(fc.tuple(fc.nat(20), separator), { maxLength: 4 }),
+        })
+        .map(({ prefix, number, cuts }) => {
+          let s = prefix + number;
+          for (const [at, sep] of cuts) {
+            const i = at % (s.length + 1);
+            s = s.slice(0, i) + sep + s.slice(i);
+          }
+          return s;
+        });
+      const spelling = fc.oneof(pieces, nearly);
+      let accepted = 0;
+      fc.assert(
+        fc.property(spelling, (s) => {
+          expect(written.test(s), s).to.equal(accepts(s));
+          if (accepts(s)) accepted++;
+        }),
+        { numRuns: 3000, seed: 20_261_128 },
+      );
+      // The walk must reach both sides of the line, or it shows nothing.
+      expect(accepted, 'spellings accepted').to.be.greaterThan(50);
+      for (const s of [format.example, `0${national}`, `00 ${countryCode} ${national}`, `(0${national})`])
+        expect(written.test(s), s).to.equal(true);
+    });
+  }
 });
