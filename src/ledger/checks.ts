@@ -153,19 +153,26 @@ export const LEDGER_CHECKS: readonly LedgerCheck[] = [
         expected_transit: string;
         ledger_transit: string;
       }>(payoutMoney, [scope.since, scope.subjects]);
-      return rows.map((r) => ({
-        check: 'PAYOUT_MONEY',
-        subject: r.id,
-        tenantId: r.tenant_id,
-        detail: {
-          status: r.status,
+      // One violation per payout, naming each currency it is off in: a payout in flight whose
+      // money the ledger lacks is off in its settlement and its destination currency at once.
+      const byPayout = new Map<string, LedgerViolation & { detail: { currencies: unknown[] } }>();
+      for (const r of rows) {
+        const violation = byPayout.get(r.id) ?? {
+          check: 'PAYOUT_MONEY',
+          subject: r.id,
+          tenantId: r.tenant_id,
+          detail: { status: r.status, currencies: [] },
+        };
+        violation.detail.currencies.push({
           currency: r.currency,
           expected_held: r.expected_held,
           ledger_held: r.ledger_held,
           expected_in_transit: r.expected_transit,
           ledger_in_transit: r.ledger_transit,
-        },
-      }));
+        });
+        byPayout.set(r.id, violation);
+      }
+      return [...byPayout.values()];
     },
   },
   {
