@@ -30,6 +30,9 @@ export function ormConfig(options: {
     entities,
     subscribers: [afterCommitSubscriber],
     extensions: [Migrator],
+    // pg_partman's own schema, where the server has it, and the partition maintenance function
+    // are the migrations' (src/db/partitions.ts), not the entities'.
+    schemaGenerator: { ignoreSchema: ['partman'], ignoreRoutines: true },
     pool: { min: 0, max: options.poolSize },
     // Requests fork their own EntityManager; touching the global one is a bug.
     allowGlobalContext: false,

@@ -1,4 +1,5 @@
 import type { Config } from '#src/config.ts';
+import { maintainPartitions, type PartitionChange } from '#src/db/partitions.ts';
 import { type Statement, statement } from '#src/db/sql.ts';
 import type { Deps } from '#src/deps.ts';
 import { uuidV7Floor } from '#src/lib/ids.ts';
@@ -10,6 +11,8 @@ import { uuidV7Floor } from '#src/lib/ids.ts';
  * - Idempotency keys (with their sealed responses) older than `IDEMPOTENCY_RETENTION_HOURS`: the
  *   published replay window (docs/errors.md). A key is kept at least that long.
  * - Done tasks whose work ended more than `TASK_RETENTION_HOURS` ago. Open tasks are never touched.
+ * - The partitioned tables (src/db/partitions.ts): partitions created ahead, and those past their
+ *   table's retention, if it has one, detached and dropped.
  *
  * Rows go in bounded batches, each one statement that picks its rows `FOR UPDATE SKIP LOCKED`, as
  * every job claims its work: instances running the job side by side delete different rows and
@@ -65,7 +68,7 @@ const RULES: readonly RetentionRule[] = [
   },
 ];
 
-export type RetentionSummary = Record<RetentionRule['table'], number>;
+export type RetentionSummary = Record<RetentionRule['table'], number> & { partitions: PartitionChange[] };
 
 /** One pass of the `retention` job: every table's expired rows, a batch at a time. */
 export async function runRetentionOnce(
@@ -73,7 +76,7 @@ export async function runRetentionOnce(
   options: { batch?: number } = {},
 ): Promise<RetentionSummary> {
   const batch = options.batch ?? RETENTION_BATCH;
-  const summary: RetentionSummary = { idempotency_keys: 0, tasks: 0 };
+  const summary: RetentionSummary = { idempotency_keys: 0, tasks: 0, partitions: [] };
   for (const rule of RULES) {
     const cutoff = new Date(deps.clock.now().getTime() - rule.windowHours(deps.config) * HOUR_MS);
     for (let round = 0; round < MAX_ROUNDS; round++) {
@@ -88,5 +91,6 @@ export async function runRetentionOnce(
       if (deleted < batch) break;
     }
   }
+  summary.partitions = await maintainPartitions(deps.sql, { now: deps.clock.now(), config: deps.config });
   return summary;
 }

@@ -99,7 +99,10 @@ export const Payout = defineEntity({
 });
 export type Payout = InferEntity<typeof Payout>;
 
-/** One row per status change of a payout, oldest first: the authoritative history. */
+/**
+ * One row per status change of a payout, oldest first: the authoritative history. Partitioned by
+ * month of `created_at`, so its key is (id, created_at).
+ */
 export const StatusLog = defineEntity({
   name: 'StatusLog',
   tableName: 'payout_status_timeline',
@@ -115,7 +118,8 @@ export const StatusLog = defineEntity({
     reasonCode: p.string().length(100),
     reasonDetail: p.json<Record<string, unknown>>().nullable(),
     metadata: p.json<Record<string, unknown>>().nullable(),
-    createdAt: p.datetime(),
+    // Part of the key: the table is partitioned by month of created_at (src/db/partitions.ts).
+    createdAt: p.datetime().primary(),
   },
 });
 export type StatusLog = InferEntity<typeof StatusLog>;

@@ -18,6 +18,8 @@ interface Key {
   name: string;
   primary: boolean;
   columns: string[];
+  /** The table's partition key, when it is partitioned: its unique keys must include it. */
+  partitionKey: string[];
 }
 interface ForeignKey {
   table: string;
@@ -47,7 +49,10 @@ async function uniqueKeys(): Promise<Key[]> {
   return rows<Key>(`
     select t.relname as table, ic.relname as name, i.indisprimary as primary,
            array(select a.attname::text from unnest(i.indkey) with ordinality k(attnum, n)
-                   join pg_attribute a on a.attrelid = i.indrelid and a.attnum = k.attnum order by k.n) as columns
+                   join pg_attribute a on a.attrelid = i.indrelid and a.attnum = k.attnum order by k.n) as columns,
+           array(select a.attname::text from pg_partitioned_table pt cross join unnest(pt.partattrs) k(attnum)
+                   join pg_attribute a on a.attrelid = pt.partrelid and a.attnum = k.attnum
+                  where pt.partrelid = i.indrelid) as "partitionKey"
       from pg_index i join pg_class t on t.oid = i.indrelid join pg_class ic on ic.oid = i.indexrelid
      where t.relnamespace = 'public'::regnamespace and i.indisunique and not t.relispartition
      order by 1, 2`);
@@ -91,14 +96,16 @@ describe('a schema ready for Citus (read from pg_catalog)', () => {
 
   it('keeps tenant_id in every unique key of a distributed table, the documented (id) keys aside', async () => {
     const keys = (await uniqueKeys()).filter((k) => placement(k.table) === 'distributed');
+    // (id), or (id) and the partition key: a partitioned table's keys must include it.
+    const byId = (k: Key) => k.primary && k.columns.join() === ['id', ...k.partitionKey].join();
     const wrong = keys
       .filter((k) => !k.columns.includes('tenant_id'))
-      .filter((k) => !(k.primary && KEYED_BY_ID_ALONE.includes(k.table) && k.columns.join() === 'id'))
+      .filter((k) => !(KEYED_BY_ID_ALONE.includes(k.table) && byId(k)))
       .map((k) => `${k.table}.${k.name} (${k.columns.join(', ')})`);
     expect(wrong).to.deep.equal([]);
     // The list of tables still keyed by id alone is exact: a table that moves to (id, tenant_id)
     // leaves it, and no new table joins it unnoticed.
-    const byIdAlone = keys.filter((k) => k.primary && k.columns.join() === 'id').map((k) => k.table);
+    const byIdAlone = keys.filter(byId).map((k) => k.table);
     expect(byIdAlone.sort()).to.deep.equal([...KEYED_BY_ID_ALONE].sort());
   });
 

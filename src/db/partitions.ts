@@ -1,0 +1,116 @@
+import type { Config } from '#src/config.ts';
+import type { Sql, Statement } from './sql.ts';
+
+/**
+ * The tables partitioned by time (docs/scaling.md, "Partitioned tables"), and their upkeep: the
+ * partitions of the coming periods are created ahead, and where a table has a retention the
+ * partitions wholly past it are detached and dropped. The `retention` job calls
+ * {@link maintainPartitions} on every pass.
+ *
+ * Two ways, same result (partitions named and bounded the same): where the server has pg_partman
+ * and the table is registered with it (the migrations register it when the extension is
+ * available), its `run_maintenance` does the work, with the retention set from this service's
+ * configuration first; elsewhere (the embedded database, managed servers without the
+ * extension) the migrations' `partition_maintain()` function does.
+ */
+export interface PartitionedTable {
+  table: string;
+  interval: 'month' | 'week';
+  /** Days a partition is kept once its whole range is past; null: kept for ever. */
+  retentionDays(config: Config): number | null;
+}
+
+export const PARTITIONED_TABLES: readonly PartitionedTable[] = [
+  { table: 'payout_status_timeline', interval: 'month', retentionDays: () => null },
+];
+
+/** Periods created ahead of the current one (pg_partman's `premake`, as registered). */
+export const PERIODS_AHEAD = 3;
+
+export interface PartitionChange {
+  table: string;
+  action: 'created' | 'dropped';
+  partition: string;
+  by: 'pg_partman' | 'partition_maintain';
+}
+
+// Unprepared (replan): DDL, run a few times a minute at most.
+const registered: Statement = {
+  name: 'partitions_partman_registered',
+  text: `select exists (select 1 from pg_namespace where nspname = 'partman')
+           and to_regclass('partman.part_config') is not null as partman`,
+  replan: true,
+};
+const partmanConfigured: Statement = {
+  name: 'partitions_partman_config',
+  text: `update partman.part_config set retention = $2, retention_keep_table = false, infinite_time_partitions = true
+          where parent_table = 'public.' || $1 returning 1 as found`,
+  replan: true,
+};
+const partmanRun: Statement = {
+  name: 'partitions_partman_run',
+  text: `select partman.run_maintenance(p_parent_table => 'public.' || $1, p_jobmon => false)`,
+  replan: true,
+};
+const partitionsOf: Statement = {
+  name: 'partitions_of',
+  text: `select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid
+          where i.inhparent = $1::regclass order by 1`,
+  replan: true,
+};
+const ownRun: Statement = {
+  name: 'partitions_maintain',
+  text: 'select action, partition_name from partition_maintain($1, $2, $3, $4::interval, $5)',
+  replan: true,
+};
+
+/** Creates the coming partitions and drops those past retention, for every partitioned table. */
+export async function maintainPartitions(
+  sql: Sql,
+  args: { now: Date; config: Config; tables?: readonly PartitionedTable[] },
+): Promise<PartitionChange[]> {
+  const [probe] = await sql.rows<{ partman: boolean }>(registered);
+  const changes: PartitionChange[] = [];
+  for (const t of args.tables ?? PARTITIONED_TABLES) {
+    const days = t.retentionDays(args.config);
+    const retention = days === null ? null : `${days} days`;
+    const done = await sql.transaction(async (tx) => {
+      if (probe?.partman) {
+        const found = await tx.rows(partmanConfigured, [t.table, retention]);
+        if (found.length > 0) {
+          // pg_partman reports nothing back: what changed is read from the catalog around it.
+          const before = new Set(
+            (await tx.rows<{ name: string }>(partitionsOf, [t.table])).map((r) => r.name),
+          );
+          await tx.rows(partmanRun, [t.table]);
+          const after = new Set(
+            (await tx.rows<{ name: string }>(partitionsOf, [t.table])).map((r) => r.name),
+          );
+          return [
+            ...[...after]
+              .filter((n) => !before.has(n))
+              .map((partition) => ({ action: 'created' as const, partition })),
+            ...[...before]
+              .filter((n) => !after.has(n))
+              .map((partition) => ({ action: 'dropped' as const, partition })),
+          ].map((c) => ({ ...c, table: t.table, by: 'pg_partman' as const }));
+        }
+      }
+      const rows = await tx.rows<{ action: 'created' | 'dropped'; partition_name: string }>(ownRun, [
+        t.table,
+        t.interval,
+        PERIODS_AHEAD,
+        retention,
+        args.now,
+      ]);
+      return rows.map((r) => ({
+        table: t.table,
+        action: r.action,
+        partition: r.partition_name,
+        by: 'partition_maintain' as const,
+      }));
+    });
+    changes.push(...done);
+  }
+  return changes;
+}
