@@ -41,6 +41,8 @@ export const TABLE_DISTRIBUTION = {
   recon_runs: 'local',
   recon_accounts: 'local',
   recon_breaks: 'local',
+  recon_rail_lines: 'local',
+  recon_rail_totals: 'local',
   mikro_orm_migrations: 'local',
 } as const satisfies Record<string, Distribution>;
 

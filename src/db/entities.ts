@@ -13,7 +13,13 @@ import { LedgerViolation } from '#src/ledger/violations.ts';
 import { Operator } from '#src/operators/entities.ts';
 import { Payout, StatusLog } from '#src/payouts/entities.ts';
 import { Quote } from '#src/quotes/entities.ts';
-import { ReconAccount, ReconBreak, ReconRun } from '#src/reconciliation/entities.ts';
+import {
+  ReconAccount,
+  ReconBreak,
+  ReconRailLine,
+  ReconRailTotal,
+  ReconRun,
+} from '#src/reconciliation/entities.ts';
 import { RefundDestination } from '#src/refund-destinations/entities.ts';
 import { Refund } from '#src/refunds/entities.ts';
 import { Inflow, RailCursor } from '#src/settlement/entities.ts';
@@ -56,5 +62,7 @@ export const entities: NonNullable<Options['entities']> = [
   ReconRun,
   ReconAccount,
   ReconBreak,
+  ReconRailLine,
+  ReconRailTotal,
   LedgerViolation,
 ];

@@ -11,7 +11,20 @@ export const Outflow = defineEntity({
   name: 'Outflow',
   tableName: 'outflows',
   uniques: [{ properties: ['payout', 'attemptNumber', 'tenant'] }],
-  indexes: [{ properties: ['status', 'dispatchedAt'] }],
+  indexes: [
+    { properties: ['status', 'dispatchedAt'] },
+    {
+      // Reconciliation: the outflows that became final on one day (src/reconciliation/).
+      name: 'outflows_settled_index',
+      expression:
+        'create index "outflows_settled_index" on "outflows" ("settled_at") where "status" = \'SUCCESSFUL\'',
+    },
+    {
+      name: 'outflows_failed_index',
+      expression:
+        'create index "outflows_failed_index" on "outflows" ("updated_at") where "status" = \'FAILED\'',
+    },
+  ],
   properties: {
     id: idColumn(),
     tenant: () => p.manyToOne(Tenant),

@@ -16,6 +16,7 @@ import {
 } from './http-client.ts';
 import type {
   BankCredit,
+  BankDebit,
   BankGateway,
   BankReversal,
   ChainGateway,
@@ -60,9 +61,11 @@ const transfersBody = z.object({
 const statementBody = z.object({
   credits: z.array(
     z.object({
-      // A line without a type is a credit; REVERSAL takes back the credit it names.
-      type: z.enum(['CREDIT', 'REVERSAL']).default('CREDIT'),
+      // A line without a type is a credit; REVERSAL takes back the credit it names; DEBIT is a
+      // transfer the bank sent for the service, under the service's `reference`.
+      type: z.enum(['CREDIT', 'REVERSAL', 'DEBIT']).default('CREDIT'),
       reverses_session_id: z.string().min(1).max(128).nullish(),
+      reference: z.string().min(1).max(200).nullish(),
       session_id: z.string().min(1).max(128),
       account_number: z.string().min(1).max(128),
       // A decimal string, never a JSON number: the amount arrives with exactly the bank's digits.
@@ -250,6 +253,18 @@ export function httpBankGateway(client: HttpClient): BankGateway {
           occurredAt: new Date(r.occurred_at),
         });
       }
+      const debits: BankDebit[] = [];
+      for (const d of body.credits) {
+        if (d.type !== 'DEBIT') continue;
+        if (!d.reference) throw unavailable(client, 'a debit without the reference it was sent under');
+        debits.push({
+          sessionId: d.session_id,
+          reference: d.reference,
+          amount: toDecimal(d.amount),
+          currency: d.currency,
+          occurredAt: new Date(d.occurred_at),
+        });
+      }
       const credits = body.credits
         .filter((c) => c.type === 'CREDIT')
         .map(
@@ -263,12 +278,13 @@ export function httpBankGateway(client: HttpClient): BankGateway {
             occurredAt: new Date(c.occurred_at),
           }),
         );
-      if ([...credits, ...reversals].some((c) => !c.amount.gt(0))) {
+      if ([...credits, ...reversals, ...debits].some((c) => !c.amount.gt(0))) {
         throw unavailable(client, 'a statement line of no amount');
       }
       return {
         credits,
         reversals,
+        debits,
         lines: body.credits.length,
         nextCursor: body.next_cursor,
         asOf: new Date(body.as_of),

@@ -48,6 +48,17 @@ export interface BankReversal {
   occurredAt: Date;
 }
 
+/** Money the bank sent out of the service's account at the service's request (a refund): a debit on its statement. */
+export interface BankDebit {
+  /** The bank's reference of the transfer (a NIP session id). */
+  sessionId: string;
+  /** The service's reference of the transfer, as it was sent (`BankGateway.send`). */
+  reference: string;
+  amount: Decimal;
+  currency: 'NGN';
+  occurredAt: Date;
+}
+
 /** Outcome of an outbound transfer on a refund rail (chain or bank). */
 export interface RailTransfer {
   reference: string;
@@ -105,11 +116,13 @@ export interface BankGateway {
    * after `cursor` (opaque; null starts at the beginning), at most `limit`: the pull that finds
    * every credit whose notification never arrived. `asOf` is the bank's time up to which the
    * statement is complete once a page comes back short. The statement also lists the bank's
-   * reversals of earlier credits; `lines` counts both kinds on the page.
+   * reversals of earlier credits and the transfers it sent for the service (refunds); `lines`
+   * counts every kind on the page.
    */
   listCredits(args: { cursor: string | null; limit: number }): Promise<{
     credits: BankCredit[];
     reversals: BankReversal[];
+    debits: BankDebit[];
     lines: number;
     nextCursor: string | null;
     asOf: Date;

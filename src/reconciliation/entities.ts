@@ -19,6 +19,55 @@ export const BREAK_STATUSES = ['OPEN', 'RESOLVED'] as const satisfies readonly R
 
 export const BREAK_RESOLUTIONS = ['EXPLAINED', 'BOOKED_RAIL', 'REFUNDED_RETURN'] as const;
 
+/** What a line of a rail's record is: money in, money taken back, money sent out. */
+export const RAIL_LINE_KINDS = ['CREDIT', 'REVERSAL', 'DEBIT'] as const;
+
+/**
+ * One line of a rail's own record, kept as reconciliation read it (the bank's statement, the
+ * chains' transfers into the deposit addresses): each run reads only what the rail added since
+ * the last read (its `RECON_*` cursor in `rail_cursors`) and finds a day's lines here, by time.
+ */
+export const ReconRailLine = defineEntity({
+  name: 'ReconRailLine',
+  tableName: 'recon_rail_lines',
+  indexes: [{ name: 'recon_rail_lines_day_index', properties: ['rail', 'occurredAt'] }],
+  properties: {
+    rail: p.enum(['BANK_TRANSFER', 'CRYPTO'] as const).primary(),
+    kind: p.enum(RAIL_LINE_KINDS).primary(),
+    /** The rail's own id of the line: a bank session id, a transaction hash. */
+    lineId: p.string().length(200).primary(),
+    /**
+     * What the line is compared under: its own id for a credit, the credit's for a reversal, the
+     * service's transfer reference for a debit (a refund sent).
+     */
+    reference: p.string().length(200),
+    /** The rail account a run counts it under (`collection:bank`, `collection:crypto:…`, `transit:refunds:BANK`). */
+    account: p.string().length(300),
+    /** The ledger's narrower account, when there is one (`collection:bank:<account number>`). */
+    ledgerAccount: p.string().length(300).nullable(),
+    amount: money(),
+    currency: p.string().length(8),
+    occurredAt: p.datetime(),
+  },
+});
+export type ReconRailLine = InferEntity<typeof ReconRailLine>;
+
+/**
+ * Everything a rail has shown arriving on each collection account (reversals taken off), summed
+ * as its lines are kept: a run reads the balance here instead of the rail's whole history.
+ */
+export const ReconRailTotal = defineEntity({
+  name: 'ReconRailTotal',
+  tableName: 'recon_rail_totals',
+  properties: {
+    account: p.string().length(300).primary(),
+    currency: p.string().length(8).primary(),
+    rail: p.enum(['BANK_TRANSFER', 'CRYPTO'] as const),
+    amount: money(),
+  },
+});
+export type ReconRailTotal = InferEntity<typeof ReconRailTotal>;
+
 /**
  * One reconciliation of one rail for one UTC day: at most one row per (day, rail), so that running
  * a day again (by the schedule or by hand) redoes that run instead of adding another. The row is

@@ -1,8 +1,11 @@
 import { NETWORKS } from '#src/corridors/corridors.ts';
-import { type Sql, statement } from '#src/db/sql.ts';
+import { columnsOf, type Sql, statement, toDate } from '#src/db/sql.ts';
 import type { Deps } from '#src/deps.ts';
+import { accountName } from '#src/ledger/chart.ts';
 import { dayEnd, dayOf, dayStart } from '#src/lib/days.ts';
 import { type Decimal, toDecimal } from '#src/lib/money.ts';
+import type { RailSource } from '#src/settlement/entities.ts';
+import { type RailPage, readRail as readRailFromCursor } from '#src/settlement/rail-reader.ts';
 import type { Movement } from './compare.ts';
 import type { ReconRail } from './entities.ts';
 
@@ -10,7 +13,13 @@ import type { ReconRail } from './entities.ts';
  * The two sides a run compares, read for one UTC day: the rail's own record (read over HTTP,
  * outside any transaction) and the books (the service's record of the same movements). Rail
  * accounts are named as the ledger names them: `collection:bank` for the bank's virtual accounts
- * together, `collection:crypto:<network>:<address>` per deposit address, `transit:processor:<name>`.
+ * together, `transit:refunds:BANK` for the refunds the bank sent, `collection:crypto:<network>:<address>`
+ * per deposit address, `transit:processor:<name>`.
+ *
+ * The bank's statement and the chains' transfers are read incrementally: each run asks the rail
+ * only for what it listed since the last read, keeps those lines (`recon_rail_lines`) and each
+ * collection account's running total (`recon_rail_totals`), and finds a day's lines there by time.
+ * The books are read by the day's window through indexes. The processor's report is per day already.
  */
 
 const PAGE = 500;
@@ -26,10 +35,8 @@ export interface RailRecord {
   balances: Map<string, { currency: string; amount: Decimal }>;
 }
 
-function addTo(balances: RailRecord['balances'], account: string, currency: string, amount: Decimal): void {
-  const before = balances.get(account);
-  balances.set(account, { currency, amount: before ? before.amount.plus(amount) : amount });
-}
+/** Where the ledger keeps a bank refund between its sending and its arrival: the rail account of the bank's debits. */
+const BANK_REFUNDS = accountName('refundRail', { rail: 'BANK' });
 
 /** Reads the rail's own record of `day`. */
 export async function readRail(deps: Deps, rail: ReconRail, day: string): Promise<RailRecord> {
@@ -43,82 +50,230 @@ export async function readRail(deps: Deps, rail: ReconRail, day: string): Promis
   }
 }
 
-const inDay = (at: Date, day: string) => dayOf(at) === day;
+/** A line of a rail's record as kept in `recon_rail_lines`. */
+interface KeptLine {
+  kind: 'CREDIT' | 'REVERSAL' | 'DEBIT';
+  lineId: string;
+  reference: string;
+  account: string;
+  ledgerAccount: string | null;
+  amount: Decimal;
+  currency: string;
+  occurredAt: Date;
+}
 
-/** The bank's statement: its credits of the day, and its reversals of the day (of credits of any day). */
-async function readStatement(deps: Deps, day: string): Promise<RailRecord> {
-  const movements: Movement[] = [];
-  const balances: RailRecord['balances'] = new Map();
-  let cursor: string | null = null;
-  let asOf = new Date(0);
-  for (;;) {
-    const page = await deps.rails.bank.listCredits({ cursor, limit: PAGE });
-    asOf = page.asOf;
-    for (const c of page.credits) {
-      addTo(balances, 'collection:bank', c.currency, c.amount);
-      if (!inDay(c.occurredAt, day)) continue;
-      movements.push({
-        account: 'collection:bank',
-        ledgerAccount: `collection:bank:${c.accountNumber}`,
-        reference: c.sessionId,
-        amount: c.amount,
-        currency: c.currency,
-        state: 'CREDITED',
-        inPeriod: true,
-      });
-    }
-    for (const r of page.reversals) {
-      addTo(balances, 'collection:bank', r.currency, r.amount.negated());
-      if (!inDay(r.occurredAt, day)) continue;
-      // Compared with the credit it takes back; not counted as money of the day.
-      movements.push({
-        account: 'collection:bank',
-        ledgerAccount: `collection:bank:${r.accountNumber}`,
-        reference: r.reversesSessionId,
-        amount: r.amount,
-        currency: r.currency,
-        state: 'REVERSED',
-        inPeriod: false,
-      });
-    }
-    if (page.lines < PAGE || page.nextCursor === null || page.nextCursor === cursor) break;
-    cursor = page.nextCursor;
+// Keeps the lines not kept yet and adds them to their collection account's total (a credit
+// adds, a reversal takes off; a debit is money sent, no arrival): a page read twice adds nothing.
+const keepLines = statement(
+  'recon_rail_lines_keep',
+  `with added as (
+     insert into recon_rail_lines (rail, kind, line_id, reference, account, ledger_account, amount,
+         currency, occurred_at)
+     select $1, t.kind, t.line_id, t.reference, t.account, t.ledger_account, t.amount, t.currency,
+            t.occurred_at
+       from unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::numeric[],
+                   $8::text[], $9::timestamptz[])
+            as t(kind, line_id, reference, account, ledger_account, amount, currency, occurred_at)
+     on conflict do nothing
+     returning kind, account, amount, currency)
+   insert into recon_rail_totals (account, currency, rail, amount)
+   select account, currency, $1, sum(case kind when 'CREDIT' then amount else -amount end)
+     from added where kind <> 'DEBIT'
+    group by account, currency
+   on conflict (account, currency) do update set amount = recon_rail_totals.amount + excluded.amount`,
+);
+
+export const dayLines = statement(
+  'recon_rail_lines_of_day',
+  `select kind, reference, account, ledger_account, amount::text as amount, currency
+     from recon_rail_lines
+    where rail = $1 and occurred_at >= $2 and occurred_at < $3`,
+);
+
+const railTotals = statement(
+  'recon_rail_totals_of_rail',
+  'select account, currency, amount::text as amount from recon_rail_totals where rail = $1',
+);
+
+const readThrough = statement(
+  'recon_rail_read_through',
+  'select min(read_through) as read_through from rail_cursors where source = any($1::text[])',
+);
+
+/** How often a run asks again for a rail another run is reading right now, and how long between. */
+const LEASE_TRIES = 50;
+const LEASE_WAIT_MS = 200;
+
+/**
+ * Brings the kept lines of `source` up to the rail's present: reads only what the rail listed
+ * after the cursor of the last read (the leased cursor of `src/settlement/rail-reader.ts`). When
+ * another run is reading the same rail, waits for it: its lines are the ones this run needs.
+ */
+async function keepUpWith(
+  deps: Deps,
+  rail: 'BANK_TRANSFER' | 'CRYPTO',
+  source: RailSource,
+  list: (cursor: string | null, limit: number) => Promise<RailPage<KeptLine>>,
+): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    const read = await readRailFromCursor<KeptLine>(
+      deps,
+      {
+        source,
+        intervalMs: null,
+        list,
+        timeOf: (line) => line.occurredAt,
+        async save(tx, page) {
+          if (page.items.length === 0) return 0;
+          await tx.rows(keepLines, [
+            rail,
+            ...columnsOf(
+              page.items.map((l) => [
+                l.kind,
+                l.lineId,
+                l.reference,
+                l.account,
+                l.ledgerAccount,
+                l.amount.toFixed(),
+                l.currency,
+                l.occurredAt,
+              ]),
+              8,
+            ),
+          ]);
+          return page.items.length;
+        },
+      },
+      { pageSize: PAGE, maxPages: Number.MAX_SAFE_INTEGER },
+    );
+    if (read.read) return;
+    if (attempt >= LEASE_TRIES)
+      throw new Error(`the ${source} record is being read by another run; try again`);
+    await new Promise((resolve) => setTimeout(resolve, LEASE_WAIT_MS));
   }
-  return { movements, complete: asOf >= dayEnd(day), balances };
+}
+
+/** The kept lines of `day` and the collection totals of `rail`, once its sources are read up to now. */
+async function keptRecord(
+  deps: Deps,
+  rail: 'BANK_TRANSFER' | 'CRYPTO',
+  sources: readonly RailSource[],
+  day: string,
+): Promise<RailRecord> {
+  const rows = await deps.sql.rows<{
+    kind: KeptLine['kind'];
+    reference: string;
+    account: string;
+    ledger_account: string | null;
+    amount: string;
+    currency: string;
+  }>(dayLines, [rail, dayStart(day), dayEnd(day)]);
+  const movements = rows.map(
+    (r): Movement => ({
+      account: r.account,
+      ...(r.ledger_account ? { ledgerAccount: r.ledger_account } : {}),
+      reference: r.reference,
+      amount: toDecimal(r.amount),
+      currency: r.currency,
+      state: r.kind === 'CREDIT' ? 'CREDITED' : r.kind === 'REVERSAL' ? 'REVERSED' : 'SUCCESSFUL',
+      // A reversal is compared with the credit it takes back; not counted as money of the day.
+      inPeriod: r.kind !== 'REVERSAL',
+    }),
+  );
+  const balances: RailRecord['balances'] = new Map();
+  for (const t of await deps.sql.rows<{ account: string; currency: string; amount: string }>(railTotals, [
+    rail,
+  ])) {
+    balances.set(t.account, { currency: t.currency, amount: toDecimal(t.amount) });
+  }
+  const [through] = await deps.sql.rows<{ read_through: Date | null }>(readThrough, [[...sources]]);
+  const complete = through?.read_through != null && toDate(through.read_through) >= dayEnd(day);
+  return { movements, complete, balances };
+}
+
+/**
+ * The bank's statement: its credits and debits (refunds sent) of the day, and its reversals of
+ * the day (of credits of any day).
+ */
+async function readStatement(deps: Deps, day: string): Promise<RailRecord> {
+  await keepUpWith(deps, 'BANK_TRANSFER', 'RECON_BANK', async (cursor, limit) => {
+    const page = await deps.rails.bank.listCredits({ cursor, limit });
+    const lines: KeptLine[] = [
+      ...page.credits.map(
+        (c): KeptLine => ({
+          kind: 'CREDIT',
+          lineId: c.sessionId,
+          reference: c.sessionId,
+          account: 'collection:bank',
+          ledgerAccount: `collection:bank:${c.accountNumber}`,
+          amount: c.amount,
+          currency: c.currency,
+          occurredAt: c.occurredAt,
+        }),
+      ),
+      ...page.reversals.map(
+        (r): KeptLine => ({
+          kind: 'REVERSAL',
+          lineId: r.sessionId,
+          reference: r.reversesSessionId,
+          account: 'collection:bank',
+          ledgerAccount: `collection:bank:${r.accountNumber}`,
+          amount: r.amount,
+          currency: r.currency,
+          occurredAt: r.occurredAt,
+        }),
+      ),
+      ...page.debits.map(
+        (d): KeptLine => ({
+          kind: 'DEBIT',
+          lineId: d.sessionId,
+          reference: d.reference,
+          account: BANK_REFUNDS,
+          ledgerAccount: null,
+          amount: d.amount,
+          currency: d.currency,
+          occurredAt: d.occurredAt,
+        }),
+      ),
+    ].sort((a, b) => a.occurredAt.getTime() - b.occurredAt.getTime());
+    return { items: lines, nextCursor: page.nextCursor, asOf: page.asOf };
+  });
+  return keptRecord(deps, 'BANK_TRANSFER', ['RECON_BANK'], day);
 }
 
 /** Each chain's mined transfers of the day into the service's deposit addresses. */
 async function readChains(deps: Deps, day: string): Promise<RailRecord> {
-  const movements: Movement[] = [];
-  const balances: RailRecord['balances'] = new Map();
-  let complete = true;
+  const sources: RailSource[] = [];
   for (const network of NETWORKS) {
-    let cursor: string | null = null;
-    let tipTime = new Date(0);
-    for (;;) {
-      const page = await deps.rails.chains.listTransfers(network, { cursor, limit: PAGE });
-      tipTime = page.tipTime;
-      for (const t of page.transfers) {
-        if (t.blockNumber > page.tip) continue;
-        const account = `collection:crypto:${network}:${t.toAddress}`;
-        addTo(balances, account, t.currency, t.amount);
-        if (!inDay(t.blockTime, day)) continue;
-        movements.push({
-          account,
-          reference: t.txHash,
-          amount: t.amount,
-          currency: t.currency,
-          state: 'CREDITED',
-          inPeriod: true,
-        });
-      }
-      if (page.transfers.length < PAGE || page.nextCursor === null || page.nextCursor === cursor) break;
-      cursor = page.nextCursor;
-    }
-    if (tipTime < dayEnd(day)) complete = false;
+    const source = `RECON_${network}` as const;
+    sources.push(source);
+    await keepUpWith(deps, 'CRYPTO', source, async (cursor, limit) => {
+      const page = await deps.rails.chains.listTransfers(network, { cursor, limit });
+      return {
+        items: page.transfers
+          .filter((t) => t.blockNumber <= page.tip)
+          .map(
+            (t): KeptLine => ({
+              kind: 'CREDIT',
+              lineId: t.txHash,
+              reference: t.txHash,
+              account: `collection:crypto:${network}:${t.toAddress}`,
+              ledgerAccount: null,
+              amount: t.amount,
+              currency: t.currency,
+              occurredAt: t.blockTime,
+            }),
+          ),
+        nextCursor: page.nextCursor,
+        asOf: page.tipTime,
+        tip: page.tip,
+      };
+    });
   }
-  return { movements, complete, balances };
+  return keptRecord(deps, 'CRYPTO', sources, day);
 }
+
+const inDay = (at: Date, day: string) => dayOf(at) === day;
 
 /** The processor's settlement report of the day. */
 async function readSettlementReport(deps: Deps, day: string): Promise<RailRecord> {
@@ -149,7 +304,7 @@ async function readSettlementReport(deps: Deps, day: string): Promise<RailRecord
 // The books of a day. A movement the rail lists outside the day (a reversal of an older credit,
 // a return of an older payout) is looked up by its reference as well.
 
-const inflowBooks = statement(
+export const inflowBooks = statement(
   'recon_inflow_books',
   `select id, tenant_id, payout_id, external_ref, amount::text, currency, network, to_account,
           (arrived_at >= $1 and arrived_at < $2) as in_period
@@ -160,7 +315,7 @@ const inflowBooks = statement(
 
 // An outflow is final on the day it succeeded (settled_at) or failed (its last change: a
 // terminal outflow never changes again).
-const processorBooks = statement(
+export const processorBooks = statement(
   'recon_processor_books',
   `select id, tenant_id, payout_id, processor, status, destination_amount::text as amount,
           destination_currency as currency,
@@ -174,7 +329,7 @@ const processorBooks = statement(
 
 // The same books, of the references given only: what a run reads again on the primary when the
 // replica's answer differs from the rail (src/reconciliation/service.ts).
-const inflowBooksOf = statement(
+export const inflowBooksOf = statement(
   'recon_inflow_books_of',
   `select id, tenant_id, payout_id, external_ref, amount::text, currency, network, to_account,
           (arrived_at >= $1 and arrived_at < $2) as in_period
@@ -182,7 +337,7 @@ const inflowBooksOf = statement(
     where rail = $4 and external_ref = any($3::text[])`,
 );
 
-const processorBooksOf = statement(
+export const processorBooksOf = statement(
   'recon_processor_books_of',
   `select id, tenant_id, payout_id, processor, status, destination_amount::text as amount,
           destination_currency as currency,
@@ -191,6 +346,38 @@ const processorBooksOf = statement(
      from outflows
     where id = any($3::uuid[])`,
 );
+
+// The bank refunds of the day: those that reached the merchant that day, and those the statement
+// lists a debit for (by the reference they were sent under, `<refund id>:<attempt>`).
+export const bankRefundBooks = statement(
+  'recon_bank_refund_books',
+  `select id, tenant_id, payout_id, attempt_number, status, refund_amount::text as amount,
+          received_currency as currency,
+          (status = 'SUCCESSFUL' and settled_at >= $1 and settled_at < $2) as in_period
+     from refunds
+    where destination_type = 'BANK_ACCOUNT'
+      and ((status = 'SUCCESSFUL' and settled_at >= $1 and settled_at < $2) or id = any($3::uuid[]))`,
+);
+
+export const bankRefundBooksOf = statement(
+  'recon_bank_refund_books_of',
+  `select id, tenant_id, payout_id, attempt_number, status, refund_amount::text as amount,
+          received_currency as currency,
+          (status = 'SUCCESSFUL' and settled_at >= $1 and settled_at < $2) as in_period
+     from refunds
+    where destination_type = 'BANK_ACCOUNT' and id = any($3::uuid[])`,
+);
+
+interface RefundRow {
+  id: string;
+  tenant_id: string;
+  payout_id: string;
+  attempt_number: number;
+  status: string;
+  amount: string;
+  currency: string;
+  in_period: boolean;
+}
 
 interface InflowRow {
   id: string;
@@ -205,6 +392,21 @@ interface InflowRow {
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** A refund's rail reference (`railReference` in src/refunds/service.ts): its id and attempt. */
+const REFUND_REFERENCE = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}):\d+$/i;
+
+function refundMovement(r: RefundRow): Movement {
+  return {
+    account: BANK_REFUNDS,
+    reference: `${r.id}:${r.attempt_number}`,
+    amount: toDecimal(r.amount),
+    currency: r.currency,
+    state: r.status === 'SUCCESSFUL' || r.status === 'FAILED' ? r.status : 'IN_FLIGHT',
+    inPeriod: r.in_period,
+    tenantId: r.tenant_id,
+    payoutId: r.payout_id,
+  };
+}
 
 /**
  * The books' movements of `day` on `rail`, and those of the references the rail listed; with
@@ -222,10 +424,18 @@ export async function readBooks(
   switch (rail) {
     case 'BANK_TRANSFER': {
       const rows = await sql.rows<InflowRow>(inflows, [...args, [...railRefs], rail]);
-      return rows.map((r) => ({
-        ...inflowMovement(r, 'collection:bank'),
-        ledgerAccount: `collection:bank:${r.to_account}`,
-      }));
+      const refundIds = railRefs.flatMap((ref) => REFUND_REFERENCE.exec(ref)?.[1] ?? []);
+      const refunds = await sql.rows<RefundRow>(only ? bankRefundBooksOf : bankRefundBooks, [
+        ...args,
+        refundIds,
+      ]);
+      return [
+        ...rows.map((r) => ({
+          ...inflowMovement(r, 'collection:bank'),
+          ledgerAccount: `collection:bank:${r.to_account}`,
+        })),
+        ...refunds.map(refundMovement),
+      ];
     }
     case 'CRYPTO': {
       const rows = await sql.rows<InflowRow>(inflows, [...args, [...railRefs], rail]);

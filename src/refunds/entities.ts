@@ -17,6 +17,12 @@ export const Refund = defineEntity({
     { properties: ['tenant', 'createdAt', 'id'] },
     // Live counts per state (`admin.machines`).
     { name: 'refunds_state_index', properties: ['status'] },
+    {
+      // Reconciliation: the bank refunds that reached the merchant on one day (src/reconciliation/).
+      name: 'refunds_bank_settled_index',
+      expression:
+        'create index "refunds_bank_settled_index" on "refunds" ("settled_at") where "status" = \'SUCCESSFUL\' and "destination_type" = \'BANK_ACCOUNT\'',
+    },
     // Operators' queue (`admin.exceptions`): failed refunds, by when they failed.
     {
       name: 'refunds_failed_index',

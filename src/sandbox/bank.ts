@@ -71,7 +71,13 @@ export interface BankReversal {
 }
 
 /** One line of the statement, in the order the bank booked them. */
-type StatementEntry = { type: 'CREDIT'; credit: BankCredit } | { type: 'REVERSAL'; reversal: BankReversal };
+type StatementEntry =
+  | { type: 'CREDIT'; credit: BankCredit }
+  | { type: 'REVERSAL'; reversal: BankReversal }
+  | { type: 'DEBIT'; transfer: BankTransfer };
+
+/** The service's own account at the sandbox bank, which refunds are sent from. */
+export const SERVICE_ACCOUNT = '9900000001';
 
 /** A transfer out of the bank (a refund), by the service's reference. */
 export interface BankTransfer {
@@ -84,6 +90,8 @@ export interface BankTransfer {
   narration: string;
   status: 'SUCCESSFUL' | 'FAILED';
   failureReason: string | null;
+  /** When the bank made it (a successful transfer is a debit on the statement at that time). */
+  occurredAt: Date;
 }
 
 /** Programmatic access for tests and tools; the HTTP API offers the same. */
@@ -162,6 +170,21 @@ function creditJson(
 }
 
 function entryJson(entry: StatementEntry) {
+  if (entry.type === 'DEBIT') {
+    const t = entry.transfer;
+    return {
+      type: 'DEBIT',
+      session_id: t.sessionId,
+      account_number: SERVICE_ACCOUNT,
+      amount: t.amount.toFixed(NGN_DECIMALS),
+      currency: 'NGN',
+      payer_name: null,
+      payer_account: null,
+      occurred_at: t.occurredAt.toISOString(),
+      reverses_session_id: null,
+      reference: t.reference,
+    };
+  }
   if (entry.type === 'CREDIT') {
     return {
       type: 'CREDIT',
@@ -336,8 +359,11 @@ export function bankParty(options: {
       narration: body.narration,
       status: failureReason ? 'FAILED' : 'SUCCESSFUL',
       failureReason,
+      occurredAt: clock.now(),
     };
     transfers.set(transfer.reference, transfer);
+    // NIP settles at once: the money leaves the service's account, and its statement says so.
+    if (transfer.status === 'SUCCESSFUL') entries.push({ type: 'DEBIT', transfer });
     ctx.status = 201;
     ctx.body = transferJson(transfer);
   });

@@ -1,5 +1,5 @@
 import type { Deps } from '#src/deps.ts';
-import type { BankCredit, BankReversal } from '#src/providers/rails.ts';
+import type { BankCredit, BankDebit, BankReversal } from '#src/providers/rails.ts';
 import { recordBankCredits } from './bank-credits.ts';
 import { type RailRead, readRail } from './rail-reader.ts';
 
@@ -12,7 +12,9 @@ import { type RailRead, readRail } from './rail-reader.ts';
  * recorded, and reading it again changes nothing.
  */
 
-type StatementLine = BankCredit | BankReversal;
+type StatementLine = BankCredit | BankReversal | BankDebit;
+
+const isCredit = (line: StatementLine): line is BankCredit => 'payerName' in line;
 
 /** Credits asked for per page; one page is one transaction. */
 export const STATEMENT_PAGE_SIZE = 200;
@@ -31,16 +33,16 @@ export async function pullBankStatement(
       intervalMs: deps.config.BANK_STATEMENT_INTERVAL_MS,
       async list(cursor, limit) {
         const page = await deps.rails.bank.listCredits({ cursor, limit });
-        // A reversal is a line of the statement too (so a full page is known to be full), but it
-        // records no inflow: reconciliation reports it (`src/reconciliation/`).
-        const lines: StatementLine[] = [...page.credits, ...page.reversals].sort(
+        // Reversals and debits (refunds sent) are lines of the statement too (so a full page is
+        // known to be full), but record no inflow: reconciliation compares them (`src/reconciliation/`).
+        const lines: StatementLine[] = [...page.credits, ...page.reversals, ...page.debits].sort(
           (a, b) => a.occurredAt.getTime() - b.occurredAt.getTime(),
         );
         return { items: lines, nextCursor: page.nextCursor, asOf: page.asOf };
       },
       timeOf: (line) => line.occurredAt,
       async save(tx, page, now) {
-        const credits = page.items.filter((line): line is BankCredit => !('reversesSessionId' in line));
+        const credits = page.items.filter(isCredit);
         const { recorded } = await recordBankCredits(tx, credits, now, deps.log);
         if (recorded > 0) {
           deps.log.info({ recorded }, 'bank statement: credits whose notification never came recorded');

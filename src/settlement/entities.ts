@@ -29,6 +29,8 @@ export const Inflow = defineEntity({
   uniques: [{ properties: ['rail', 'externalRef', 'tenant'] }, { properties: ['id', 'tenant'] }],
   indexes: [
     { properties: ['tenant', 'createdAt', 'id'] },
+    // Reconciliation: one rail's inflows of one day (src/reconciliation/).
+    { name: 'inflows_rail_arrived_index', properties: ['rail', 'arrivedAt'] },
     // The merchant's list filtered on is_matched, read in page order.
     { name: 'inflows_is_matched_index', properties: ['tenant', 'isMatched', 'createdAt', 'id'] },
     { properties: ['state', 'network'] },
@@ -111,8 +113,11 @@ export const Inflow = defineEntity({
 });
 export type Inflow = InferEntity<typeof Inflow>;
 
-/** The rails settlement reads from a cursor: each chain by its network, and the bank's statement. */
-export const RAIL_SOURCES = ['TRON', 'BSC', 'BANK'] as const;
+/**
+ * The rails read from a cursor: each chain by its network, and the bank's statement, by settlement;
+ * the same records again by reconciliation (`RECON_*`), which keeps every line it reads.
+ */
+export const RAIL_SOURCES = ['TRON', 'BSC', 'BANK', 'RECON_TRON', 'RECON_BSC', 'RECON_BANK'] as const;
 export type RailSource = (typeof RAIL_SOURCES)[number];
 
 /** How far the service has read each rail: a chain's transfers, the bank's statement of credits. */

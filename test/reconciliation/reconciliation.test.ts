@@ -1,5 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import sinon from 'sinon';
 import { AuditEntry } from '#src/audit/entities.ts';
+import { statement } from '#src/db/sql.ts';
 import { PaymentInstruction } from '#src/instructions/entities.ts';
 import { runInstructionsOnce } from '#src/instructions/job.ts';
 import { LedgerEntry } from '#src/ledger/entities.ts';
@@ -286,6 +289,78 @@ describe('reconciliation against the rails (recon run, recon list, recon breaks)
     expect(breaks.filter((b: any) => b.reference === inflow[0]!.externalRef)).to.deep.equal([]);
     const list = await cliAs(operator)('recon', 'list', '--limit', '5');
     expect(list.data.map((r: any) => r.id)).to.include(crypto.id);
+  });
+
+  it('matches a refund the bank sent with the debit on its statement, and finds a debit the books lack', async () => {
+    const ngn = await merchantWith();
+    const payoutId = await paidPayout(ngn, payoutTo('1001', 'NGN'));
+    const [rejected] = await dispatch(ngn, payoutId);
+    expect(rejected.status).to.equal('FAILED');
+    await runRefundsOnce(deps());
+    const refund = await deps().orm.em.fork().findOneOrFail(Refund, { payout: payoutId });
+    expect(refund.status).to.equal('SUCCESSFUL');
+    const reference = `${refund.id}:${refund.attemptNumber}`;
+    // Money the bank sent under a reference the service never used.
+    const stray = `${randomUUID()}:1`;
+    const sent = await sandbox('/bank/transfers', {
+      reference: stray,
+      bank_code: '058',
+      account_number: '0123456789',
+      account_name: 'Ada Obi',
+      amount: '2500.00',
+      narration: 'not ours',
+    });
+    expect(sent.status, sent.text).to.equal(201);
+
+    const run = await cliAs(operator)('recon', 'run', '--date', today(), '--rail', 'BANK_TRANSFER');
+    const refunds = run.runs[0].accounts.find((a: any) => a.account === 'transit:refunds:BANK');
+    expect(refunds.matched_count).to.be.greaterThan(0);
+    expect(refunds.rail_balance, 'money sent is no collection balance').to.equal(null);
+    const breaks = (await cliAs(operator)('recon', 'breaks', '--limit', '100')).data;
+    expect(breaks.filter((b: any) => b.reference === reference)).to.deep.equal([]);
+    expect(breaks.find((b: any) => b.reference === stray)).to.include({
+      kind: 'MISSING_IN_LEDGER',
+      rail: 'BANK_TRANSFER',
+      account: 'transit:refunds:BANK',
+      rail_amount: '2500',
+      rail_state: 'SUCCESSFUL',
+    });
+  });
+
+  it('asks the bank only for what its statement added since the last read, and keeps the lines it read', async () => {
+    const bank = deps().rails.bank;
+    const listed = sinon.spy(bank, 'listCredits');
+    try {
+      const first = await cliAs(operator)('recon', 'run', '--date', today(), '--rail', 'BANK_TRANSFER');
+      const creditsOf = (r: any) => r.runs[0].accounts.find((a: any) => a.account === 'collection:bank');
+      const [cursor] = await deps().sql.rows<{ cursor: string }>(
+        statement('test_recon_cursor', "select cursor from rail_cursors where source = 'RECON_BANK'"),
+      );
+      expect(cursor?.cursor).to.be.a('string');
+
+      const created = await call('POST', '/v1/payouts', { key: merchant.key, body: payoutTo('4322', 'NGN') });
+      expect(created.status, created.text).to.equal(201);
+      await runInstructionsOnce(deps());
+      const instruction = await deps()
+        .orm.em.fork()
+        .findOneOrFail(PaymentInstruction, { payout: created.body.id });
+      await payBank(instruction.accountUnique, '300.00');
+      listed.resetHistory();
+
+      const second = await cliAs(operator)('recon', 'run', '--date', today(), '--rail', 'BANK_TRANSFER');
+      expect(listed.firstCall.args[0].cursor, 'the read resumes where the last one ended').to.equal(
+        cursor!.cursor,
+      );
+      const pages = await Promise.all(listed.returnValues);
+      expect(
+        pages.reduce((n, p) => n + p.lines, 0),
+        'only the new credit is read',
+      ).to.equal(1);
+      // The day still counts every credit it had, from the lines kept.
+      expect(creditsOf(second).rail_count).to.equal(creditsOf(first).rail_count + 1);
+    } finally {
+      listed.restore();
+    }
   });
 
   it('refuses a day that is not one, or has not begun, writing nothing', async () => {
