@@ -4,6 +4,7 @@ import { AppError } from '#src/http/errors.ts';
 import type { Scope } from '#src/tenants/scopes.ts';
 import { createTenant, issueApiKey } from '#src/tenants/service.ts';
 import { harness } from './harness.ts';
+import { ownTenant } from './isolation.ts';
 
 export interface ApiResponse<T = any> {
   status: number;
@@ -98,6 +99,7 @@ export async function createMerchant(
     approved: options.approved ?? true,
   });
   const { plaintext } = await issueApiKey(em, { tenantId: tenant.id, scopes: options.scopes });
+  ownTenant(tenant.id);
   return { tenantId: tenant.id, key: plaintext };
 }
 

@@ -22,7 +22,7 @@ export interface Harness {
   /** The sandbox's parties, for tests that mine blocks or inspect what the processor received. */
   sandbox: RunningSandbox;
   service: RunningService;
-  clock: ManualClock;
+  clock: RunClock;
   adminToken: string;
   /** This run's database: every test and every process a test starts uses this one. */
   databaseUrl: string;
@@ -37,6 +37,30 @@ export interface Harness {
   embedded: boolean;
   /** Which database the run uses, in words. */
   database: string;
+}
+
+/**
+ * The run's clock: a ManualClock that remembers the latest time it has shown, so that a test file
+ * that sets it back can be followed by one that starts no earlier (see test/isolation.ts).
+ */
+export class RunClock extends ManualClock {
+  #latest: number;
+  constructor(start: Date) {
+    super(start);
+    this.#latest = start.getTime();
+  }
+  override advance(ms: number): void {
+    super.advance(ms);
+    this.#latest = Math.max(this.#latest, this.now().getTime());
+  }
+  override set(to: Date): void {
+    super.set(to);
+    this.#latest = Math.max(this.#latest, to.getTime());
+  }
+  /** Moves the clock to the latest time it has shown, if it is behind it. */
+  catchUp(): void {
+    if (this.now().getTime() < this.#latest) super.set(new Date(this.#latest));
+  }
 }
 
 let current: Harness | undefined;
@@ -61,7 +85,7 @@ async function start(): Promise<Harness> {
   const env = { ...process.env, PORT: '0', SANDBOX_PORT: '0', DATA_DIR: '.test-data' };
   let config = loadConfig(env);
   const log = createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
-  const clock = new ManualClock(new Date());
+  const clock = new RunClock(new Date());
   let pg: EmbeddedPostgres | undefined;
   let databaseUrl: string;
   let database: string;

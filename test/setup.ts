@@ -1,4 +1,8 @@
 import { startHarness, stopHarness } from './harness.ts';
+import { isolationHooks } from './isolation.ts';
+
+/** Mocha root hooks: what one test or file must not leave to the next (test/isolation.ts). */
+export const mochaHooks = isolationHooks;
 
 /** Mocha global fixtures: one service, sandbox and database for the whole run. */
 export async function mochaGlobalSetup(): Promise<void> {

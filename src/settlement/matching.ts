@@ -45,6 +45,8 @@ export interface MatchSummary {
   unmatched: number;
   /** Inflows whose matching threw; they stay CONFIRMED and are tried again by the next pass. */
   failed: number;
+  /** Their ids, so that a caller can tell whose money they are. */
+  failedInflows: string[];
 }
 
 /** Inflows claimed per transaction. */
@@ -356,9 +358,9 @@ export async function matchConfirmedInflows(
   options: { batchSize?: number } = {},
 ): Promise<MatchSummary> {
   const batchSize = options.batchSize ?? MATCH_BATCH;
-  const summary: MatchSummary = { matched: 0, held: 0, unmatched: 0, failed: 0 };
   // Failed in this pass: not claimed again until the next one.
   const failed: string[] = [];
+  const summary: MatchSummary = { matched: 0, held: 0, unmatched: 0, failed: 0, failedInflows: failed };
   const tally = (outcomes: readonly MatchOutcome[]) => {
     for (const o of outcomes) {
       if (o.state === 'MATCHED') summary.matched++;

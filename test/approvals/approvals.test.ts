@@ -13,6 +13,7 @@ import type { Merchant } from '../client.ts';
 import { payoutOf } from '../dispatch/fixtures.ts';
 import { harness } from '../harness.ts';
 import { expectTrpcRefusal, rowCounts } from '../http/hostile.ts';
+import { patchConfig } from '../isolation.ts';
 import { cliAs, newOperator, refusal, type TestOperator, trpcCall } from '../operators/fixtures.ts';
 import { payoutReadyMerchant } from '../payouts/fixtures.ts';
 import { racesOnlyOnPostgres } from '../races.ts';
@@ -416,44 +417,32 @@ describe('four eyes on money moves (admin.approvals.*)', () => {
 
   it('expires proposals nobody decided within APPROVAL_TTL_HOURS, through the approvals job', async () => {
     // One hour instead of 72: the clock is the whole run's, and other tests' rails read up to it.
-    const config = deps().config;
-    const configured = config.APPROVAL_TTL_HOURS;
-    config.APPROVAL_TTL_HOURS = 1;
-    try {
-      const payoutId = await heldPayout(merchant);
-      const early = await cliAs(proposer)('payout', 'fail', payoutId, '--note', 'will lapse');
-      expect(new Date(early.approval.expires_at).getTime() - Date.parse(early.approval.created_at)).to.equal(
-        3_600_000,
-      );
-      harness().clock.advance(3_600_000 - 1000);
-      await runApprovalsOnce(deps());
-      expect((await cliAs()('approval', 'show', early.approval.id)).state, 'not yet').to.equal('PENDING');
+    patchConfig({ APPROVAL_TTL_HOURS: 1 });
+    const payoutId = await heldPayout(merchant);
+    const early = await cliAs(proposer)('payout', 'fail', payoutId, '--note', 'will lapse');
+    expect(new Date(early.approval.expires_at).getTime() - Date.parse(early.approval.created_at)).to.equal(
+      3_600_000,
+    );
+    harness().clock.advance(3_600_000 - 1000);
+    await runApprovalsOnce(deps());
+    expect((await cliAs()('approval', 'show', early.approval.id)).state, 'not yet').to.equal('PENDING');
 
-      // Lapsed, but the job has not come by yet: the approval is refused and records it EXPIRED.
-      const late = await cliAs(proposer)(
-        'payout',
-        'fail',
-        await heldPayout(merchant),
-        '--note',
-        'lapses too',
-      );
-      harness().clock.advance(1000);
-      expect((await runApprovalsOnce(deps())).expired).to.be.greaterThan(0);
-      const expired = await cliAs()('approval', 'show', early.approval.id);
-      expect(expired).to.include({ state: 'EXPIRED', decided_by_id: null });
-      expect((await refusal(cliAs(approver)('approval', 'approve', early.approval.id))).code).to.equal(
-        'APPROVAL_NOT_PENDING',
-      );
+    // Lapsed, but the job has not come by yet: the approval is refused and records it EXPIRED.
+    const late = await cliAs(proposer)('payout', 'fail', await heldPayout(merchant), '--note', 'lapses too');
+    harness().clock.advance(1000);
+    expect((await runApprovalsOnce(deps())).expired).to.be.greaterThan(0);
+    const expired = await cliAs()('approval', 'show', early.approval.id);
+    expect(expired).to.include({ state: 'EXPIRED', decided_by_id: null });
+    expect((await refusal(cliAs(approver)('approval', 'approve', early.approval.id))).code).to.equal(
+      'APPROVAL_NOT_PENDING',
+    );
 
-      harness().clock.advance(3_600_000);
-      const refused = await refusal(cliAs(approver)('approval', 'approve', late.approval.id));
-      expect(refused.code).to.equal('APPROVAL_NOT_PENDING');
-      expect(refused.message).to.match(/expired/);
-      expect((await cliAs()('approval', 'show', late.approval.id)).state).to.equal('EXPIRED');
-      expect((await getPayout(merchant, payoutId)).status).to.equal('PENDING_PAYMENT');
-    } finally {
-      config.APPROVAL_TTL_HOURS = configured;
-    }
+    harness().clock.advance(3_600_000);
+    const refused = await refusal(cliAs(approver)('approval', 'approve', late.approval.id));
+    expect(refused.code).to.equal('APPROVAL_NOT_PENDING');
+    expect(refused.message).to.match(/expired/);
+    expect((await cliAs()('approval', 'show', late.approval.id)).state).to.equal('EXPIRED');
+    expect((await getPayout(merchant, payoutId)).status).to.equal('PENDING_PAYMENT');
   });
 
   it('requires a note on every proposal', async () => {
@@ -664,26 +653,21 @@ describe('four eyes on money moves (admin.approvals.*)', () => {
   });
 
   it('with FOUR_EYES=false, runs the move at once and records it as approved by its proposer', async () => {
-    const config = deps().config;
     const payoutId = await heldPayout(merchant);
-    config.FOUR_EYES = false;
-    try {
-      const { approval } = await cliAs(proposer)('payout', 'fail', payoutId, '--note', 'alone on shift');
-      expect(approval).to.include({
-        state: 'APPROVED',
-        proposer_id: proposer.id,
-        decided_by_id: proposer.id,
-      });
-      expect(approval.result.payout).to.include({ id: payoutId, status: 'FAILED' });
-      expect((await rowsOfApproval(payoutId, approval.id))[0]?.metadata).to.deep.include({
-        operator_id: proposer.id,
-      });
-      expect((await auditOf(approval.id)).map((r) => r.outcome)).to.deep.equal(['APPROVED']);
-      // A refused move leaves no proposal behind.
-      const refused = await refusal(cliAs(proposer)('payout', 'fail', payoutId, '--note', 'again'));
-      expect(refused.code).to.equal('VALIDATION_FAILED');
-    } finally {
-      config.FOUR_EYES = true;
-    }
+    patchConfig({ FOUR_EYES: false });
+    const { approval } = await cliAs(proposer)('payout', 'fail', payoutId, '--note', 'alone on shift');
+    expect(approval).to.include({
+      state: 'APPROVED',
+      proposer_id: proposer.id,
+      decided_by_id: proposer.id,
+    });
+    expect(approval.result.payout).to.include({ id: payoutId, status: 'FAILED' });
+    expect((await rowsOfApproval(payoutId, approval.id))[0]?.metadata).to.deep.include({
+      operator_id: proposer.id,
+    });
+    expect((await auditOf(approval.id)).map((r) => r.outcome)).to.deep.equal(['APPROVED']);
+    // A refused move leaves no proposal behind.
+    const refused = await refusal(cliAs(proposer)('payout', 'fail', payoutId, '--note', 'again'));
+    expect(refused.code).to.equal('VALIDATION_FAILED');
   });
 });

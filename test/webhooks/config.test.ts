@@ -5,6 +5,7 @@ import { createLogger } from '#src/lib/log.ts';
 import { signingSecretFor } from '#src/webhooks/config.service.ts';
 import { call, createMerchant, errorOf, type Merchant } from '../client.ts';
 import { harness } from '../harness.ts';
+import { patchConfig } from '../isolation.ts';
 
 const SECRET = /^whsec_[A-Za-z0-9_-]{43}$/;
 const CONFIG_KEYS = [
@@ -256,31 +257,22 @@ describe('webhook configuration', () => {
     });
 
     it('refuses localhost and 127.0.0.1, any scheme, when WEBHOOK_ALLOW_LOCALHOST is off', async () => {
-      const config = harness().service.deps.config;
       const other = await createMerchant();
-      config.WEBHOOK_ALLOW_LOCALHOST = false;
-      try {
-        for (const url of ['http://127.0.0.1:5432/', 'http://localhost:8080/hook', 'https://127.0.0.1/']) {
-          const res = await put(other, { webhook_url: url });
-          expect(res.status, url).to.equal(400);
-          expect(errorOf(res).code).to.equal('WEBHOOK_URL_INVALID');
-        }
-      } finally {
-        config.WEBHOOK_ALLOW_LOCALHOST = true;
+      patchConfig({ WEBHOOK_ALLOW_LOCALHOST: false });
+      for (const url of ['http://127.0.0.1:5432/', 'http://localhost:8080/hook', 'https://127.0.0.1/']) {
+        const res = await put(other, { webhook_url: url });
+        expect(res.status, url).to.equal(400);
+        expect(errorOf(res).code).to.equal('WEBHOOK_URL_INVALID');
       }
+      patchConfig({ WEBHOOK_ALLOW_LOCALHOST: true });
       expect((await put(other, { webhook_url: 'http://127.0.0.1:5432/' })).status).to.equal(200);
     });
 
     it('lets WEBHOOK_ALLOW_PRIVATE_URLS lift private addresses, but never metadata endpoints', async () => {
-      const config = harness().service.deps.config;
       const other = await createMerchant();
-      config.WEBHOOK_ALLOW_PRIVATE_URLS = true;
-      try {
-        expect((await put(other, { webhook_url: 'https://10.0.0.5/hook' })).status).to.equal(200);
-        expect((await put(other, { webhook_url: 'https://169.254.169.254/' })).status).to.equal(400);
-      } finally {
-        config.WEBHOOK_ALLOW_PRIVATE_URLS = false;
-      }
+      patchConfig({ WEBHOOK_ALLOW_PRIVATE_URLS: true });
+      expect((await put(other, { webhook_url: 'https://10.0.0.5/hook' })).status).to.equal(200);
+      expect((await put(other, { webhook_url: 'https://169.254.169.254/' })).status).to.equal(400);
     });
   });
 
