@@ -141,4 +141,58 @@ describe('partitioned tables (src/db/partitions.ts)', () => {
     );
     expect(again).to.deep.equal([]);
   });
+
+  it('partition_maintain drops the partitions wholly past a retention, and the default partition’s old rows', async () => {
+    // A table of its own, made and dropped in one transaction that is rolled back.
+    const connection = harness().service.deps.orm.em.getConnection();
+    const now = new Date('2027-03-10T12:00:00Z');
+    const day = (n: number) => new Date(now.getTime() + n * DAY);
+    const seen = await connection
+      .transactional(async (trx) => {
+        const run = <R>(sql: string, params: unknown[] = []) =>
+          connection.execute<R[]>(sql, params, 'all', trx);
+        await run('create table retention_probe (id int, at timestamptz not null) partition by range (at)');
+        await run('create table retention_probe_default partition of retention_probe default');
+        const created = await run<{ partition_name: string }>(
+          `select partition_name from partition_maintain('retention_probe', 'week', 2, '30 days', ?)`,
+          [day(-70)],
+        );
+        await run('insert into retention_probe values (1, ?), (2, ?), (3, ?)', [
+          day(-66),
+          day(-120),
+          day(-1),
+        ]);
+        const dropped = await run<{ action: string; partition_name: string }>(
+          `select action, partition_name from partition_maintain('retention_probe', 'week', 0, '30 days', ?)`,
+          [now],
+        );
+        const left = await run<{ id: number; at: string }>(
+          'select id, tableoid::regclass::text as at from retention_probe order by id',
+        );
+        throw Object.assign(new Error('rollback'), { seen: { created, dropped, left } });
+      })
+      .catch((e: { seen?: unknown }) => {
+        if (!e.seen) throw e;
+        return e.seen as {
+          created: { partition_name: string }[];
+          dropped: { action: string; partition_name: string }[];
+          left: { id: number; at: string }[];
+        };
+      });
+    // 70 days back: ISO weeks 2026w53 (2026 has 53), 2027w01 and 2027w02, all wholly older than 30 days by now.
+    expect(seen.created.map((c) => c.partition_name)).to.deep.equal([
+      'retention_probe_p2026w53',
+      'retention_probe_p2027w01',
+      'retention_probe_p2027w02',
+    ]);
+    expect(seen.dropped).to.deep.equal([
+      { action: 'created', partition_name: 'retention_probe_p2027w10' },
+      { action: 'dropped', partition_name: 'retention_probe_p2026w53' },
+      { action: 'dropped', partition_name: 'retention_probe_p2027w01' },
+      { action: 'dropped', partition_name: 'retention_probe_p2027w02' },
+    ]);
+    // Row 1 went with its partition, row 2 (120 days old, in the default) was deleted, and row 3
+    // moved from the default into its week's new partition.
+    expect(seen.left).to.deep.equal([{ id: 3, at: 'retention_probe_p2027w10' }]);
+  });
 });
