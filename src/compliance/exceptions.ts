@@ -38,8 +38,13 @@ const QUEUE_ROWS: Record<ExceptionQueue, string> = {
   INFLOWS_UNMATCHED: `select id, arrived_at as since
      from inflows where state = 'UNMATCHED' or (state = 'HELD' and payout_id is null)`,
   REFUNDS_FAILED: `select id, updated_at as since from refunds where status = 'FAILED'`,
-  MONEY_HELD_NO_REFUND_DESTINATION: `select id, updated_at as since
-     from payouts where status = 'FAILED' and is_refunded = false and received_amount > 0`,
+  // Not while its RAISE_REFUND task is open: the service is about to raise the refund itself.
+  MONEY_HELD_NO_REFUND_DESTINATION: `select p.id, p.updated_at as since
+     from payouts p
+    where p.status = 'FAILED' and p.is_refunded = false and p.received_amount > 0
+      and not exists (
+        select 1 from tasks t
+         where t.kind = 'RAISE_REFUND' and t.subject_id = p.id and t.done_at is null)`,
   WEBHOOK_DELIVERIES_DEAD: `select d.id, d.updated_at as since
      from webhook_deliveries d
     where d.status = 'DEAD'

@@ -1,4 +1,4 @@
-import { type EntityManager, LockMode, UniqueConstraintViolationException } from '@mikro-orm/postgresql';
+import { type EntityManager, LockMode, raw, UniqueConstraintViolationException } from '@mikro-orm/postgresql';
 import {
   type RefundContext,
   type RefundEvent,
@@ -628,18 +628,28 @@ export interface HeldPayout {
   destinationActive: boolean;
 }
 
-/** Payouts that failed after money arrived and hold it without a refund (no destination at the time), oldest first. */
+/**
+ * Payouts that failed after money arrived and hold it without a refund (no destination when the
+ * service tried to raise it), oldest first.
+ */
 export async function listHeldPayouts(
   em: EntityManager,
   filter: { tenantId?: string },
   page: PageRequest,
 ): Promise<{ items: HeldPayout[]; meta: PageMeta }> {
+  // A payout whose RAISE_REFUND task is still open is not held: the service is about to raise its
+  // refund itself (or to find it has no destination, and only then it is held).
+  const raising = raw(
+    (alias: string) =>
+      `not exists (select 1 from tasks t where t.kind = 'RAISE_REFUND' and t.subject_id = ${alias}.id and t.done_at is null)`,
+  );
   const { items, meta } = await paginate(em, Payout, {
     where: {
       status: 'FAILED',
       isRefunded: false,
       receivedAmount: { $gt: toDecimal(0) },
       ...(filter.tenantId ? { tenant: filter.tenantId } : {}),
+      [raising]: [],
     },
     list: `admin:refunds:held:${filter.tenantId ?? '*'}`,
     order: 'asc',

@@ -27,7 +27,7 @@ import {
   setUsdtDestination,
 } from '../dispatch/fixtures.ts';
 import { harness } from '../harness.ts';
-import { approvedMove } from '../operators/fixtures.ts';
+import { approvedMove, trpcCall } from '../operators/fixtures.ts';
 import { racesOnlyOnPostgres } from '../races.ts';
 
 const TRON_OK = 'TLsV52sRDL79HXGGm9yzwKibb6BeruhUzy';
@@ -367,6 +367,30 @@ describe('refunds of failed payouts', () => {
       unknown
     >[];
     expect(after.find((h) => h.payout_id === id)).to.equal(undefined);
+  });
+
+  it('shows a failed payout as held only once the service found no destination, never while it raises the refund itself', async () => {
+    // The queue's count on the Exceptions page (the same rows as `refund held`).
+    const counted = async () =>
+      (
+        await trpcCall('admin.exceptions', 'query', undefined, harness().adminToken)
+      ).body.result.data.queues.find((q: { code: string }) => q.code === 'MONEY_HELD_NO_REFUND_DESTINATION')
+        .count as number;
+    const merchant = await merchantWith();
+    const id = await paidPayout(merchant, payoutTo('1001', 'NGN'));
+    const before = await counted();
+    await dispatch(merchant, id);
+    // FAILED with its money, its RAISE_REFUND task still open: the refund job has not run yet.
+    expect(await payoutOf(merchant, id)).to.include({ status: 'FAILED', is_refunded: false });
+    const listed = async () =>
+      ((await admin('refund', 'held', '--tenant', merchant.tenantId)).data as { payout_id: string }[]).some(
+        (h) => h.payout_id === id,
+      );
+    expect(await listed(), 'not held while the service raises its refund').to.equal(false);
+    expect(await counted()).to.equal(before);
+    await runRefundsOnce(deps());
+    expect(await refundOf(merchant, id)).to.include({ status: 'SUCCESSFUL' });
+    expect(await listed()).to.equal(false);
   });
 
   it('lists refunds newest first, filtered by status, across cursor pages', async () => {
