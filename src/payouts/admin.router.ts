@@ -79,13 +79,29 @@ export const adminPayoutOut = z.object({
   payout: payoutOut,
   tenant: z.object({ id: z.string(), name: z.string() }),
   timeline: z.array(adminTimelineRowOut),
-  inflows: z.array(inflowOut),
+  /** The merchant's Inflow resource plus where it is in its machine, which merchants do not see. */
+  inflows: z.array(
+    inflowOut.extend({
+      /** The inflow machine's state (`CONFIRMED`, `MATCHED`, `HELD`, `RETURNED`...). */
+      state: z.string(),
+      /** Its inner state when it has one (`attributed` or `unattributed` of `HELD`), else null. */
+      sub_state: z.string().nullable(),
+    }),
+  ),
   outflows: z.array(outflowOut),
   refund: refundOut.nullable(),
   /** Webhook delivery records of the payout's events, newest first. */
   deliveries: z.array(deliveryRecordOut),
   path: takenPathOut,
 });
+
+/** The inner state of a persisted machine snapshot (`{ value: { HELD: 'attributed' } }`), if any. */
+function innerState(snapshot: Record<string, unknown>): string | null {
+  const value = snapshot['value'];
+  if (!value || typeof value !== 'object') return null;
+  const inner = Object.values(value as Record<string, unknown>)[0];
+  return typeof inner === 'string' ? inner : null;
+}
 
 const machines = new WeakMap<Config, ComplianceMachine>();
 
@@ -233,7 +249,11 @@ export const payoutAdminRouter = router({
               transition: transitions[i] ?? null,
             };
           }),
-          inflows: inflows.map(toInflowResource),
+          inflows: inflows.map((i) => ({
+            ...toInflowResource(i),
+            state: i.state,
+            sub_state: innerState(i.snapshot),
+          })),
           outflows: outflows.map(toOutflowResource),
           refund: refund ? toRefundResource(refund) : null,
           deliveries: deliveries.map(toDeliveryRecord),
