@@ -254,11 +254,13 @@ describe('operations console in Chromium', function () {
     const keyRow = pageA.locator(`tr[data-keys-of="${tenantId}"] tr[data-key="${keyId}"]`);
     await keyRow.waitFor();
     expect(await keyRow.textContent())
-      .to.include('active')
+      .to.include('not revoked')
       .and.not.include((await issued.textContent())!);
     await shot(pageA, 'tenants');
+    // Revoking asks first.
     await keyRow.locator('button', { hasText: 'Revoke' }).click();
-    await keyRow.locator('td', { hasText: 'active' }).waitFor({ state: 'detached' });
+    await keyRow.locator('button', { hasText: 'Yes, revoke it' }).click();
+    await keyRow.locator('td', { hasText: 'not revoked' }).waitFor({ state: 'detached' });
     expect(await keyRow.locator('button.action').count(), 'no Revoke on a revoked key').to.equal(0);
     const keys = await trpcCall('admin.key.list', 'query', { tenant_id: tenantId }, a.token);
     expect(keys.body.result.data.data[0])

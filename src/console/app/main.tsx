@@ -7,8 +7,10 @@ import { AuditPage } from './pages/audit.tsx';
 import { ExceptionsPage } from './pages/exceptions.tsx';
 import { MachinesPage } from './pages/machines.tsx';
 import { MoneyPage } from './pages/money.tsx';
+import { OperatorsPage } from './pages/operators.tsx';
 import { PayoutPage } from './pages/payout.tsx';
 import { ReconciliationPage } from './pages/reconciliation.tsx';
+import { RulesPage } from './pages/rules.tsx';
 import { TenantsPage } from './pages/tenants.tsx';
 import { consoleStore, navigate, useConsole } from './store.ts';
 import { Failure, Link } from './ui.tsx';
@@ -21,6 +23,8 @@ const PAGES = [
   { path: '/console/reconciliation', title: 'Reconciliation' },
   { path: '/console/audit', title: 'Audit' },
   { path: '/console/tenants', title: 'Tenants and keys' },
+  { path: '/console/operators', title: 'Operators' },
+  { path: '/console/rules', title: 'Approval rules' },
   { path: '/console/machines', title: 'Machines' },
 ] as const;
 
@@ -48,7 +52,9 @@ function SignIn() {
   return (
     <main className="sign-in">
       <h1>Operations console</h1>
-      <p>Sign in with your operator token (or the bootstrap admin token that `npm start` printed).</p>
+      <p>
+        Sign in with your operator token (or the bootstrap admin token that <code>npm start</code> printed).
+      </p>
       {because ? <p className="notice">{because}</p> : null}
       <form onSubmit={submit}>
         <label>
@@ -88,6 +94,8 @@ function Page({ path }: { path: string }) {
   const payout = /^\/console\/payouts\/([\w-]+)$/.exec(path)?.[1];
   if (payout) return <PayoutPage payoutId={payout} />;
   if (path === '/console/tenants') return <TenantsPage />;
+  if (path === '/console/operators') return <OperatorsPage />;
+  if (path === '/console/rules') return <RulesPage />;
   if (path === '/console/audit') return <AuditPage />;
   if (path === '/console/approvals') return <ApprovalsPage />;
   if (path === '/console/reconciliation') return <ReconciliationPage />;

@@ -34,6 +34,15 @@ export interface PendingAction {
   message: string | null;
 }
 
+/** A new operator's token, and the role it waits for when raising it needs another admin. */
+export interface IssuedToken {
+  id: string;
+  name: string;
+  role: string;
+  token: string;
+  raisedTo: string | null;
+}
+
 const TOKEN_KEY = 'payout-console.token';
 
 function storedToken(): string | null {
@@ -64,6 +73,8 @@ export const consoleStore = createStore({
     approvalsTab: 'pending' as 'pending' | 'mine' | 'decided',
     /** A key just issued: shown once, then forgotten. */
     issuedKey: null as { tenant_id: string; id: string; api_key: string } | null,
+    /** A new operator's token: shown once, then forgotten. */
+    issuedToken: null as IssuedToken | null,
     pending: {} as Record<string, PendingAction>,
   },
   on: {
@@ -84,10 +95,24 @@ export const consoleStore = createStore({
         operator: null,
         signedOutBecause: event.because,
         issuedKey: null,
+        issuedToken: null,
         pending: {},
       };
     },
-    navigated: (context, event: { path: string }) => ({ ...context, path: event.path }),
+    /**
+     * Another page: the outcomes of finished actions ("Approved", a refusal) and a key shown
+     * once belong to the page they were on, and go (actions still running keep theirs).
+     */
+    navigated: (context, event: { path: string }) =>
+      event.path === context.path
+        ? context
+        : {
+            ...context,
+            path: event.path,
+            pending: running(context.pending),
+            issuedKey: null,
+            issuedToken: null,
+          },
     auditFiltered: (context, event: { filter: Partial<AuditFilter> }) => ({
       ...context,
       auditFilter: { ...context.auditFilter, ...event.filter },
@@ -101,9 +126,18 @@ export const consoleStore = createStore({
       issuedKey: event.key,
     }),
     keyDismissed: (context) => ({ ...context, issuedKey: null }),
+    tokenIssued: (context, event: { token: IssuedToken }) => ({ ...context, issuedToken: event.token }),
+    tokenDismissed: (context) => ({ ...context, issuedToken: null }),
+    /** A key revoked: if it is the one shown once, it is no longer worth copying. */
+    keyRevoked: (context, event: { id: string }) =>
+      context.issuedKey?.id === event.id ? { ...context, issuedKey: null } : context,
+    /** A new action: the outcomes of earlier, finished ones are stale and go. */
     actionStarted: (context, event: { key: string; label: string }) => ({
       ...context,
-      pending: { ...context.pending, [event.key]: { label: event.label, state: 'running', message: null } },
+      pending: {
+        ...running(context.pending),
+        [event.key]: { label: event.label, state: 'running', message: null },
+      },
     }),
     actionEnded: (context, event: { key: string; ok: boolean; message: string | null }) => {
       const before = context.pending[event.key];
@@ -118,6 +152,11 @@ export const consoleStore = createStore({
     },
   },
 });
+
+/** The actions still running, without the outcomes of finished ones. */
+function running(pending: Record<string, PendingAction>): Record<string, PendingAction> {
+  return Object.fromEntries(Object.entries(pending).filter(([, p]) => p.state === 'running'));
+}
 
 export type ConsoleContext = ReturnType<typeof consoleStore.getSnapshot>['context'];
 

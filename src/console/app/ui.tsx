@@ -138,22 +138,47 @@ export function NoteAction(props: {
   );
 }
 
-/** A one-click action (no note), such as a redelivery or a tenant's approval. */
+/**
+ * A one-click action (no note), such as a redelivery or a tenant's approval. With `confirm`, the
+ * click first asks (irreversible actions: revoking a key); the action runs on the second button.
+ */
 export function ClickAction(props: {
   actionKey: string;
   label: string;
   done?: string;
   run: () => Promise<unknown>;
+  confirm?: { question: string; yes: string };
 }) {
+  const [asking, setAsking] = useState(false);
   const action = useAction(props.actionKey, props.label, () => props.run());
   if (action.pending?.state === 'done') return <Outcome pending={action.pending} done={props.done} />;
+  if (asking && props.confirm)
+    return (
+      <span className="click-action confirm">
+        <span className="question">{props.confirm.question}</span>{' '}
+        <button
+          type="button"
+          className="action danger"
+          disabled={action.isPending}
+          onClick={() => {
+            setAsking(false);
+            action.mutate(undefined);
+          }}
+        >
+          {props.confirm.yes}
+        </button>{' '}
+        <button type="button" className="link" onClick={() => setAsking(false)}>
+          Cancel
+        </button>
+      </span>
+    );
   return (
     <span className="click-action">
       <button
         type="button"
         className="action"
         disabled={action.isPending}
-        onClick={() => action.mutate(undefined)}
+        onClick={() => (props.confirm ? setAsking(true) : action.mutate(undefined))}
       >
         {props.label}
       </button>
@@ -191,10 +216,24 @@ export function age(since: string | null | undefined, now = Date.now()): string 
   return `${Math.floor(hours / 24)} d ${hours % 24} h`;
 }
 
-/** A time as operators read it: UTC, to the second. */
+/** A time as operators read it: UTC, to the second, saying so. */
 export function Time({ at }: { at: string | null | undefined }) {
   if (!at) return <span className="muted">—</span>;
-  return <time dateTime={at}>{at.replace('T', ' ').replace(/\.\d+Z$/, 'Z')}</time>;
+  return (
+    <time dateTime={at} title="Coordinated Universal Time">
+      {at.replace('T', ' ').replace(/(\.\d+)?Z$/, '')} UTC
+    </time>
+  );
+}
+
+/** The browser's time zone, named for the fields that take a local time (datetime-local). */
+export function localZone(): string {
+  const zone = Intl.DateTimeFormat().resolvedOptions().timeZone || 'local time';
+  const minutes = -new Date().getTimezoneOffset();
+  const sign = minutes < 0 ? '-' : '+';
+  const hh = String(Math.floor(Math.abs(minutes) / 60)).padStart(2, '0');
+  const mm = String(Math.abs(minutes) % 60).padStart(2, '0');
+  return `${zone}, UTC${sign}${hh}:${mm}`;
 }
 
 /** An amount as the API gives it (a decimal string or an exact JSON number) with its currency. */
@@ -208,16 +247,59 @@ export function Money({ amount, currency }: { amount: unknown; currency?: string
 }
 
 /**
- * An id shortened for a table, whole in its title. Ids are UUID v7, whose first characters are
+ * An id shortened for a table, never broken across lines; whole in its title, and whole when
+ * copied (selecting it and copying gives the full id). Ids are UUID v7, whose first characters are
  * their creation time (alike for everything made the same minute): the end tells them apart.
  */
 export function Id({ id }: { id: string | null | undefined }) {
   if (!id) return <span className="muted">—</span>;
   return (
-    <code className="id" title={id}>
+    <code
+      className="id"
+      title={id}
+      data-id={id}
+      onCopy={(event) => {
+        event.clipboardData.setData('text/plain', id);
+        event.preventDefault();
+      }}
+    >
       …{id.slice(-8)}
     </code>
   );
+}
+
+/**
+ * Text that may hold the light markdown of the machine texts and notices: `code`, **bold** and
+ * [links](url) are rendered, never shown raw; everything else is plain text (React escapes it).
+ * Links that are not absolute paths or http(s) URLs keep their text only.
+ */
+export function Prose({ text }: { text: string | null | undefined }) {
+  if (!text) return null;
+  const parts: ReactNode[] = [];
+  const pattern = /`([^`]+)`|\*\*([^*]+)\*\*|\[([^\]]+)\]\(([^)\s]+)\)/g;
+  let last = 0;
+  for (const m of text.matchAll(pattern)) {
+    if (m.index > last) parts.push(text.slice(last, m.index));
+    const key = parts.length;
+    if (m[1] !== undefined) parts.push(<code key={key}>{m[1]}</code>);
+    else if (m[2] !== undefined) parts.push(<strong key={key}>{m[2]}</strong>);
+    else {
+      const label = m[3]!.replace(/^`(.*)`$/, '$1');
+      const href = m[4]!;
+      parts.push(
+        /^(https?:\/\/|\/)/.test(href) ? (
+          <a key={key} href={href}>
+            {label}
+          </a>
+        ) : (
+          <span key={key}>{label}</span>
+        ),
+      );
+    }
+    last = m.index + m[0].length;
+  }
+  if (last < text.length) parts.push(text.slice(last));
+  return <>{parts}</>;
 }
 
 export function MoreButton(props: {

@@ -18,27 +18,57 @@ const ACTIONS: Record<string, string> = {
   'refund.raise': 'Raise a held refund',
   'recon.resolve': 'Resolve a reconciliation difference by moving money',
   'payee.accept': "Accept a held payout's payee name (it then gets its instruction)",
+  'approval_rule.set': 'Make or change an approval rule',
+  'operator.role': "Raise an operator's role",
 };
 
-/** A proposal's targets, payouts linked to their page. */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * A proposal's targets, payouts linked to their page, each id short and whole on hover (never
+ * broken mid-id). A rule change says which rule; a role raise, to which role.
+ */
 function Targets({ approval }: { approval: Approval }) {
-  const payout = typeof approval.args['payout_id'] === 'string' ? approval.args['payout_id'] : null;
+  const args = approval.args;
+  if (approval.action === 'approval_rule.set') {
+    const above =
+      typeof args['above'] === 'string' ? ` above ${args['above']} ${String(args['currency'])}` : '';
+    return (
+      <span data-testid="rule-target">
+        rule: {String(args['action'])}
+        {above} needs {String(args['approvers'])}
+      </span>
+    );
+  }
+  const payout = typeof args['payout_id'] === 'string' ? args['payout_id'] : null;
   return (
     <>
       {payout ? (
-        <Link to={`/console/payouts/${payout}`}>
+        <Link to={`/console/payouts/${payout}`} className="nowrap">
           payout <Id id={payout} />
         </Link>
       ) : null}
       {approval.target_ids
         .filter((id) => id !== payout)
         .map((id) => (
-          <span key={id}>
+          <span key={id} className="nowrap">
             {' '}
-            <Id id={id} />
+            {UUID.test(id) ? <Id id={id} /> : <code>{id}</code>}
           </span>
         ))}
+      {approval.action === 'operator.role' ? <span> to {String(args['role'])}</span> : null}
     </>
+  );
+}
+
+/** "1 of 2 approvals" for a proposal that needs more than one approver. */
+export function Progress({ approval }: { approval: Approval }) {
+  if (approval.required_approvers < 2) return null;
+  return (
+    <div className="progress" data-testid="approvals-progress">
+      {approval.approved_by_ids.length} of {approval.required_approvers} approvals
+      <span className="muted"> ({approval.approver_roles.join(' or ')})</span>
+    </div>
   );
 }
 
@@ -50,6 +80,8 @@ export function Decide({ approval }: { approval: Approval }) {
   if (approval.proposer_id === me)
     return <span className="muted">your proposal: another approver decides</span>;
   if (!canDecide) return null;
+  if (me && approval.approved_by_ids.includes(me))
+    return <span className="muted">you approved it: another approver decides next</span>;
   return (
     <span className="decide">
       <NoteAction
@@ -98,6 +130,7 @@ export function ApprovalRows({ rows, overdue }: { rows: Approval[]; overdue?: (a
           </td>
           <td>
             <span className={`status a-${a.state}`}>{a.state}</span>
+            {a.state === 'PENDING' ? <Progress approval={a} /> : null}
             {a.decided_by_name ? (
               <div>
                 by <span className="operator">{a.decided_by_name}</span>

@@ -1,6 +1,7 @@
 import { api } from '../api.ts';
+import { ArgumentsInWords, actionInWords, outcomeInWords } from '../audit-words.tsx';
 import { type AuditFilter, consoleStore, useConsole } from '../store.ts';
-import { Failure, Id, Link, MoreButton, Time, usePages } from '../ui.tsx';
+import { Failure, Id, Link, localZone, MoreButton, Time, usePages } from '../ui.tsx';
 
 /** The audit trail: every change an operator made, newest first, filtered by operator, target and time. */
 
@@ -39,7 +40,7 @@ function Filters() {
         />
       </label>
       <label>
-        From
+        From <span className="muted">({localZone()})</span>
         <input
           type="datetime-local"
           name="from"
@@ -48,7 +49,7 @@ function Filters() {
         />
       </label>
       <label>
-        Until
+        Until <span className="muted">({localZone()})</span>
         <input
           type="datetime-local"
           name="to"
@@ -90,24 +91,25 @@ export function AuditPage() {
       <h1>Audit trail</h1>
       <p className="lead">
         One row per change made through the admin API (the console, the CLI), written in the same transaction
-        as the change. Rows are never changed or deleted.
+        as the change. Rows are never changed or deleted. Times in the list are UTC; the From and Until
+        filters take your browser's time ({localZone()}).
       </p>
       <Filters />
       <Failure error={list.error} />
       <table data-testid="audit">
         <thead>
           <tr>
-            <th>When</th>
-            <th>Operator</th>
-            <th>Action</th>
-            <th>Targets</th>
-            <th>Arguments</th>
-            <th>Outcome</th>
+            <th>When (UTC)</th>
+            <th>Who</th>
+            <th>Did what</th>
+            <th>To what</th>
+            <th>Note and details</th>
+            <th>How it ended</th>
           </tr>
         </thead>
         <tbody>
           {list.rows.map((e) => (
-            <tr key={e.id} data-action={e.action}>
+            <tr key={e.id} data-action={e.action} data-outcome={e.outcome}>
               <td>
                 <Time at={e.created_at} />
               </td>
@@ -124,8 +126,8 @@ export function AuditPage() {
                 </button>{' '}
                 <span className="muted">{e.operator_role}</span>
               </td>
-              <td>
-                <code>{e.action.replace(/^admin\./, '')}</code>
+              <td className="what" title={e.action}>
+                {actionInWords(e.action, e.arguments, e.outcome)}
               </td>
               <td>
                 {e.target_ids.map((id) => (
@@ -134,8 +136,10 @@ export function AuditPage() {
                   </span>
                 ))}
               </td>
-              <td className="detail">{JSON.stringify(e.arguments)}</td>
-              <td>{e.outcome}</td>
+              <td className="details">
+                <ArgumentsInWords action={e.action} args={e.arguments} />
+              </td>
+              <td title={e.outcome}>{outcomeInWords(e.outcome)}</td>
             </tr>
           ))}
         </tbody>

@@ -1,6 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
 import { api } from '../api.ts';
-import { Failure, Time } from '../ui.tsx';
+import { Failure, Prose, Time } from '../ui.tsx';
 import { Svg } from './svg.tsx';
 
 /**
@@ -19,7 +19,9 @@ function MachineSection({ machine, model }: { machine: Machine; model: Machines 
       <h2>
         {machine.title} <small className="muted">{machine.source}</small>
       </h2>
-      <p>{machine.summary}</p>
+      <p>
+        <Prose text={machine.summary} />
+      </p>
       <table className="machine-counts">
         <thead>
           <tr>
@@ -36,7 +38,9 @@ function MachineSection({ machine, model }: { machine: Machine; model: Machines 
                 <code>{s.path}</code>
                 {s.final ? <span className="muted"> · final</span> : null}
               </td>
-              <td>{s.description}</td>
+              <td>
+                <Prose text={s.description} />
+              </td>
               <td>
                 {s.money ? (money.get(s.money)?.label ?? s.money) : machine.holds_money ? '' : 'no money'}
               </td>
@@ -68,9 +72,13 @@ function MachineSection({ machine, model }: { machine: Machine; model: Machines 
                     {t.from ?? '(start)'} → {t.to}
                   </code>
                 </td>
-                <td>{t.description}</td>
+                <td>
+                  <Prose text={t.description} />
+                </td>
                 <td>{t.by.map((b) => actors.get(b)?.label ?? b).join(', or ')}</td>
-                <td>{t.guard?.text ?? ''}</td>
+                <td>
+                  <Prose text={t.guard?.text} />
+                </td>
               </tr>
             ))}
           </tbody>

@@ -1,6 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { useMemo } from 'react';
 import { api } from '../api.ts';
+import { ArgumentsInWords, actionInWords, outcomeInWords } from '../audit-words.tsx';
 import { Failure, Id, Money, MoreButton, Time, usePages } from '../ui.tsx';
 import { Svg } from './svg.tsx';
 
@@ -245,11 +246,11 @@ function AuditOf({ payoutId }: { payoutId: string }) {
         <table>
           <thead>
             <tr>
-              <th>When</th>
+              <th>When (UTC)</th>
               <th>Operator</th>
-              <th>Action</th>
-              <th>Outcome</th>
-              <th>Arguments</th>
+              <th>Did what</th>
+              <th>How it ended</th>
+              <th>Note and details</th>
             </tr>
           </thead>
           <tbody>
@@ -262,11 +263,11 @@ function AuditOf({ payoutId }: { payoutId: string }) {
                   <span className="operator">{e.operator_name}</span>{' '}
                   <span className="muted">{e.operator_role}</span>
                 </td>
-                <td>
-                  <code>{e.action.replace(/^admin\./, '')}</code>
+                <td title={e.action}>{actionInWords(e.action, e.arguments, e.outcome)}</td>
+                <td title={e.outcome}>{outcomeInWords(e.outcome)}</td>
+                <td className="details">
+                  <ArgumentsInWords action={e.action} args={e.arguments} />
                 </td>
-                <td>{e.outcome}</td>
-                <td className="detail">{JSON.stringify(e.arguments)}</td>
               </tr>
             ))}
           </tbody>
@@ -317,6 +318,7 @@ export function PayoutPage({ payoutId }: { payoutId: string }) {
             <thead>
               <tr>
                 <th>Inflow</th>
+                <th>State</th>
                 <th>Amount</th>
                 <th>Rail</th>
                 <th>Matched</th>
@@ -327,9 +329,13 @@ export function PayoutPage({ payoutId }: { payoutId: string }) {
             </thead>
             <tbody>
               {d.inflows.map((i) => (
-                <tr key={i.id}>
+                <tr key={i.id} data-inflow={i.id} data-state={i.state}>
                   <td>
                     <Id id={i.id} />
+                  </td>
+                  <td>
+                    <span className={`status i-${i.state}`}>{i.state}</span>
+                    {i.sub_state ? <span className="muted"> ({i.sub_state})</span> : null}
                   </td>
                   <td>
                     <Money amount={i.amount} currency={i.currency} />

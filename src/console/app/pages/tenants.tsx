@@ -57,14 +57,23 @@ function TenantKeys({ tenantId }: { tenantId: string }) {
                 <td>
                   <Time at={k.created_at} />
                 </td>
-                <td>{k.revoked_at ? <Time at={k.revoked_at} /> : <span className="muted">active</span>}</td>
+                <td>
+                  {k.revoked_at ? <Time at={k.revoked_at} /> : <span className="muted">not revoked</span>}
+                </td>
                 <td className="actions">
                   {canManage && !k.revoked_at ? (
                     <ClickAction
                       actionKey={`revoke-key:${k.id}`}
                       label="Revoke"
-                      done="Revoked: the key stops working at once"
-                      run={() => api.admin.key.revoke.mutate({ key_id: k.id })}
+                      done="Revoked: the key stopped working"
+                      confirm={{
+                        question: `Revoke key ${k.prefix}…? It stops working at once, for good.`,
+                        yes: 'Yes, revoke it',
+                      }}
+                      run={async () => {
+                        await api.admin.key.revoke.mutate({ key_id: k.id });
+                        consoleStore.trigger.keyRevoked({ id: k.id });
+                      }}
                     />
                   ) : null}
                 </td>
@@ -78,25 +87,113 @@ function TenantKeys({ tenantId }: { tenantId: string }) {
   );
 }
 
+const POLICIES = ['allow', 'hold', 'refuse'] as const;
+type Policy = (typeof POLICIES)[number];
+const POLICY_WORDS: Record<Policy, string> = {
+  allow: 'allow: pay it',
+  hold: 'hold: for an operator',
+  refuse: 'refuse: at creation',
+};
+
 function CreateTenant() {
   const [name, setName] = useState('');
-  const action = useAction('create-tenant', 'Create tenant', (n: string) =>
-    api.admin.tenant.create.mutate({ name: n, approved: false }),
+  const [approved, setApproved] = useState(false);
+  const [policy, setPolicy] = useState<Policy>('allow');
+  // The form clears once the tenant exists, before its outcome shows; a refusal (a name taken)
+  // keeps what was typed.
+  const action = useAction(
+    'create-tenant',
+    'Create tenant',
+    async (input: { name: string; approved: boolean; policy: Policy }) => {
+      const created = await api.admin.tenant.create.mutate({
+        name: input.name,
+        approved: input.approved,
+        payee_name_policy: input.policy,
+      });
+      setName('');
+      setApproved(false);
+      setPolicy('allow');
+      return created;
+    },
   );
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    if (name.trim()) action.mutate(name.trim());
+    if (name.trim()) action.mutate({ name: name.trim(), approved, policy });
   };
   return (
-    <form className="inline" onSubmit={submit}>
+    <form className="inline" onSubmit={submit} data-testid="create-tenant">
       <label>
         New tenant{' '}
-        <input value={name} onChange={(e) => setName(e.target.value)} placeholder="name" required />
+        <input
+          name="tenant-name"
+          value={name}
+          onChange={(e) => setName(e.target.value)}
+          placeholder="name"
+          required
+        />
+      </label>
+      <label>
+        <input type="checkbox" checked={approved} onChange={(e) => setApproved(e.target.checked)} /> approved
+        for payouts (KYC/KYB done)
+      </label>
+      <label>
+        Payee name mismatch{' '}
+        <select value={policy} onChange={(e) => setPolicy(e.target.value as Policy)}>
+          {POLICIES.map((p) => (
+            <option key={p} value={p}>
+              {POLICY_WORDS[p]}
+            </option>
+          ))}
+        </select>
       </label>
       <button type="submit" className="action">
         Create
       </button>
-      <Outcome pending={action.pending} done="Created (not yet approved for payouts)" />
+      <Outcome
+        pending={action.pending}
+        done={
+          action.variables?.approved
+            ? 'Created, approved for payouts'
+            : 'Created (not yet approved for payouts)'
+        }
+      />
+    </form>
+  );
+}
+
+/** A tenant's payee name policy (`tenant payee-policy`), changed by an operator. */
+function PayeePolicy({ tenantId, policy }: { tenantId: string; policy: Policy }) {
+  const canManage = useCan('operator');
+  const [chosen, setChosen] = useState<Policy>(policy);
+  const action = useAction(`payee-policy:${tenantId}`, 'Set payee policy', (p: Policy) =>
+    api.admin.payees.setPolicy.mutate({ tenant_id: tenantId, policy: p }),
+  );
+  if (!canManage) return <>{POLICY_WORDS[policy]}</>;
+  return (
+    <form
+      className="inline"
+      onSubmit={(e) => {
+        e.preventDefault();
+        if (chosen !== policy) action.mutate(chosen);
+      }}
+    >
+      <select
+        aria-label="Payee name policy"
+        value={chosen}
+        onChange={(e) => setChosen(e.target.value as Policy)}
+      >
+        {POLICIES.map((p) => (
+          <option key={p} value={p}>
+            {POLICY_WORDS[p]}
+          </option>
+        ))}
+      </select>
+      {chosen !== policy ? (
+        <button type="submit" className="action" disabled={action.isPending}>
+          Set
+        </button>
+      ) : null}
+      <Outcome pending={action.pending} done="Set" />
     </form>
   );
 }
@@ -124,6 +221,7 @@ export function TenantsPage() {
             <th>Tenant</th>
             <th>Id</th>
             <th>Payouts</th>
+            <th>Payee name mismatch</th>
             <th>Actions</th>
           </tr>
         </thead>
@@ -136,6 +234,9 @@ export function TenantsPage() {
                   <Id id={t.id} />
                 </td>
                 <td>{t.payouts_approved ? 'approved' : 'not approved'}</td>
+                <td>
+                  <PayeePolicy tenantId={t.id} policy={t.payee_name_policy} />
+                </td>
                 <td className="actions">
                   <button
                     type="button"
@@ -170,7 +271,7 @@ export function TenantsPage() {
               </tr>
               {shown === t.id ? (
                 <tr data-keys-of={t.id}>
-                  <td colSpan={4}>
+                  <td colSpan={5}>
                     <TenantKeys tenantId={t.id} />
                   </td>
                 </tr>
