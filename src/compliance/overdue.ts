@@ -17,6 +17,27 @@ const recordNotices = statement(
    returning queue, item_id, since`,
 );
 
+/**
+ * Deletes up to `$n` notices of items that no longer wait in their queue as noticed (they left it,
+ * or came back with a new `since`, which is a new notice): a notice only stops the same wait from
+ * being announced twice, so once that wait is over it is worth nothing. A notice of an item still
+ * waiting is kept however old, so an item is never announced twice. `overdueItems` with every
+ * cut-off at `now` lists every item waiting now.
+ */
+export const purgeNotices = statement(
+  'retention_exception_overdue_notices',
+  `with gone as (
+     delete from exception_overdue_notices where (queue, item_id, since) in (
+       select n.queue, n.item_id, n.since from exception_overdue_notices n
+        where not exists (
+          select 1 from (${overdueItems.text}) waiting
+           where waiting.queue = n.queue and waiting.id = n.item_id and waiting.since = n.since)
+        limit $${EXCEPTION_QUEUES.length + 1}
+        for update of n skip locked)
+     returning 1)
+   select count(*)::int as deleted from gone`,
+);
+
 export interface OverdueNoticeRow {
   queue: ExceptionQueue;
   itemId: string;

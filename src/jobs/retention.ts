@@ -1,3 +1,5 @@
+import { EXCEPTION_QUEUES } from '#src/compliance/exceptions.ts';
+import { purgeNotices } from '#src/compliance/overdue.ts';
 import type { Config } from '#src/config.ts';
 import { maintainPartitions, type PartitionChange } from '#src/db/partitions.ts';
 import { type Statement, statement } from '#src/db/sql.ts';
@@ -11,6 +13,8 @@ import { uuidV7Floor } from '#src/lib/ids.ts';
  * - Idempotency keys (with their sealed responses) older than `IDEMPOTENCY_RETENTION_HOURS`: the
  *   published replay window (docs/errors.md). A key is kept at least that long.
  * - Done tasks whose work ended more than `TASK_RETENTION_HOURS` ago. Open tasks are never touched.
+ * - Overdue notices (`exception_overdue_notices`) of items that no longer wait in their queue as
+ *   noticed; a notice of an item still waiting is kept, so that it is never announced twice.
  * - The partitioned tables (src/db/partitions.ts): partitions created ahead, and those past their
  *   table's retention, if it has one, detached and dropped.
  *
@@ -68,7 +72,9 @@ const RULES: readonly RetentionRule[] = [
   },
 ];
 
-export type RetentionSummary = Record<RetentionRule['table'], number> & { partitions: PartitionChange[] };
+export type RetentionSummary = Record<RetentionRule['table'] | 'exception_overdue_notices', number> & {
+  partitions: PartitionChange[];
+};
 
 /** One pass of the `retention` job: every table's expired rows, a batch at a time. */
 export async function runRetentionOnce(
@@ -76,7 +82,12 @@ export async function runRetentionOnce(
   options: { batch?: number } = {},
 ): Promise<RetentionSummary> {
   const batch = options.batch ?? RETENTION_BATCH;
-  const summary: RetentionSummary = { idempotency_keys: 0, tasks: 0, partitions: [] };
+  const summary: RetentionSummary = {
+    idempotency_keys: 0,
+    tasks: 0,
+    exception_overdue_notices: 0,
+    partitions: [],
+  };
   for (const rule of RULES) {
     const cutoff = new Date(deps.clock.now().getTime() - rule.windowHours(deps.config) * HOUR_MS);
     for (let round = 0; round < MAX_ROUNDS; round++) {
@@ -90,6 +101,16 @@ export async function runRetentionOnce(
       // Fewer than a batch: nothing older is left, or what is left is another instance's to delete.
       if (deleted < batch) break;
     }
+  }
+  const now = deps.clock.now();
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    const [row] = await deps.sql.rows<{ deleted: number }>(purgeNotices, [
+      ...EXCEPTION_QUEUES.map(() => now),
+      batch,
+    ]);
+    const deleted = row?.deleted ?? 0;
+    summary.exception_overdue_notices += deleted;
+    if (deleted < batch) break;
   }
   summary.partitions = await maintainPartitions(deps.sql, { now: deps.clock.now(), config: deps.config });
   return summary;

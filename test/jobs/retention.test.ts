@@ -5,8 +5,11 @@ import { runRetentionOnce } from '#src/jobs/retention.ts';
 import { completeTask, scheduleTask } from '#src/jobs/tasks.ts';
 import { ManualClock } from '#src/lib/clock.ts';
 import { uuidV7Floor } from '#src/lib/ids.ts';
+import { heldPayout } from '../approvals/fixtures.ts';
 import { call, createMerchant } from '../client.ts';
 import { harness } from '../harness.ts';
+import { cliAs, newOperator } from '../operators/fixtures.ts';
+import { payoutReadyMerchant } from '../payouts/fixtures.ts';
 
 const HOUR = 3_600_000;
 
@@ -115,6 +118,39 @@ describe('retention job', () => {
     expect(deleted).to.equal(eligible?.n);
     expect(deleted).to.be.greaterThanOrEqual(ids.length);
     expect(await keysOf(tenantId)).to.deep.equal([]);
+  });
+
+  it('deletes overdue notices of items that no longer wait, never of one still waiting', async () => {
+    const notices = async (ids: string[]) =>
+      (
+        await em().execute<{ item_id: string }[]>(
+          'select item_id from exception_overdue_notices where item_id in (?, ?)',
+          ids,
+        )
+      )
+        .map((r) => r.item_id)
+        .sort();
+    // A proposal still PENDING (its queue, since it was made), and an item that left its queue.
+    const { payoutId } = await heldPayout(await payoutReadyMerchant());
+    const proposer = await newOperator('operator');
+    const { approval } = await cliAs(proposer)('payout', 'fail', payoutId, '--note', 'no top-up');
+    const gone = randomUUID();
+    await em().execute(
+      `insert into exception_overdue_notices (queue, item_id, since, noticed_at)
+       select 'APPROVALS_PENDING', id, created_at, now() from approvals where id = ?
+       union all select 'REFUNDS_FAILED', ?::uuid, now() - interval '3 days', now()`,
+      [approval.id, gone],
+    );
+    // However long it waits, the waiting one is kept: it would be announced again otherwise.
+    const later = new Date(harness().clock.now().getTime() + 48 * HOUR);
+    const first = await retentionAt(later);
+    expect(first.exception_overdue_notices).to.be.greaterThanOrEqual(1);
+    expect(await notices([approval.id, gone])).to.deep.equal([approval.id]);
+
+    // Once decided, the proposal waits no more: its notice goes too.
+    await cliAs(proposer)('approval', 'reject', approval.id, '--note', 'withdrawn');
+    await retentionAt(later);
+    expect(await notices([approval.id, gone])).to.deep.equal([]);
   });
 });
 

@@ -53,6 +53,73 @@ describe('operators and roles', () => {
     expect(active.map((o: { id: string }) => o.id)).to.not.include(created.id);
   });
 
+  it('lets a deployment with root as its only admin create its first approvers and admins alone; four eyes from the second admin on', async () => {
+    const em = () => harness().service.deps.orm.em.fork();
+    // The run's other admins, set aside for this test as if the deployment were new, then restored.
+    const others = (
+      await em().execute<{ id: string }[]>(
+        `select id from operators where role = 'admin' and revoked_at is null and id <> ?`,
+        [ROOT_OPERATOR_ID],
+      )
+    ).map((r) => r.id);
+    const now = harness().clock.now();
+    if (others.length > 0)
+      await em().execute(
+        `update operators set revoked_at = ? where id in (${others.map(() => '?').join(', ')})`,
+        [now, ...others],
+      );
+    let secondAdmin: string | undefined;
+    try {
+      const approver = await root(
+        'operator',
+        'create',
+        '--name',
+        uniqueName('First approver'),
+        '--role',
+        'approver',
+      );
+      expect(approver).to.include({ role: 'approver' });
+      expect(approver).to.not.have.property('approval');
+      const viewer = await root(
+        'operator',
+        'create',
+        '--name',
+        uniqueName('First viewer'),
+        '--role',
+        'viewer',
+      );
+      const raised = await root('operator', 'role', viewer.id, '--role', 'approver');
+      expect(raised).to.deep.include({ approval: null });
+      expect(raised.operator).to.include({ role: 'approver' });
+      const admin = await root('operator', 'create', '--name', uniqueName('Second admin'), '--role', 'admin');
+      expect(admin).to.include({ role: 'admin' });
+      expect(admin).to.not.have.property('approval');
+      secondAdmin = admin.id;
+      expect(await cliAs({ token: admin.token })('whoami')).to.include({ role: 'admin' });
+
+      // Two admins now: the next approver waits for the other admin.
+      const next = await root(
+        'operator',
+        'create',
+        '--name',
+        uniqueName('Next approver'),
+        '--role',
+        'approver',
+      );
+      expect(next).to.include({ role: 'viewer' });
+      expect(next.approval).to.include({ action: 'operator.role', state: 'PENDING' });
+      await cliAs({ token: admin.token })('approval', 'approve', next.approval.id);
+      expect(await cliAs({ token: next.token })('whoami')).to.include({ role: 'approver' });
+    } finally {
+      if (others.length > 0)
+        await em().execute(
+          `update operators set revoked_at = null where id in (${others.map(() => '?').join(', ')})`,
+          others,
+        );
+      if (secondAdmin) await root('operator', 'revoke', secondAdmin);
+    }
+  });
+
   it('needs a second admin to make or raise an approver or admin once two admins exist; lowering is immediate', async () => {
     const other = await operatorWith('admin');
     const asOther = cliAs(other);
