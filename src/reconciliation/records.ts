@@ -1,5 +1,5 @@
 import { NETWORKS } from '#src/corridors/corridors.ts';
-import { columnsOf, type Sql, statement, toDate } from '#src/db/sql.ts';
+import { columnsOf, type Sql, type Statement, statement, toDate } from '#src/db/sql.ts';
 import type { Deps } from '#src/deps.ts';
 import { accountName } from '#src/ledger/chart.ts';
 import { dayEnd, dayOf, dayStart } from '#src/lib/days.ts';
@@ -301,8 +301,8 @@ async function readSettlementReport(deps: Deps, day: string): Promise<RailRecord
   return { movements, complete, balances: new Map() };
 }
 
-// The books of a day. A movement the rail lists outside the day (a reversal of an older credit,
-// a return of an older payout) is looked up by its reference as well.
+// The books of a day, read by the day's window (`$3` is an empty list here: a reference is looked up
+// by key with the statements below only when the window lacks it).
 
 export const inflowBooks = statement(
   'recon_inflow_books',
@@ -410,7 +410,10 @@ function refundMovement(r: RefundRow): Movement {
 
 /**
  * The books' movements of `day` on `rail`, and those of the references the rail listed; with
- * `only`, the movements of those references alone (in or out of the day).
+ * `only`, the movements of those references alone (in or out of the day). The day is read by its
+ * window first; only the rail's references the window did not hold (a reversal of an older
+ * credit, a return of an older payout, a movement missing from the books) are then looked up by
+ * key, so a day of many movements never sends them all back as a list of references.
  */
 export async function readBooks(
   sql: Sql,
@@ -420,15 +423,25 @@ export async function readBooks(
   only = false,
 ): Promise<Movement[]> {
   const args = [dayStart(day), dayEnd(day)];
-  const inflows = only ? inflowBooksOf : inflowBooks;
+  /** The window's rows (none with `only`), then the rows of the references it lacked. */
+  const read = async <R>(
+    window: Statement,
+    byKey: Statement,
+    refs: readonly string[],
+    keyOf: (row: R) => string,
+    extra: unknown[] = [],
+  ): Promise<R[]> => {
+    const rows = only ? [] : await sql.rows<R>(window, [...args, [], ...extra]);
+    const have = new Set(rows.map(keyOf));
+    const missing = refs.filter((ref) => !have.has(ref));
+    if (missing.length > 0) rows.push(...(await sql.rows<R>(byKey, [...args, missing, ...extra])));
+    return rows;
+  };
   switch (rail) {
     case 'BANK_TRANSFER': {
-      const rows = await sql.rows<InflowRow>(inflows, [...args, [...railRefs], rail]);
+      const rows = await read<InflowRow>(inflowBooks, inflowBooksOf, railRefs, (r) => r.external_ref, [rail]);
       const refundIds = railRefs.flatMap((ref) => REFUND_REFERENCE.exec(ref)?.[1] ?? []);
-      const refunds = await sql.rows<RefundRow>(only ? bankRefundBooksOf : bankRefundBooks, [
-        ...args,
-        refundIds,
-      ]);
+      const refunds = await read<RefundRow>(bankRefundBooks, bankRefundBooksOf, refundIds, (r) => r.id);
       return [
         ...rows.map((r) => ({
           ...inflowMovement(r, 'collection:bank'),
@@ -438,12 +451,12 @@ export async function readBooks(
       ];
     }
     case 'CRYPTO': {
-      const rows = await sql.rows<InflowRow>(inflows, [...args, [...railRefs], rail]);
+      const rows = await read<InflowRow>(inflowBooks, inflowBooksOf, railRefs, (r) => r.external_ref, [rail]);
       return rows.map((r) => inflowMovement(r, `collection:crypto:${r.network}:${r.to_account}`));
     }
     case 'PROCESSOR': {
       const ids = railRefs.filter((ref) => UUID.test(ref));
-      const rows = await sql.rows<{
+      const rows = await read<{
         id: string;
         tenant_id: string;
         payout_id: string;
@@ -452,7 +465,7 @@ export async function readBooks(
         amount: string;
         currency: string;
         in_period: boolean;
-      }>(only ? processorBooksOf : processorBooks, [...args, ids]);
+      }>(processorBooks, processorBooksOf, ids, (r) => r.id);
       return rows.map((r) => ({
         account: `transit:processor:${r.processor}`,
         reference: r.id,
