@@ -27,6 +27,13 @@ const REFERENCE = 'settle';
 const BATCH = 500;
 
 const matched = (pool: pg.Pool) => scalar(pool, `select count(*) from inflows where state = 'MATCHED'`);
+// Matching's ledger entries: the payout's side of each inflow's ATTRIBUTED flow (entries are
+// never deleted, so each run counts what it added).
+const received = (pool: pg.Pool) =>
+  scalar(
+    pool,
+    `select count(*) from ledger_entries where cause_object = 'inflow' and movement = 'money_received'`,
+  );
 
 async function seed(ctx: BenchContext, count: number): Promise<void> {
   const tenantIds = ctx.tenants.map((t) => t.id);
@@ -44,6 +51,7 @@ export async function settlementScenario(ctx: BenchContext): Promise<void> {
   const config = { WORKER_POLL_INTERVAL_MS: 200 };
   const workerRun = async () => {
     await seed(ctx, rows);
+    const entriesBefore = await received(pool);
     const instances: Child[] = [];
     let seconds: number;
     let finished: boolean;
@@ -79,12 +87,14 @@ export async function settlementScenario(ctx: BenchContext): Promise<void> {
       rate: Math.round(count / seconds),
       cpu,
       doubles: await doubleMatches(pool, count),
+      ledgerEntries: (await received(pool)) - entriesBefore,
     };
   };
   const plainRun = async () => {
     await seed(ctx, rows);
+    const entriesBefore = await received(pool);
     const plain = await plainSettlement(pool, rows);
-    return { ...plain, matched: await matched(pool) };
+    return { ...plain, matched: await matched(pool), ledgerEntries: (await received(pool)) - entriesBefore };
   };
   const runs = await roundRobin(ctx, 'settlement', workerRoundsOf(plan), {
     'two instances matching': workerRun,
@@ -108,6 +118,11 @@ export async function settlementScenario(ctx: BenchContext): Promise<void> {
     'settlement: zero double matches',
     workers.every((w) => w.doubles.ok),
     workers.map((w) => w.doubles.detail).join('; '),
+  );
+  ctx.results.check(
+    'settlement: matching posted each inflow to the ledger, as the plain SQL does',
+    [...workers, ...plains].every((r) => r.ledgerEntries === rows),
+    `${[...workers.map((w) => `service ${w.ledgerEntries}`), ...plains.map((p) => `plain ${p.ledgerEntries}`)].join('; ')} money_received entries, of ${rows} inflows`,
   );
   ctx.results.check(
     'settlement: plain SQL matched every inflow',
@@ -217,8 +232,9 @@ async function doubleMatches(pool: pg.Pool, rows: number): Promise<{ ok: boolean
  * The same writes as matching, set-based: take a batch of CONFIRMED inflows oldest first, join
  * each to the open instruction of exactly its amount on its address, and write inflow MATCHED
  * (with its machine's snapshot),
- * instruction PAID, payout PAYMENT_RECEIVED with its total, the timeline row, the event and the
- * dispatch task. One transaction per batch.
+ * instruction PAID, payout PAYMENT_RECEIVED with its total, the timeline row, the event, the
+ * dispatch task and the ledger's entries (two per inflow, balanced, as matching posts them).
+ * One transaction per batch.
  */
 async function plainSettlement(pool: pg.Pool, rows: number): Promise<{ rate: number; seconds: number }> {
   const now = new Date();
@@ -284,6 +300,21 @@ async function plainSettlement(pool: pg.Pool, rows: number): Promise<{ rate: num
         `insert into tasks (id, kind, subject_id, due_at, attempts, created_at, updated_at)
          select gen_random_uuid(), 'DISPATCH', id, now(), 0, now(), now() from unnest($1::uuid[]) as id`,
         [payoutIds],
+      );
+      // The ledger, as matching posts it in the same transaction (the inflow's ATTRIBUTED flow):
+      // one balanced transaction per inflow, its money from the tenant's suspense to the payout.
+      await client.query(
+        `with f as (select id, tenant_id, payout_id, amount, currency, gen_random_uuid() as tx
+                      from inflows where id = any($1))
+         insert into ledger_entries (id, transaction_id, account, currency, amount, tenant_id, payout_id, movement,
+             cause_object, cause_id, transition, created_at)
+         select gen_random_uuid(), f.tx, e.account, f.currency, e.amount, f.tenant_id, f.payout_id, e.movement,
+                'inflow', f.id, 'MATCH (CONFIRMED → MATCHED)', now()
+           from f cross join lateral (values
+             ('tenants:' || f.tenant_id || ':suspense', -f.amount, null),
+             ('tenants:' || f.tenant_id || ':payouts:' || f.payout_id, f.amount, 'money_received'))
+             as e(account, amount, movement)`,
+        [inflowIds],
       );
       await client.query('commit');
       done += pairs.length;
