@@ -79,39 +79,41 @@ const operatorAttributes = {
   causes: [{ machine: 'payout', event: 'SETTLEMENT_CONFIRMED', note: 'with triggered_by ADMIN' }],
 } as const satisfies TransitionMeta;
 
-/** An operator attributes money that matching could not: to a payout still waiting for money. */
-const operatorAttribution = [
-  {
-    guard: 'coversPayout',
-    target: '#inflow.MATCHED',
-    actions: ['recordPayout', { type: 'post', params: { flow: 'ATTRIBUTED' } }],
-    description:
-      'An operator attributes the money to a payout still waiting for money, and with it the payout has everything it asked for: the money is matched and the payout moves on to be paid out.',
-    meta: {
-      ...operatorAttributes,
-      causes: [
-        ...operatorAttributes.causes,
-        { machine: 'payment-instruction', event: 'PAYMENT_MATCHED', note: 'unless it already expired' },
-      ],
+/**
+ * An operator attributes money that matching could not (`what`: which money, in words) to a payout
+ * still waiting for money.
+ */
+const operatorAttribution = (what: string) =>
+  [
+    {
+      guard: 'coversPayout',
+      target: '#inflow.MATCHED',
+      actions: ['recordPayout', { type: 'post', params: { flow: 'ATTRIBUTED' } }],
+      description: `An operator, having found whose it is, assigns ${what} to a payout still waiting for money, and with it the payout has everything it asked for: the money is matched and the payout moves on to be paid out.`,
+      meta: {
+        ...operatorAttributes,
+        causes: [
+          ...operatorAttributes.causes,
+          { machine: 'payment-instruction', event: 'PAYMENT_MATCHED', note: 'unless it already expired' },
+        ],
+      },
     },
-  },
-  {
-    target: '#inflow.HELD.attributed',
-    actions: ['recordPayout', { type: 'post', params: { flow: 'ATTRIBUTED' } }],
-    description:
-      'An operator attributes the money to a payout still waiting for money, but the payout is still short: the money is held against that payout, which stays held for review.',
-    meta: operatorAttributes,
-  },
-] as const;
+    {
+      target: '#inflow.HELD.attributed',
+      actions: ['recordPayout', { type: 'post', params: { flow: 'ATTRIBUTED' } }],
+      description: `An operator, having found whose it is, assigns ${what} to a payout still waiting for money, but the payout is still short: the money is held against that payout, which stays held for review.`,
+      meta: operatorAttributes,
+    },
+  ] as const;
 
 /** An operator records that money attributed to nobody went back to the merchant outside the service. */
-const operatorReturn = {
-  target: '#inflow.RETURNED',
-  actions: { type: 'post', params: { flow: 'RETURNED' } },
-  description:
-    'An operator records that the money was sent back to the merchant outside the service. A record only: the service moves no money here.',
-  meta: { by: ['OPERATOR_FOUR_EYES'] },
-} as const;
+const operatorReturn = (what: string) =>
+  ({
+    target: '#inflow.RETURNED',
+    actions: { type: 'post', params: { flow: 'RETURNED' } },
+    description: `An operator records that ${what} was sent back to the merchant outside the service, with the proposal’s note as evidence (the return’s bank reference or transaction hash), approved by a second operator. The books record it as back with the merchant; the service itself sends nothing.`,
+    meta: { by: ['OPERATOR_FOUR_EYES'] },
+  }) as const;
 
 export const inflowMachine = setup({
   types: {
@@ -144,8 +146,8 @@ export const inflowMachine = setup({
   states: {
     PENDING_CONFIRMATION: {
       description:
-        'A USDT transfer to one of our addresses is in a block but the network has not confirmed it enough times yet; it does not count until it has.',
-      meta: { money: 'WITH_US' },
+        'A USDT transfer to one of our addresses is in a block but the network has not confirmed it enough times yet. It is on the chain, not yet ours: it is not in our books and does not count until it has its confirmations.',
+      meta: { money: 'ON_THE_CHAIN' },
       always: {
         guard: 'needsNoConfirmations',
         target: 'CONFIRMED',
@@ -233,8 +235,8 @@ export const inflowMachine = setup({
             'Held for an operator and attributed to no payout: a USDT transfer smaller than every open instruction on its address.',
           meta: { money: 'HELD_FOR_PERSON' },
           on: {
-            OPERATOR_ATTRIBUTE: operatorAttribution,
-            OPERATOR_RETURN: operatorReturn,
+            OPERATOR_ATTRIBUTE: operatorAttribution('the held money, smaller than every open instruction,'),
+            OPERATOR_RETURN: operatorReturn('the held money, smaller than every open instruction,'),
           },
         },
       },
@@ -244,8 +246,8 @@ export const inflowMachine = setup({
         'Late, repeated or unexpected money, attributed to no payout: it waits for an operator to attribute it to a payout still waiting for money, or to record that it went back to the merchant.',
       meta: { money: 'HELD_FOR_PERSON' },
       on: {
-        OPERATOR_ATTRIBUTE: operatorAttribution,
-        OPERATOR_RETURN: operatorReturn,
+        OPERATOR_ATTRIBUTE: operatorAttribution('the late or unexpected money'),
+        OPERATOR_RETURN: operatorReturn('the late or unexpected money'),
       },
     },
     MATCHED: {

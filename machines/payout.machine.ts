@@ -169,25 +169,25 @@ const covers = (event: PayoutEvent): boolean =>
   event.type === 'SETTLEMENT_CONFIRMED' && decimalAtLeast(event.receivedTotal, event.expected);
 
 /** A settlement that covers the expected amount: the payout is paid and goes to dispatch. */
-const paid = {
-  guard: 'coversExpected',
-  target: '#payout.PAYMENT_RECEIVED',
-  description:
-    "The merchant's money is confirmed and covers the amount asked for: the payout is paid and goes to the processor.",
-  meta: {
-    by: ['BANK_OR_CHAIN', 'OPERATOR_FOUR_EYES'],
-    causes: [
-      { machine: 'payment-instruction', event: 'PAYMENT_MATCHED', note: 'at the same moment' },
-      { machine: 'outflow', creates: true, note: 'the first attempt at the processor' },
+const paid = (description: string) =>
+  ({
+    guard: 'coversExpected' as const,
+    target: '#payout.PAYMENT_RECEIVED' as const,
+    description,
+    meta: {
+      by: ['BANK_OR_CHAIN', 'OPERATOR_FOUR_EYES'],
+      causes: [
+        { machine: 'payment-instruction', event: 'PAYMENT_MATCHED', note: 'at the same moment' },
+        { machine: 'outflow', creates: true, note: 'the first attempt at the processor' },
+      ],
+    },
+    actions: [
+      'recordSettlement',
+      { type: 'timeline', params: { reasonCode: 'PAYMENT_RECEIVED' } },
+      { type: 'emit', params: { event: 'payout.payment_received' } },
+      { type: 'schedule', params: { task: 'DISPATCH' } },
     ],
-  },
-  actions: [
-    'recordSettlement',
-    { type: 'timeline', params: { reasonCode: 'PAYMENT_RECEIVED' } },
-    { type: 'emit', params: { event: 'payout.payment_received' } },
-    { type: 'schedule', params: { task: 'DISPATCH' } },
-  ],
-} as const;
+  }) as const;
 
 /** A settlement below the expected amount: (still) held for review. */
 const underpaidActions = [
@@ -200,13 +200,12 @@ const underpaidActions = [
  * The processor definitely failed one attempt: dispatch again while it is retryable and attempts
  * are left (`retryTarget`; undefined keeps the state), otherwise fail the payout and refund.
  */
-const attemptFailed = (retryTarget: string | undefined) =>
+const attemptFailed = (retryTarget: string | undefined, texts: { retry: string; fail: string }) =>
   [
     {
       guard: and(['isRetryable', 'hasAttemptsLeft']),
       target: retryTarget,
-      description:
-        'The processor fails this attempt but says another may succeed, and attempts are left: the payout is sent again as a new attempt.',
+      description: texts.retry,
       meta: { by: ['PROCESSOR'], causes: [{ machine: 'outflow', creates: true, note: 'the next attempt' }] },
       actions: [
         // Besides keeping the failure, this assign is what makes a same-state retry a new
@@ -218,8 +217,7 @@ const attemptFailed = (retryTarget: string | undefined) =>
     },
     {
       target: '#payout.FAILED',
-      description:
-        "The processor fails the payout for good, or the last allowed attempt fails: the payout fails and the merchant's money is refunded.",
+      description: texts.fail,
       meta: { by: ['PROCESSOR'], causes: [{ machine: 'refund', creates: true }] },
       actions: [
         'recordAttemptFailure',
@@ -392,7 +390,9 @@ export const payoutMachine = setup({
           meta: { money: 'NOT_YET_RECEIVED' },
           on: {
             SETTLEMENT_CONFIRMED: [
-              paid,
+              paid(
+                "The merchant's money is confirmed and covers the amount asked for at once: the payout is paid and goes to the processor.",
+              ),
               {
                 // Stryker disable next-line StringLiteral: after `paid`, every settlement left is short; the guard names the case
                 guard: 'isUnderpaid',
@@ -422,7 +422,9 @@ export const payoutMachine = setup({
           meta: { money: 'HELD_FOR_PERSON' },
           on: {
             SETTLEMENT_CONFIRMED: [
-              paid,
+              paid(
+                "More money (a top-up, or money an operator attributes) brings the held payout's total to the amount asked for: the hold ends, and the payout is paid and goes to the processor.",
+              ),
               {
                 guard: and(['isUnderpaid', 'raisesTotal']),
                 description:
@@ -473,7 +475,11 @@ export const payoutMachine = setup({
             { type: 'schedule', params: { task: 'QUERY_OUTFLOW' } },
           ],
         },
-        DISPATCH_FAILED: attemptFailed(undefined),
+        DISPATCH_FAILED: attemptFailed(undefined, {
+          retry:
+            'The processor refuses the first attempt as it is sent (it never accepted it) but says another may succeed, and attempts are left: a new attempt is sent.',
+          fail: "The processor refuses the first attempt as it is sent, for good, or refuses the last allowed attempt: the payout fails and the merchant's money is refunded.",
+        }),
       },
     },
     PROCESSING: {
@@ -516,20 +522,72 @@ export const payoutMachine = setup({
         },
         // A callback or query reporting that the attempt in flight failed, and a redispatch the
         // processor refused outright, are the same fact: that attempt is definitely over.
-        PROCESSOR_FAILED: attemptFailed('.redispatching'),
-        DISPATCH_FAILED: attemptFailed('.redispatching'),
+        PROCESSOR_FAILED: attemptFailed('.redispatching', {
+          retry:
+            'The processor fails an attempt it had accepted, but says another may succeed, and attempts are left: the money is back from the processor and a new attempt is sent.',
+          fail: "The processor fails an attempt it had accepted, for good, or fails the last allowed attempt: the money is back from the processor, the payout fails and the merchant's money is refunded.",
+        }),
+        DISPATCH_FAILED: attemptFailed('.redispatching', {
+          retry:
+            'The processor refuses a later attempt as it is sent (it never accepted it) but says another may succeed, and attempts are left: yet another attempt is sent.',
+          fail: "The processor refuses a later attempt as it is sent, for good, or refuses the last allowed attempt: the payout fails and the merchant's money is refunded.",
+        }),
       },
     },
     SUCCESSFUL: {
       type: 'final',
-      description: 'The beneficiary has been paid.',
+      description:
+        'The beneficiary has been paid the destination amount. From what the merchant paid, the service kept the platform fee and the network fee; anything paid beyond the amount asked for is set aside for the merchant (its overpayments account) until an operator returns it. A transfer the processor returns after reporting success shows up in reconciliation as a break, and its money goes back to the merchant only through an approved resolution.',
       meta: { money: 'WITH_BENEFICIARY' },
     },
     FAILED: {
       type: 'final',
       description:
-        'The payout did not happen. Money received from the merchant goes back through a refund raised within a minute, or stays held for an operator while the merchant has no refund destination. When nothing had been asked for yet, there is nothing to return.',
-      meta: { money: 'WITH_US' },
+        'The payout did not happen. What happened to the merchant’s money is not in the state name but in the ledger, which tells the cases below apart: nothing ever arrived; it is with us, waiting for its refund (raised within a minute, or held for an operator while the merchant has no refund destination, or after a refund that failed); the refund is on its way; or it is back with the merchant, less the refund fee.',
+      meta: {
+        cases: [
+          {
+            code: 'AWAITING_REFUND',
+            label: 'with us, awaiting its refund',
+            money: 'WITH_US',
+            description:
+              'The money received is still in the payout’s account: its refund is about to be sent, waits for the merchant to register a refund destination and an operator to raise it, or failed and waits for a retry. No fee has been kept.',
+            ledger: { test: 'holds', accounts: ['payout'] },
+          },
+          {
+            code: 'REFUND_ON_ITS_WAY',
+            label: 'refund on its way',
+            money: 'ON_ITS_WAY_BACK',
+            description:
+              'The refund was sent and is not yet confirmed: the money, less the refund fee the service kept ({REFUND_FEE}), is on its way to the merchant’s refund destination.',
+            ledger: { test: 'holds', accounts: ['refundRail'] },
+          },
+          {
+            code: 'RETURNED_TO_MERCHANT',
+            label: 'returned to the merchant',
+            money: 'BACK_WITH_MERCHANT',
+            description:
+              'The refund arrived: the money is back with the merchant, less the refund fee the service kept ({REFUND_FEE}, never more than was received).',
+            ledger: { test: 'holds', accounts: ['merchant'] },
+          },
+          {
+            code: 'KEPT_AS_REFUND_FEE',
+            label: 'all kept as the refund fee',
+            money: 'WITH_US',
+            description:
+              'What arrived was no more than the refund fee ({REFUND_FEE}): the service kept it all as that fee and sent nothing back.',
+            ledger: { test: 'holds', accounts: ['refundFee'] },
+          },
+          {
+            code: 'NOTHING_RECEIVED',
+            label: 'nothing ever arrived',
+            money: 'NOT_YET_RECEIVED',
+            description:
+              'The payout failed before any money was asked for (its payment instruction could not be issued, or the beneficiary’s name was refused): nothing arrived, so there is nothing to return and no fee.',
+            ledger: { test: 'empty', accounts: ['payout'] },
+          },
+        ],
+      },
     },
     EXPIRED: {
       type: 'final',

@@ -38,21 +38,23 @@ export type QuoteEvent =
 const lapsed = (context: QuoteContext, now: Date): boolean => now.getTime() >= Date.parse(context.expiresAt);
 
 /** Using the quote, from either state that allows it. */
-const use = {
-  guard: 'isUnexpired',
-  target: 'USED',
-  actions: 'recordPayout',
-  description: 'The merchant creates a payout with the quote, which takes its price.',
-  meta: { by: ['MERCHANT'] },
-} as const;
+const use = (description: string) =>
+  ({
+    guard: 'isUnexpired',
+    target: 'USED',
+    actions: 'recordPayout',
+    description,
+    meta: { by: ['MERCHANT'] },
+  }) as const;
 
 /** The price's time runs out: noticed when the quote is next read or used. */
-const expire = {
-  guard: 'hasLapsed',
-  target: 'EXPIRED',
-  description: "The price's time runs out; the service records it when the quote is next read or used.",
-  meta: { by: ['SYSTEM'] },
-} as const;
+const expire = (description: string) =>
+  ({
+    guard: 'hasLapsed',
+    target: 'EXPIRED',
+    description,
+    meta: { by: ['SYSTEM'] },
+  }) as const;
 
 export const quoteMachine = setup({
   types: {
@@ -87,15 +89,21 @@ export const quoteMachine = setup({
           description: 'The merchant accepts the price (optional: a payout can use the quote without it).',
           meta: { by: ['MERCHANT'] },
         },
-        USE: use,
-        EXPIRE: expire,
+        USE: use(
+          'The merchant creates a payout with the quote without accepting it first; the payout takes its price.',
+        ),
+        EXPIRE: expire(
+          "The price's time runs out before the merchant accepted it; the service records it when the quote is next read or used.",
+        ),
       },
     },
     ACCEPTED: {
       description: 'The merchant accepted the price; a payout may use it until it expires.',
       on: {
-        USE: use,
-        EXPIRE: expire,
+        USE: use('The merchant creates a payout with the quote it accepted; the payout takes its price.'),
+        EXPIRE: expire(
+          "The price's time runs out after the merchant accepted it, with no payout using it; the service records it when the quote is next read or used.",
+        ),
       },
     },
     USED: {

@@ -102,12 +102,13 @@ export const refundMachine = setup({
   states: {
     PENDING: {
       description:
-        "The refund is recorded and being sent to the merchant's destination, on its bank or chain, under a reference of ours that is never paid twice.",
+        "The refund is recorded and being sent to the merchant's destination, on its bank or chain, under a reference of ours that is never paid twice. The money is still in the payout's account; no fee has been kept yet.",
       meta: { money: 'WITH_US' },
       on: {
         DISPATCHED: {
           target: 'PROCESSING',
-          description: 'The bank or chain accepts the refund transfer.',
+          description:
+            'The bank or chain accepts the refund transfer: the service keeps the refund fee ({REFUND_FEE}) and the rest is on its way.',
           meta: { by: ['BANK_OR_CHAIN'] },
           actions: [
             'recordDispatch',
@@ -125,8 +126,9 @@ export const refundMachine = setup({
       },
     },
     PROCESSING: {
-      description: "The refund is on its way to the merchant's destination and not yet confirmed.",
-      meta: { money: 'WITH_PROCESSOR' },
+      description:
+        "The refund, less the refund fee the service kept, is on its way over the bank or chain to the merchant's destination and not yet confirmed.",
+      meta: { money: 'ON_ITS_WAY_BACK' },
       on: {
         CONFIRMED: {
           target: 'SUCCESSFUL',
@@ -139,7 +141,8 @@ export const refundMachine = setup({
         },
         FAILED: {
           target: 'FAILED',
-          description: 'The bank or chain reports that the refund failed.',
+          description:
+            'The bank or chain reports that the refund failed on its way: the money and the refund fee are back in the payout’s account.',
           meta: { by: ['BANK_OR_CHAIN'] },
           actions: [
             'recordFailure',
@@ -151,7 +154,7 @@ export const refundMachine = setup({
     },
     FAILED: {
       description:
-        'The refund did not reach the merchant. The money waits for the merchant to correct its refund destination and for an operator to retry.',
+        'The refund did not reach the merchant. The money, refund fee included, is in the payout’s account (back, or it never left) and waits for the merchant to correct its refund destination and for an operator to retry.',
       meta: { money: 'HELD_FOR_PERSON' },
       on: {
         OPERATOR_RETRY: {
@@ -166,7 +169,8 @@ export const refundMachine = setup({
     },
     SUCCESSFUL: {
       type: 'final',
-      description: 'The money is back with the merchant.',
+      description:
+        'The money is back with the merchant: what the payout received less the refund fee, which the service kept ({REFUND_FEE}, never more than was received).',
       meta: { money: 'BACK_WITH_MERCHANT' },
     },
   },

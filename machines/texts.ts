@@ -20,14 +20,17 @@ import type { AnyStateMachine } from 'xstate';
  */
 
 /**
- * Where the money stands while an object is in a state: the merchant has not paid it yet, it sits
- * with us, it is with the processor (or on its way on a bank or chain rail), it reached the
- * beneficiary, it went back to the merchant, or it waits for a person to decide.
+ * Where the money stands while an object is in a state: the merchant has not paid it yet, it is
+ * on a chain but not yet ours (awaiting confirmations), it sits with us, it is with the processor,
+ * it is on its way back to the merchant, it reached the beneficiary, it went back to the merchant,
+ * or it waits for a person to decide.
  */
 export type MoneyPlace =
   | 'NOT_YET_RECEIVED'
+  | 'ON_THE_CHAIN'
   | 'WITH_US'
   | 'WITH_PROCESSOR'
+  | 'ON_ITS_WAY_BACK'
   | 'WITH_BENEFICIARY'
   | 'BACK_WITH_MERCHANT'
   | 'HELD_FOR_PERSON';
@@ -43,9 +46,49 @@ export type Actor = 'SYSTEM' | 'PROCESSOR' | 'BANK_OR_CHAIN' | 'OPERATOR' | 'OPE
 export interface StateMeta {
   /**
    * Where the money is in this state. Required on every state that has no inner states, in a
-   * machine that holds money; absent in a machine that holds none (`holdsMoney: false`).
+   * machine that holds money; absent in a machine that holds none (`holdsMoney: false`). With
+   * `cases`, where it is when none of them holds.
    */
   money?: MoneyPlace;
+  /**
+   * Where the state name alone cannot say where the money is (a failed payout may never have
+   * received any, may hold it for its refund, or may have returned it), the cases the ledger tells
+   * apart, tried in order: the first whose test holds is where this object's money is. Only on
+   * payout states: the tests read the payout's own ledger entries.
+   */
+  cases?: readonly MoneyCase[];
+}
+
+/**
+ * Which account of a payout's money a {@link MoneyCase} reads, by its kind in the ledger's chart
+ * (`src/ledger/chart.ts`): the payout's own account (`payout`), the refunds on their way
+ * (`refundRail`), the processor (`processor`), the merchant once money left us (`merchant`), the
+ * beneficiaries (`beneficiaries`), the fees (`platformFee`, `networkFee`, `refundFee`).
+ */
+export type LedgerAccountKind =
+  | 'payout'
+  | 'refundRail'
+  | 'processor'
+  | 'merchant'
+  | 'beneficiaries'
+  | 'platformFee'
+  | 'networkFee'
+  | 'refundFee';
+
+/**
+ * One case of a state's money, read from the ledger: `holds` the payout's money in one of
+ * `accounts` is above zero (in any currency); `empty` none of those accounts has ever had an
+ * entry of the payout's money.
+ */
+export interface MoneyCase {
+  /** Stable name, as the console counts it (`RETURNED_TO_MERCHANT`). */
+  code: string;
+  /** A few words for the tables: `returned to the merchant`. */
+  label: string;
+  money: MoneyPlace;
+  /** What it means, in plain words, naming every fee kept. */
+  description: string;
+  ledger: { test: 'holds' | 'empty'; accounts: readonly LedgerAccountKind[] };
 }
 
 /**

@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import type { Config } from '#src/config.ts';
+import type { Corridors } from '#src/corridors/corridors.ts';
 import { buildComplianceModel, type ComplianceModel, complianceModelOut } from '#src/docs/compliance.ts';
 import { MACHINE_DOCS } from '#src/docs/registry.ts';
 import { adminProcedure } from '#src/http/procedures.ts';
 import { iso, noInput, timestampOut } from '#src/http/schemas.ts';
 import { router } from '#src/http/trpc.ts';
-import { COUNTED_TABLES, stateCounts, withCounts } from './counts.ts';
+import { COUNTED_TABLES, caseCounts, stateCounts, withCounts } from './counts.ts';
 import { EXCEPTION_QUEUES, exceptionQueues, QUEUE_INFO } from './exceptions.ts';
 import { overdueHours, overdueVariable } from './queues.ts';
 
@@ -17,11 +18,11 @@ import { overdueHours, overdueVariable } from './queues.ts';
 
 const models = new WeakMap<Config, ComplianceModel>();
 
-/** The compliance view with the thresholds this service runs with (built once per configuration). */
-function modelOf(config: Config): ComplianceModel {
+/** The compliance view with the thresholds and fees this service runs with (built once per configuration). */
+function modelOf(config: Config, corridors: Corridors): ComplianceModel {
   let model = models.get(config);
   if (!model) {
-    model = buildComplianceModel(MACHINE_DOCS, config).model;
+    model = buildComplianceModel(MACHINE_DOCS, config, corridors).model;
     models.set(config, model);
   }
   return model;
@@ -35,7 +36,9 @@ function modelOf(config: Config): ComplianceModel {
  *       actors: [{ code, label, text, color }],              // who can cause transitions
  *       machines: [{ name, title, summary, source, holds_money, counted,
  *                    states: [{ path, key, parent, children, initial, final, description,
- *                               money, count }],          // count: objects in it now
+ *                               money, count,             // count: objects in it now
+ *                               cases: [{ code, label, money, description, ledger, test, count }],
+ *                               waiting }],               // cases: where the ledger tells the money apart
  *                    transitions: [{ number, from, from_any, to, stays, event, guard: { code, text } | null,
  *                                    description, by, effects, causes, caused_by, diagram_edges }],
  *                    guards: [{ name, holds, fails }], thresholds: [{ name, value, display, source }],
@@ -105,8 +108,12 @@ export const complianceAdminRouter = router({
     .input(noInput)
     .output(machinesOut)
     .query(async ({ ctx }) => {
-      const model = modelOf(ctx.deps.config);
-      const counted = withCounts(model, await stateCounts(ctx.readSql, model));
+      const model = modelOf(ctx.deps.config, ctx.deps.corridors);
+      const counted = withCounts(
+        model,
+        await stateCounts(ctx.readSql, model),
+        await caseCounts(ctx.readSql, model),
+      );
       return {
         ...counted,
         counted_at: iso(ctx.deps.clock.now()),

@@ -1,5 +1,6 @@
 import { type Sql, statement } from '#src/db/sql.ts';
-import type { ComplianceModel } from '#src/docs/compliance.ts';
+import { CASES_MACHINE, type ComplianceModel } from '#src/docs/compliance.ts';
+import { ACCOUNT_KINDS, type AccountKindName } from '#src/ledger/chart.ts';
 
 /**
  * Live counts of the objects in each state of every machine, for `admin.machines`.
@@ -92,20 +93,93 @@ export async function stateCounts(
   return counts;
 }
 
-/** The model with every counted state's `count` filled in (0 where no object is in it). */
+/** The model with every counted state's `count` filled in (0 where no object is in it), and its cases'. */
 export function withCounts(
   model: ComplianceModel,
   counts: Map<string, Map<string, number>>,
+  cases: Map<string, Map<string, number>> = new Map(),
 ): ComplianceModel {
   return {
     ...model,
     machines: model.machines.map((machine) => {
       if (!COUNTED_TABLES[machine.name]) return machine;
       const own = counts.get(machine.name) ?? new Map<string, number>();
+      const inCases = machine.name === CASES_MACHINE ? cases : new Map<string, Map<string, number>>();
       return {
         ...machine,
-        states: machine.states.map((s) => ({ ...s, count: own.get(s.path) ?? 0 })),
+        states: machine.states.map((s) => ({
+          ...s,
+          count: own.get(s.path) ?? 0,
+          cases: s.cases.map((c) => ({ ...c, count: inCases.get(s.path)?.get(c.code) ?? 0 })),
+        })),
       };
     }),
   };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Money cases: where a state name alone cannot say where a payout's money is
+
+/** A LIKE pattern matching every account of a kind: `tenants:%:payouts:%`. */
+const likePattern = (kind: AccountKindName): string =>
+  ACCOUNT_KINDS[kind].pattern.replace(/[\\%_]/g, (c) => `\\${c}`).replace(/\{\w+\}/g, '%');
+
+/**
+ * The statement counting the payouts of each state that has money cases, by case: `(path, code,
+ * count)`. Each payout's entries are read through the payout index (`ledger_entries_payout_idx`),
+ * summed per account kind and currency, and the first case whose test holds names it; a payout
+ * no case fits counts under a null code. It never reads the entries of payouts in other states.
+ */
+export function casesStatementText(model: ComplianceModel): string | null {
+  const machine = model.machines.find((m) => m.name === CASES_MACHINE);
+  const states = machine?.states.filter((s) => s.cases.length > 0) ?? [];
+  if (states.length === 0) return null;
+  const kinds = [
+    ...new Set(states.flatMap((s) => s.cases.flatMap((c) => c.test.accounts))),
+  ] as AccountKindName[];
+  const kindOf = `case ${kinds.map((k) => `when e.account like ${quoted(likePattern(k))} then ${quoted(k)}`).join(' ')} end`;
+  const inKinds = (accounts: string[]) => `b.kind in (${accounts.map(quoted).join(', ')})`;
+  const pathCases = states.map((s) => {
+    const whens = s.cases.map((c) => {
+      const test =
+        c.test.test === 'holds'
+          ? `coalesce(bool_or(${inKinds(c.test.accounts)} and b.balance > 0), false)`
+          : `coalesce(sum(b.entries) filter (where ${inKinds(c.test.accounts)}), 0) = 0`;
+      return `when ${test} then ${quoted(c.code)}`;
+    });
+    return `when p.status = ${quoted(s.path)} then case ${whens.join(' ')} end`;
+  });
+  const { table, column } = COUNTED_TABLES[CASES_MACHINE]!;
+  return `select p."${column}" as path, c.code, count(*)::int as count
+  from "${table}" p
+  cross join lateral (
+    select case ${pathCases.join(' ')} end as code
+      from (select ${kindOf} as kind, e.currency, sum(e.amount) as balance, count(*) as entries
+              from ledger_entries e where e.payout_id = p.id group by 1, 2) b
+  ) c
+ where p."${column}" in (${states.map((s) => quoted(s.path)).join(', ')})
+ group by 1, 2`;
+}
+
+let preparedCases: { text: string; statement: ReturnType<typeof statement> } | undefined;
+
+/** Payouts per state and money case (`FAILED` → `RETURNED_TO_MERCHANT` → 3), read from the ledger. */
+export async function caseCounts(
+  sql: Sql,
+  model: ComplianceModel,
+): Promise<Map<string, Map<string, number>>> {
+  const text = casesStatementText(model);
+  const counts = new Map<string, Map<string, number>>();
+  if (text === null) return counts;
+  if (preparedCases && preparedCases.text !== text)
+    throw new Error('the machines changed while the service ran');
+  preparedCases ??= { text, statement: statement('compliance_money_case_counts', text) };
+  const rows = await sql.rows<{ path: string; code: string | null; count: number }>(preparedCases.statement);
+  for (const row of rows) {
+    if (row.code === null) continue;
+    const state = counts.get(row.path) ?? new Map<string, number>();
+    state.set(row.code, row.count);
+    counts.set(row.path, state);
+  }
+  return counts;
 }

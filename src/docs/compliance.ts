@@ -1,9 +1,11 @@
 import { z } from 'zod';
-import type { Actor, GuardText, Link, MoneyPlace } from '#machines/texts.ts';
+import type { Actor, GuardText, LedgerAccountKind, Link, MoneyCase, MoneyPlace } from '#machines/texts.ts';
 import { WEBHOOK_MAX_ATTEMPTS } from '#machines/webhook-delivery.machine.ts';
 import { EXCEPTION_QUEUES, OVERDUE_ALERTING, overdueVariable, QUEUE_INFO } from '#src/compliance/queues.ts';
 import { type Config, configSchema } from '#src/config.ts';
+import { Corridors, NETWORKS, type Network } from '#src/corridors/corridors.ts';
 import { MAX_GENERATION_ATTEMPTS } from '#src/instructions/service.ts';
+import { ACCOUNT_KINDS } from '#src/ledger/chart.ts';
 import { WEBHOOK_LEASE_MARGIN_MS } from '#src/webhooks/job.ts';
 import {
   describeMachine,
@@ -38,8 +40,10 @@ import type { MachineDoc } from './registry.ts';
 
 export const MONEY_PLACES = [
   'NOT_YET_RECEIVED',
+  'ON_THE_CHAIN',
   'WITH_US',
   'WITH_PROCESSOR',
+  'ON_ITS_WAY_BACK',
   'WITH_BENEFICIARY',
   'BACK_WITH_MERCHANT',
   'HELD_FOR_PERSON',
@@ -67,15 +71,25 @@ export const MONEY_TERMS: Record<MoneyPlace, Term> = {
     text: 'The merchant has not paid it yet, or not all of it.',
     color: '#eef1f5',
   },
+  ON_THE_CHAIN: {
+    label: 'on the chain, not yet ours',
+    text: 'A transfer to one of our addresses is on its chain but not yet confirmed enough times: it is not in our books and nobody may count on it yet.',
+    color: '#e4f4f1',
+  },
   WITH_US: {
     label: 'with us',
-    text: 'It arrived and sits in our accounts, between two steps.',
+    text: 'It arrived and sits in our accounts, between two steps (the ledger shows it in the merchant’s account for the payout, or in the merchant’s money not yet tied to a payout).',
     color: '#dcebff',
   },
   WITH_PROCESSOR: {
     label: 'with the processor',
-    text: 'Handed to the payout processor, or on its way over a bank or a chain, not yet confirmed.',
+    text: 'Handed to the payout processor, which accepted it and is paying the beneficiary.',
     color: '#ebe1ff',
+  },
+  ON_ITS_WAY_BACK: {
+    label: 'on its way back to the merchant',
+    text: 'A refund sent to the merchant over the bank or a chain, not yet confirmed; the refund fee is already kept.',
+    color: '#ffe2bd',
   },
   WITH_BENEFICIARY: {
     label: 'with the beneficiary',
@@ -84,7 +98,7 @@ export const MONEY_TERMS: Record<MoneyPlace, Term> = {
   },
   BACK_WITH_MERCHANT: {
     label: 'back with the merchant',
-    text: 'Returned to the refund destination the merchant registered.',
+    text: 'Returned to the merchant: to the refund destination it registered (less the refund fee), or sent back outside the service by an operator, with evidence.',
     color: '#fff0c7',
   },
   HELD_FOR_PERSON: {
@@ -123,13 +137,36 @@ export const ACTOR_TERMS: Record<Actor, Term> = {
   },
   OPERATOR_FOUR_EYES: {
     label: 'an operator, with four eyes',
-    text: 'A person in operations proposes and a second one approves before anything moves.',
-    color: '#c25400',
+    text: 'A person in operations proposes and a second, different one approves before anything moves (“four eyes”: two people see every move of money).',
+    color: '#b3006b',
   },
   MERCHANT: {
     label: 'the merchant',
     text: 'The merchant, through the API, or its server answering a webhook.',
     color: '#1f5fbf',
+  },
+};
+
+/** The fees the service keeps, by kind: what the pages name wherever money is kept as one. */
+export const FEE_KINDS = ['platform', 'network', 'refund'] as const;
+export type FeeKind = (typeof FEE_KINDS)[number];
+
+/** Each fee in words, with its ledger account and how its amount is set (`{NAME}`: the value in force). */
+export const FEE_TERMS: Record<FeeKind, { label: string; account: string; text: string }> = {
+  platform: {
+    label: 'platform fee',
+    account: ACCOUNT_KINDS.platformFee.pattern,
+    text: 'The service’s price for a payout, kept when it succeeds: a percentage of the converted amount plus a fixed amount, set per corridor and settlement currency (`pricing` in the corridors file), locked with the rate.',
+  },
+  network: {
+    label: 'network fee',
+    account: ACCOUNT_KINDS.networkFee.pattern,
+    text: 'What sending the payout costs on its rail, kept when it succeeds: {NETWORK_FEE} (`network_fee` in the corridors file), locked with the rate.',
+  },
+  refund: {
+    label: 'refund fee',
+    account: ACCOUNT_KINDS.refundFee.pattern,
+    text: 'What sending a refund back costs on its rail, kept when the refund is sent and given back if it fails: {REFUND_FEE} (`refund_fee` in the corridors file), never more than the payout received.',
   },
 };
 
@@ -146,8 +183,11 @@ export const thresholdOut = z.object({
   value: z.union([z.number(), z.boolean(), z.string()]),
   /** The value as the texts show it: `30 min`, `3`. */
   display: z.string(),
-  /** `configuration`: an environment variable (README); `code`: a constant of the code. */
-  source: z.enum(['configuration', 'code']),
+  /**
+   * `configuration`: an environment variable (README); `code`: a constant of the code;
+   * `corridors`: the corridors file (`src/corridors/corridors.json`).
+   */
+  source: z.enum(['configuration', 'code', 'corridors']),
 });
 export type Threshold = z.infer<typeof thresholdOut>;
 
@@ -168,6 +208,23 @@ export const stateOut = z.object({
   money: moneyPlace.nullable(),
   /** Live count of objects in this state (`admin.machines`); null where not counted. */
   count: z.number().int().nullable(),
+  /**
+   * Where the state name alone cannot say where the money is: the cases the ledger tells apart,
+   * in the order they are tried (empty elsewhere). `count`: objects in this state in that case now.
+   */
+  cases: z.array(
+    z.object({
+      code: z.string(),
+      label: z.string(),
+      money: moneyPlace,
+      description: z.string(),
+      /** How the ledger tells it, in words, with the accounts it reads. */
+      ledger: z.string(),
+      /** The same as data: money above zero in (`holds`), or never an entry in (`empty`), accounts of these kinds. */
+      test: z.object({ test: z.enum(['holds', 'empty']), accounts: z.array(z.string()) }),
+      count: z.number().int().nullable(),
+    }),
+  ),
   /**
    * The exception queues its objects wait in for a person (`src/compliance/queues.ts`): how long
    * they may wait, who is alerted and when, and what the service does on its own after that.
@@ -267,6 +324,10 @@ export type ComplianceMachine = z.infer<typeof machineOut>;
 export const complianceModelOut = z.object({
   money_places: z.array(term.extend({ code: moneyPlace })),
   actors: z.array(term.extend({ code: actor })),
+  /** The fees the service keeps, by kind, with their ledger account and how the amount is set. */
+  fees: z.array(
+    z.object({ kind: z.enum(FEE_KINDS), label: z.string(), account: z.string(), text: z.string() }),
+  ),
   machines: z.array(machineOut),
   /** Every link between machines, from the transition that causes it. */
   links: z.array(
@@ -290,9 +351,28 @@ const CODE_CONSTANTS: Record<string, number> = {
 
 const PLACEHOLDER = /\{([A-Z][A-Z0-9_]*)\}/g;
 
-function thresholdOf(name: string, config: Config): Threshold | null {
+/** The fees of the corridors file that texts may name, as one line each over every rail. */
+function corridorValues(corridors: Corridors): Record<string, string> {
+  const fees = (
+    fee: (currency: 'USDT' | 'NGN', network: Network | null) => { toFixed(dp: number): string },
+  ) =>
+    [
+      `${fee('NGN', null).toFixed(2)} NGN on the bank`,
+      ...NETWORKS.map((n) => `${fee('USDT', n).toFixed(2)} USDT on ${n}`),
+    ].join(', ');
+  return {
+    NETWORK_FEE: fees((c, n) => corridors.networkFee(c, n)),
+    REFUND_FEE: fees((c, n) => corridors.refundFee(c, n)),
+  };
+}
+
+function thresholdOf(name: string, config: Config, corridors: Corridors): Threshold | null {
   let value: unknown;
   let source: Threshold['source'];
+  const fromCorridors = corridorValues(corridors);
+  if (name in fromCorridors) {
+    return { name, value: fromCorridors[name]!, display: fromCorridors[name]!, source: 'corridors' };
+  }
   if (name in configSchema.shape) {
     value = config[name as keyof Config];
     source = 'configuration';
@@ -314,13 +394,13 @@ interface Resolver {
   used: Map<string, Threshold>;
 }
 
-function resolver(config: Config, problems: string[], machine: string): Resolver {
+function resolver(config: Config, corridors: Corridors, problems: string[], machine: string): Resolver {
   const used = new Map<string, Threshold>();
   return {
     used,
     text: (text, what) =>
       text.replace(PLACEHOLDER, (whole, name: string) => {
-        const threshold = thresholdOf(name, config);
+        const threshold = thresholdOf(name, config, corridors);
         if (!threshold) {
           problems.push(
             `${machine}: ${what} names ${whole}, which is neither a configuration variable nor a known constant`,
@@ -328,7 +408,7 @@ function resolver(config: Config, problems: string[], machine: string): Resolver
           return whole;
         }
         used.set(name, threshold);
-        return `\`${name}\` = ${threshold.display}`;
+        return threshold.source === 'corridors' ? threshold.display : `\`${name}\` = ${threshold.display}`;
       }),
   };
 }
@@ -404,8 +484,9 @@ function stateOf(
   if (money !== undefined && !isMoneyPlace(money))
     problems.push(`${where}: money ${String(money)} is not a place`);
   const atomic = !isComposite(state);
-  if (doc.texts.holdsMoney && atomic && money === undefined) {
-    problems.push(`${where} does not say where the money is (meta.money)`);
+  const cases = casesOf(doc.name, state.path, where, state.meta?.['cases'], resolve, problems);
+  if (doc.texts.holdsMoney && atomic && money === undefined && cases.length === 0) {
+    problems.push(`${where} does not say where the money is (meta.money, or meta.cases)`);
   }
   if (!doc.texts.holdsMoney && money !== undefined) {
     problems.push(`${where} says where the money is, but the machine holds none (holdsMoney: false)`);
@@ -423,8 +504,63 @@ function stateOf(
     description: resolve.text(state.description ?? '', `state ${state.path}`),
     money: isMoneyPlace(money) ? money : null,
     count: null,
+    cases,
     waiting: waitingOf(doc.name, state.path, resolve, problems, money),
   };
+}
+
+/** An account kind of the chart as the pages write it: `tenants:<tenant>:payouts:<payout>`. */
+const accountText = (kind: LedgerAccountKind): string =>
+  `\`${(ACCOUNT_KINDS[kind as keyof typeof ACCOUNT_KINDS]?.pattern ?? kind).replace(/\{(\w+)\}/g, '<$1>')}\``;
+
+/** How the ledger tells a case, in words. */
+export function ledgerTestText(ledger: MoneyCase['ledger']): string {
+  const accounts = ledger.accounts.map(accountText).join(' or ');
+  return ledger.test === 'holds'
+    ? `the ledger shows the payout’s money above zero in ${accounts}`
+    : `the ledger has no entry of the payout’s money in ${accounts}, ever`;
+}
+
+/** The machine whose objects' ledger entries the cases read (by their `payout_id`). */
+export const CASES_MACHINE = 'payout';
+
+function casesOf(
+  machine: string,
+  path: string,
+  where: string,
+  declared: unknown,
+  resolve: Resolver,
+  problems: string[],
+): ComplianceState['cases'] {
+  if (declared === undefined) return [];
+  const cases = Array.isArray(declared) ? (declared as MoneyCase[]) : [];
+  if (machine !== CASES_MACHINE || path.includes('.')) {
+    problems.push(
+      `${where} has money cases, which only top-level payout states may have (they read the payout's ledger)`,
+    );
+  }
+  const codes = new Set<string>();
+  return cases.map((c) => {
+    if (codes.has(c.code)) problems.push(`${where}: money case ${c.code} is declared twice`);
+    codes.add(c.code);
+    if (!isMoneyPlace(c.money))
+      problems.push(`${where}: money case ${c.code}: ${String(c.money)} is not a place`);
+    for (const kind of c.ledger.accounts) {
+      if (!(kind in ACCOUNT_KINDS))
+        problems.push(`${where}: money case ${c.code} reads ${kind}, no account kind`);
+    }
+    if (!c.description || !c.label)
+      problems.push(`${where}: money case ${c.code} has no label or description`);
+    return {
+      code: c.code,
+      label: c.label,
+      money: c.money,
+      description: resolve.text(c.description, `money case ${c.code}`),
+      ledger: ledgerTestText(c.ledger),
+      test: { test: c.ledger.test, accounts: [...c.ledger.accounts] },
+      count: null,
+    };
+  });
 }
 
 /** The queues objects in `machine/path` wait in; a state that holds money for a person needs one. */
@@ -450,9 +586,9 @@ function waitingOf(
   }));
 }
 
-function draftMachine(doc: MachineDoc, config: Config, problems: string[]): Draft {
+function draftMachine(doc: MachineDoc, config: Config, corridors: Corridors, problems: string[]): Draft {
   const model = describeMachine(doc.machine);
-  const resolve = resolver(config, problems, doc.name);
+  const resolve = resolver(config, corridors, problems, doc.name);
   if (!model.description) problems.push(`${doc.name}: the machine has no description (its one-line summary)`);
 
   const numbered: Numbered[] = [{ number: 1, row: null }];
@@ -625,9 +761,16 @@ function link(drafts: Draft[], problems: string[]): ComplianceModel['links'] {
 export function buildComplianceModel(
   docs: readonly MachineDoc[],
   config: Config,
+  corridors: Corridors = Corridors.shipped(),
 ): { model: ComplianceModel; problems: string[] } {
   const problems: string[] = [];
-  const drafts = docs.map((doc) => draftMachine(doc, config, problems));
+  const drafts = docs.map((doc) => draftMachine(doc, config, corridors, problems));
+  const fees = FEE_KINDS.map((kind) => ({
+    kind,
+    label: FEE_TERMS[kind].label,
+    account: FEE_TERMS[kind].account,
+    text: resolver(config, corridors, problems, 'fees').text(FEE_TERMS[kind].text, `${kind} fee`),
+  }));
   for (const q of EXCEPTION_QUEUES) {
     for (const named of QUEUE_INFO[q].states) {
       const [machine, path] = named.split('/') as [string, string];
@@ -643,6 +786,7 @@ export function buildComplianceModel(
     model: {
       money_places: MONEY_PLACES.map((code) => ({ code, ...MONEY_TERMS[code] })),
       actors: ACTORS.map((code) => ({ code, ...ACTOR_TERMS[code] })),
+      fees,
       machines: drafts.map((d) => d.machine),
       links,
     },
@@ -720,6 +864,7 @@ export function actorsText(by: readonly Actor[]): string {
 /** The money cell of a state. */
 export function moneyText(machine: ComplianceMachine, state: ComplianceState): string {
   if (!machine.holds_money) return NO_MONEY.label;
+  if (state.cases.length > 0) return `as the ledger says: ${state.cases.map((c) => c.label).join('; or ')}`;
   if (state.money) return MONEY_TERMS[state.money].label;
   return 'as its inner states say';
 }

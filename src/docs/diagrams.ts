@@ -4,6 +4,7 @@ import {
   arrowsOf,
   type ComplianceMachine,
   type ComplianceModel,
+  MONEY_PLACES as MONEY_PLACES_IN_ORDER,
   MONEY_TERMS,
   stateNodeId,
 } from './compliance.ts';
@@ -73,8 +74,23 @@ export function complianceDot(machine: ComplianceMachine): string {
         continue;
       }
       const money = state.money ? MONEY_TERMS[state.money].label : machine.holds_money ? '' : null;
-      const detail = [money, state.final ? 'final' : null].filter((x) => x).join(' · ');
-      const label = `<<b>${html(state.key)}</b>${detail ? `<br/><font point-size="10" color="#333333">${html(detail)}</font>` : ''}>`;
+      const detail = [
+        state.cases.length > 0 ? 'money: as the ledger says' : money,
+        state.final ? 'final' : null,
+      ]
+        .filter((x) => x)
+        .join(' · ');
+      // A state whose money the ledger tells apart lists its cases, each in its place's colour.
+      const cases = state.cases
+        .map(
+          (c) =>
+            `<tr><td bgcolor="${MONEY_TERMS[c.money].color}" align="left"><font point-size="9">${html(c.label)}</font></td></tr>`,
+        )
+        .join('');
+      const label =
+        cases === ''
+          ? `<<b>${html(state.key)}</b>${detail ? `<br/><font point-size="10" color="#333333">${html(detail)}</font>` : ''}>`
+          : `<<table border="0" cellborder="0" cellspacing="1" cellpadding="2"><tr><td><b>${html(state.key)}</b></td></tr><tr><td><font point-size="10" color="#333333">${html(detail)}</font></td></tr>${cases}</table>>`;
       const fill = state.money ? MONEY_TERMS[state.money].color : NEUTRAL_FILL;
       const final = state.final ? ', peripheries=2' : '';
       lines.push(
@@ -110,8 +126,40 @@ export function complianceDot(machine: ComplianceMachine): string {
   }
   const ends = machine.states.filter((s) => s.final).map((s) => dotString(s.path));
   if (ends.length > 0) lines.push(`  { rank=sink; ${ends.join('; ')}; }`);
+  lines.push(legendNode(machine));
   lines.push('}');
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * The picture's own legend, below everything: the colour of each actor whose arrows it draws and of
+ * each place its boxes are filled with, so that the picture reads the same wherever it is shown.
+ */
+function legendNode(machine: ComplianceMachine): string {
+  const actors = [...new Set(arrowsOf(machine).map((a) => a.actor))];
+  const places = [
+    ...new Set(
+      machine.states.flatMap((s) => [...(s.money ? [s.money] : []), ...s.cases.map((c) => c.money)]),
+    ),
+  ];
+  const rows = [
+    '<tr><td colspan="2" align="left"><b>Who acts (arrow colours)</b></td></tr>',
+    ...actors.map(
+      (a) =>
+        `<tr><td width="28" bgcolor="${ACTOR_TERMS[a].color}"></td><td align="left"><font color="${ACTOR_TERMS[a].color}">${html(ACTOR_TERMS[a].label)}</font></td></tr>`,
+    ),
+  ];
+  if (places.length > 0) {
+    rows.push('<tr><td colspan="2" align="left"><b>Where the money is (box colours)</b></td></tr>');
+    for (const p of MONEY_PLACES_IN_ORDER.filter((x) => places.includes(x))) {
+      rows.push(
+        `<tr><td width="28" bgcolor="${MONEY_TERMS[p].color}" border="1"></td><td align="left">${html(MONEY_TERMS[p].label)}</td></tr>`,
+      );
+    }
+  }
+  rows.push('<tr><td colspan="2" align="left">Double border: a final state.</td></tr>');
+  return `  "__legend" [id=${dotString(`${machine.name}/legend`)}, shape=plain, style="", label=<<table border="1" color="#c8ced8" cellborder="0" cellspacing="2" cellpadding="3">${rows.join('')}</table>>];
+  { rank=sink; "__legend"; }`;
 }
 
 function arrowsInto(machine: ComplianceMachine, path: string): number {

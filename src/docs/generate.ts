@@ -11,11 +11,11 @@ import { openApiDocument } from '#src/http/openapi.ts';
 import { appRouter } from '#src/router.ts';
 import { clientSource } from './client.ts';
 import {
-  ACTOR_TERMS,
   actorsText,
   buildComplianceModel,
   type ComplianceMachine,
   type ComplianceModel,
+  type ComplianceState,
   fromText,
   linkGroups,
   linkLines,
@@ -70,6 +70,75 @@ function table(head: string[], rows: string[][]): string[] {
   ];
 }
 
+/** A state whose money the ledger tells apart: its cases, in the order they are tried. */
+function casesMarkdown(machine: ComplianceMachine, state: ComplianceState): string[] {
+  if (state.cases.length === 0) return [];
+  return [
+    `### Where the money of a ${machine.title.toLowerCase()} in \`${state.path}\` is`,
+    '',
+    'The state name alone does not say: the ledger does. The first case whose test holds is where the money is; the console’s Machines page counts each case apart.',
+    '',
+    ...table(
+      ['Case', 'Where the money is', 'What it means', 'How the ledger tells it'],
+      state.cases.map((c) => [
+        cell(c.code),
+        MONEY_TERMS[c.money].label,
+        prose(c.description),
+        prose(c.ledger),
+      ]),
+    ),
+    '',
+  ];
+}
+
+const THRESHOLD_SOURCES = {
+  configuration: 'configuration (README)',
+  code: 'the code',
+  corridors: 'the corridors file (`src/corridors/corridors.json`)',
+} as const;
+
+/** The fees the service keeps, named by kind, for the pages that say where money is. */
+function feesMarkdown(model: ComplianceModel): string[] {
+  return [
+    '## Fees kept by the service',
+    '',
+    'Wherever a page says money was kept as a fee, it is one of these, each in its own ledger account.',
+    '',
+    ...table(
+      ['Fee', 'Ledger account', 'What it is and how much'],
+      model.fees.map((f) => [f.label, cell(f.account), prose(f.text)]),
+    ),
+    '',
+  ];
+}
+
+/** The colours of the pictures, in words (the pictures carry the same legend). */
+function legendMarkdown(model: ComplianceModel): string[] {
+  return [
+    '## Reading the picture',
+    '',
+    'Each picture carries its legend in its bottom corner. Boxes are coloured by where the money is; arrows by who causes them:',
+    '',
+    ...table(
+      ['Arrow colour', 'Who acts', 'Meaning'],
+      model.actors.map((a) => [`${ARROW_COLOURS[a.code]} (\`${a.color}\`)`, a.label, prose(a.text)]),
+    ),
+    '',
+    'A double border marks a final state. An arrow’s number is the row of the transitions table.',
+    '',
+  ];
+}
+
+/** The arrows' colours in words, for readers of the Markdown pages. */
+const ARROW_COLOURS: Record<ComplianceModel['actors'][number]['code'], string> = {
+  SYSTEM: 'slate grey',
+  PROCESSOR: 'purple',
+  BANK_OR_CHAIN: 'teal',
+  OPERATOR: 'orange',
+  OPERATOR_FOUR_EYES: 'magenta',
+  MERCHANT: 'blue',
+};
+
 /** The compliance part of a machine's page: states, transitions, conditions, thresholds. */
 function complianceMarkdown(machine: ComplianceMachine): string[] {
   const out = [
@@ -85,6 +154,7 @@ function complianceMarkdown(machine: ComplianceMachine): string[] {
       ]),
     ),
     '',
+    ...machine.states.flatMap((s) => casesMarkdown(machine, s)),
     '## Transitions',
     '',
     'Who can cause each one, what happens, and under which condition; the numbers are those of the picture.',
@@ -132,11 +202,7 @@ function complianceMarkdown(machine: ComplianceMachine): string[] {
       '',
       ...table(
         ['Name', 'Value', 'Set by'],
-        machine.thresholds.map((t) => [
-          cell(t.name),
-          t.display,
-          t.source === 'configuration' ? 'configuration (README)' : 'the code',
-        ]),
+        machine.thresholds.map((t) => [cell(t.name), t.display, THRESHOLD_SOURCES[t.source]]),
       ),
       '',
     );
@@ -144,7 +210,12 @@ function complianceMarkdown(machine: ComplianceMachine): string[] {
   return out;
 }
 
-function machineMarkdown(doc: MachineDoc, model: MachineModel, machine: ComplianceMachine): string {
+function machineMarkdown(
+  doc: MachineDoc,
+  model: MachineModel,
+  machine: ComplianceMachine,
+  compliance: ComplianceModel,
+): string {
   const source = `machines/${doc.name}.machine.ts`;
   const columns = tableColumns(model);
   const out = [
@@ -160,7 +231,9 @@ function machineMarkdown(doc: MachineDoc, model: MachineModel, machine: Complian
     '',
     `![${machine.title} machine](${doc.name}.svg)`,
     '',
+    ...legendMarkdown(compliance),
     ...complianceMarkdown(machine),
+    ...(machine.holds_money ? feesMarkdown(compliance) : []),
     '## For engineers',
     '',
     'The same machine as the code reads it: events, guards by name, and what each transition records.',
@@ -223,16 +296,17 @@ function indexMarkdown(model: ComplianceModel, models: { doc: MachineDoc; model:
     '',
     ...table(
       ['In the tables', 'Meaning'],
-      Object.values(MONEY_TERMS).map((t) => [t.label, t.text]),
+      Object.values(MONEY_TERMS).map((t) => [t.label, prose(t.text)]),
     ),
     '',
     '## Who acts',
     '',
     ...table(
-      ['In the tables', 'Meaning'],
-      Object.values(ACTOR_TERMS).map((t) => [t.label, t.text]),
+      ['In the tables', 'Arrow colour', 'Meaning'],
+      model.actors.map((a) => [a.label, `${ARROW_COLOURS[a.code]} (\`${a.color}\`)`, prose(a.text)]),
     ),
     '',
+    ...feesMarkdown(model),
   ].join('\n');
 }
 
@@ -292,7 +366,7 @@ export async function generateDocs(): Promise<Map<string, string>> {
   files.set(`${MACHINES_DIR}/${OVERVIEW}.svg`, await dotToSvg(overviewDot(compliance)));
   for (const { doc, model } of models) {
     const machine = compliance.machines.find((m) => m.name === doc.name)!;
-    files.set(`${MACHINES_DIR}/${doc.name}.md`, machineMarkdown(doc, model, machine));
+    files.set(`${MACHINES_DIR}/${doc.name}.md`, machineMarkdown(doc, model, machine, compliance));
     files.set(`${MACHINES_DIR}/${doc.name}.svg`, await dotToSvg(complianceDot(machine)));
   }
   return files;

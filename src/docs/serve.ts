@@ -163,6 +163,12 @@ function legend(model: ComplianceModel): string {
 <div><h2>Where the money is</h2><p>The colour of each box.</p><ul>${money}<li><span class="chip" style="background:#f4f6f9"></span><strong>${escapeHtml(NO_MONEY.label)}</strong>: ${escapeHtml(NO_MONEY.text)}</li></ul></div>
 <div><h2>Who acts</h2><p>The colour of each arrow.</p><ul>${actors}</ul>
 <p>A double border marks a final state: nothing changes it any more. An arrow's number is the row of the transitions table below the picture.</p></div>
+<div><h2>Fees kept by the service</h2><p>Wherever money is kept as a fee, it is one of these, each in its own ledger account.</p><ul>${model.fees
+    .map(
+      (f) =>
+        `<li><strong>${escapeHtml(f.label)}</strong> (<code>${escapeHtml(f.account)}</code>): ${richText(f.text)}</li>`,
+    )
+    .join('')}</ul></div>
 </section>`;
 }
 
@@ -193,7 +199,12 @@ async function machineSection(doc: MachineDoc, machine: ComplianceMachine): Prom
   const states = machine.states
     .map(
       (s) =>
-        `<tr data-state="${escapeHtml(s.path)}"><td>${code(s.path)}</td><td>${richText(s.description)}${s.waiting.length ? `<p class="waiting">${richText(waitingText(s))}</p>` : ''}</td><td class="money">${s.money ? `<span class="chip" style="background:${MONEY_TERMS[s.money].color}"></span>` : ''}${escapeHtml(moneyText(machine, s))}</td><td>${s.final ? 'final' : ''}</td></tr>`,
+        `<tr data-state="${escapeHtml(s.path)}"><td>${code(s.path)}</td><td>${richText(s.description)}${s.waiting.length ? `<p class="waiting">${richText(waitingText(s))}</p>` : ''}</td><td class="money">${s.money ? `<span class="chip" style="background:${MONEY_TERMS[s.money].color}"></span>` : ''}${escapeHtml(moneyText(machine, s))}</td><td>${s.final ? 'final' : ''}</td></tr>${s.cases
+          .map(
+            (c) =>
+              `\n<tr class="case" data-state="${escapeHtml(s.path)}" data-case="${escapeHtml(c.code)}"><td>${code(c.code)}</td><td>${richText(c.description)}<p class="note">How the ledger tells it: ${richText(c.ledger)}.</p></td><td class="money"><span class="chip" style="background:${MONEY_TERMS[c.money].color}"></span>${escapeHtml(MONEY_TERMS[c.money].label)}</td><td></td></tr>`,
+          )
+          .join('')}`,
     )
     .join('\n');
   const transitions = machine.transitions
@@ -211,7 +222,7 @@ ${machine.guards.map((g) => `<tr><td>${code(g.name)}</td><td>${richText(g.holds)
   const thresholds = machine.thresholds.length
     ? `<h3>Thresholds in force</h3>
 <table><thead><tr><th>Name</th><th>Value</th><th>Set by</th></tr></thead><tbody>
-${machine.thresholds.map((t) => `<tr><td>${code(t.name)}</td><td>${escapeHtml(t.display)}</td><td>${t.source === 'configuration' ? "this service's configuration" : 'the code'}</td></tr>`).join('\n')}
+${machine.thresholds.map((t) => `<tr><td>${code(t.name)}</td><td>${escapeHtml(t.display)}</td><td>${{ configuration: "this service's configuration", code: 'the code', corridors: 'the corridors file' }[t.source]}</td></tr>`).join('\n')}
 </tbody></table>`
     : '';
   const rows = model.transitions
@@ -262,6 +273,8 @@ async function machinesPage(config: Config): Promise<string> {
   h2 small { font-weight: normal; font-size: 0.7em; color: #5b6578; margin-left: 0.5rem; }
   h3 { margin: 1.5rem 0 0.5rem; }
   .note { color: #5b6578; }
+  .states tr.case td:first-child { padding-left: 1.6rem; }
+  .states tr.case { background: #fafbfd; }
   .legend { display: grid; grid-template-columns: 1fr 1fr; gap: 2rem; font-size: 0.92rem; }
   .legend h2 { margin-top: 1rem; font-size: 1.15rem; }
   .legend ul { list-style: none; padding: 0; }

@@ -2,8 +2,12 @@ import { expect } from 'chai';
 import { announceOverdue, type OverdueNoticeRow } from '#src/compliance/overdue.ts';
 import { type ExceptionQueue, overdueHours, QUEUE_INFO } from '#src/compliance/queues.ts';
 import { createLogger } from '#src/lib/log.ts';
-import { createMerchant } from '../client.ts';
+import { applyPayoutEvent } from '#src/payouts/lifecycle.ts';
+import { runRefundsOnce } from '#src/refunds/job.ts';
+import { call, createMerchant } from '../client.ts';
+import { merchantWith, paidPayout, payoutTo } from '../dispatch/fixtures.ts';
 import { harness } from '../harness.ts';
+import { paidOut } from '../ledger/fixtures.ts';
 import { operatorWith, trpcCall } from '../operators/fixtures.ts';
 import { payoutReadyMerchant } from '../payouts/fixtures.ts';
 import { getPayout, handledCredit, payBank, payoutWithInstruction } from '../settlement/fixtures.ts';
@@ -362,5 +366,45 @@ describe('admin.machines: the compliance view with live counts', () => {
     expect(change('inflow', 'HELD')).to.equal(1);
     expect(change('inflow', 'HELD.attributed')).to.equal(1);
     expect(change('payment-instruction', 'UNPAID')).to.equal(0);
+  });
+
+  it('counts failed payouts apart by where the ledger says their money is, and names the refund fee', async () => {
+    const deps = harness().service.deps;
+    const cases = async (): Promise<Record<string, number>> => {
+      const { body } = await machines();
+      const payout = body.machines.find((m: { name: string }) => m.name === 'payout');
+      const failed = payout.states.find((s: { path: string }) => s.path === 'FAILED');
+      const returned = failed.cases.find((c: { code: string }) => c.code === 'RETURNED_TO_MERCHANT');
+      expect(returned.description).to.include('refund fee').and.include('NGN on the bank');
+      return Object.fromEntries(failed.cases.map((c: { code: string; count: number }) => [c.code, c.count]));
+    };
+    // Refunds other tests left due are sent first, so that only this test's payouts move the counts.
+    await runRefundsOnce(deps);
+    const before = await cases();
+    const merchant = await merchantWith();
+    // One fails before any money was asked for: nothing ever arrived.
+    const never = await call('POST', '/v1/payouts', { key: merchant.key, body: payoutTo('5681') });
+    await deps.orm.em.fork().transactional((tx) =>
+      applyPayoutEvent(tx, never.body.id, {
+        type: 'INSTRUCTION_GENERATION_FAILED',
+        failureReason: 'test',
+        triggeredBy: 'SYSTEM',
+        now: deps.clock.now(),
+      }),
+    );
+    // One fails at the processor after the merchant paid: its money is with us for its refund.
+    const id = await paidPayout(merchant, payoutTo('1001', 'NGN'));
+    expect((await paidOut(merchant, id)).status).to.equal('FAILED');
+    const failed = await cases();
+    const change = (now: Record<string, number>, code: string) => now[code]! - before[code]!;
+    expect(change(failed, 'NOTHING_RECEIVED')).to.equal(1);
+    expect(change(failed, 'AWAITING_REFUND')).to.equal(1);
+    expect(change(failed, 'RETURNED_TO_MERCHANT')).to.equal(0);
+    // Its refund arrives: the same FAILED payout is now counted as returned, no longer as with us.
+    await runRefundsOnce(deps);
+    const refunded = await cases();
+    expect(change(refunded, 'AWAITING_REFUND')).to.equal(0);
+    expect(change(refunded, 'RETURNED_TO_MERCHANT')).to.equal(1);
+    expect(change(refunded, 'NOTHING_RECEIVED')).to.equal(1);
   });
 });

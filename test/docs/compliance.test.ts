@@ -7,10 +7,12 @@ import Koa from 'koa';
 import { type AnyStateMachine, createMachine } from 'xstate';
 import { payoutMachine, payoutTexts } from '#machines/payout.machine.ts';
 import { loadConfig } from '#src/config.ts';
+import { Corridors } from '#src/corridors/corridors.ts';
 import { buildComplianceModel, type ComplianceMachine, MONEY_PLACES } from '#src/docs/compliance.ts';
 import { committedModel, IncompleteTexts, unregisteredMachines } from '#src/docs/generate.ts';
 import { MACHINE_DOCS, type MachineDoc } from '#src/docs/registry.ts';
 import { docsRoutes } from '#src/docs/serve.ts';
+import { toDecimal } from '#src/lib/money.ts';
 
 /**
  * The compliance view of the machines: every state, transition and guard in plain words, with
@@ -101,8 +103,11 @@ describe('the compliance view of the machines', () => {
     for (const machine of committedModel().machines) {
       for (const s of machine.states) {
         const plain = s.children.length === 0;
-        if (machine.holds_money && plain)
+        if (machine.holds_money && plain && s.cases.length === 0)
           expect(MONEY_PLACES, `${machine.name} ${s.path}`).to.include(s.money);
+        else if (s.cases.length > 0)
+          for (const c of s.cases)
+            expect(MONEY_PLACES, `${machine.name} ${s.path} ${c.code}`).to.include(c.money);
         else expect(s.money, `${machine.name} ${s.path}`).to.equal(null);
       }
     }
@@ -119,7 +124,87 @@ describe('the compliance view of the machines', () => {
     expect(machineOf('refund').states.find((s) => s.path === 'SUCCESSFUL')!.money).to.equal(
       'BACK_WITH_MERCHANT',
     );
+    // Awaiting confirmations, a transfer is on the chain and not ours; a refund sent is on its way back.
+    expect(machineOf('inflow').states.find((s) => s.path === 'PENDING_CONFIRMATION')!.money).to.equal(
+      'ON_THE_CHAIN',
+    );
+    expect(machineOf('refund').states.find((s) => s.path === 'PROCESSING')!.money).to.equal(
+      'ON_ITS_WAY_BACK',
+    );
     expect(machineOf('quote').holds_money).to.equal(false);
+  });
+
+  it("tells a failed payout's money apart by the ledger, not by the state name, and names the refund fee", () => {
+    const failed = machineOf('payout').states.find((s) => s.path === 'FAILED')!;
+    expect(failed.money).to.equal(null);
+    expect(failed.cases.map((c) => [c.code, c.money, c.test])).to.deep.equal([
+      ['AWAITING_REFUND', 'WITH_US', { test: 'holds', accounts: ['payout'] }],
+      ['REFUND_ON_ITS_WAY', 'ON_ITS_WAY_BACK', { test: 'holds', accounts: ['refundRail'] }],
+      ['RETURNED_TO_MERCHANT', 'BACK_WITH_MERCHANT', { test: 'holds', accounts: ['merchant'] }],
+      ['KEPT_AS_REFUND_FEE', 'WITH_US', { test: 'holds', accounts: ['refundFee'] }],
+      ['NOTHING_RECEIVED', 'NOT_YET_RECEIVED', { test: 'empty', accounts: ['payout'] }],
+    ]);
+    const returned = failed.cases.find((c) => c.code === 'RETURNED_TO_MERCHANT')!;
+    // The fee is named with its amounts in force, from the corridors file the service runs with.
+    expect(returned.description).to.include('refund fee').and.include('50.00 NGN on the bank');
+    expect(returned.ledger).to.equal(
+      'the ledger shows the payout’s money above zero in `world:merchants:<tenant>`',
+    );
+    const corridors = Corridors.load();
+    const cheaper = Object.create(corridors) as Corridors;
+    cheaper.refundFee = (c, n) => (c === 'NGN' ? toDecimal('25') : corridors.refundFee(c, n));
+    const { model } = buildComplianceModel(MACHINE_DOCS, defaults, cheaper);
+    const fee = model.fees.find((f) => f.kind === 'refund')!;
+    expect(fee.account).to.equal('fees:refund');
+    expect(fee.text).to.include('25.00 NGN on the bank');
+    expect(model.fees.map((f) => f.kind)).to.deep.equal(['platform', 'network', 'refund']);
+  });
+
+  it('refuses a money case that reads an account kind the ledger does not have', () => {
+    const docs = payoutVariant((c) => ({
+      ...c,
+      states: {
+        ...c.states,
+        EXPIRED: {
+          ...c.states['EXPIRED'],
+          meta: {
+            cases: [
+              {
+                code: 'X',
+                label: 'x',
+                money: 'WITH_US',
+                description: 'x',
+                ledger: { test: 'holds', accounts: ['vault'] },
+              },
+            ],
+          },
+        },
+      },
+    }));
+    expect(problemsOf(docs).join('\n')).to.include(
+      'payout: state EXPIRED: money case X reads vault, no account kind',
+    );
+  });
+
+  it('gives no two states of a machine, and no two transitions between different states, the same text', () => {
+    for (const machine of committedModel().machines) {
+      const states = new Map<string, string>();
+      for (const s of machine.states) {
+        expect(states.get(s.description), `${machine.name}: ${s.path} reads as ${states.get(s.description)}`)
+          .to.be.undefined;
+        states.set(s.description, s.path);
+      }
+      const transitions = new Map<string, string>();
+      for (const t of machine.transitions) {
+        const ends = `${t.from} → ${t.to}`;
+        const seen = transitions.get(t.description);
+        expect(
+          seen === undefined || seen === ends,
+          `${machine.name}: ${ends} reads as ${seen}: ${t.description}`,
+        ).to.be.true;
+        transitions.set(t.description, ends);
+      }
+    }
   });
 
   it('marks the final states from the machine itself', () => {
@@ -274,7 +359,10 @@ describe('the compliance view of the machines', () => {
     it('a new state without its meaning or its money', () => {
       const docs = payoutVariant((c) => ({ ...c, states: { ...c.states, ON_HOLD: { type: 'atomic' } } }));
       expectRefused(docs, 'payout: state ON_HOLD has no description (what it means, in plain words)');
-      expectRefused(docs, 'payout: state ON_HOLD does not say where the money is (meta.money)');
+      expectRefused(
+        docs,
+        'payout: state ON_HOLD does not say where the money is (meta.money, or meta.cases)',
+      );
     });
 
     it('a transition without what happens or who causes it', () => {
