@@ -864,7 +864,7 @@ export function actorsText(by: readonly Actor[]): string {
 /** The money cell of a state. */
 export function moneyText(machine: ComplianceMachine, state: ComplianceState): string {
   if (!machine.holds_money) return NO_MONEY.label;
-  if (state.cases.length > 0) return `as the ledger says: ${state.cases.map((c) => c.label).join('; or ')}`;
+  if (state.cases.length > 0) return 'as the ledger says (cases below)';
   if (state.money) return MONEY_TERMS[state.money].label;
   return 'as its inner states say';
 }

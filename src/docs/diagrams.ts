@@ -57,6 +57,7 @@ export function complianceDot(machine: ComplianceMachine): string {
   const cluster = (path: string) => dotString(`cluster_${path}`);
   const lines = [
     `digraph ${dotString(machine.name)} {`,
+    legendLabel(machine),
     `  graph [rankdir=TB, compound=true, fontname="Helvetica", fontsize=12, nodesep=0.35, ranksep=0.5, pad=0.25, bgcolor="white", id=${dotString(`${machine.name}/diagram`)}];`,
     '  node [shape=box, style="rounded,filled", color="#3d5a80", fontname="Helvetica", fontsize=12, margin="0.16,0.07"];',
     '  edge [fontname="Helvetica", fontsize=10, arrowsize=0.7, penwidth=1.4];',
@@ -67,7 +68,7 @@ export function complianceDot(machine: ComplianceMachine): string {
       if (state.children.length > 0) {
         lines.push(`${indent}subgraph ${cluster(state.path)} {`);
         lines.push(
-          `${indent}  id=${id}; label=${dotString(state.key)}; style="rounded,dashed"; color="#3d5a80"; fontname="Helvetica-Bold"; fontsize=12;`,
+          `${indent}  id=${id}; label=${dotString(state.key)}; labelloc="t"; labeljust="c"; style="rounded,dashed"; color="#3d5a80"; fontname="Helvetica-Bold"; fontsize=12;`,
         );
         write(state.path, `${indent}  `);
         lines.push(`${indent}}`);
@@ -126,7 +127,6 @@ export function complianceDot(machine: ComplianceMachine): string {
   }
   const ends = machine.states.filter((s) => s.final).map((s) => dotString(s.path));
   if (ends.length > 0) lines.push(`  { rank=sink; ${ends.join('; ')}; }`);
-  lines.push(legendNode(machine));
   lines.push('}');
   return `${lines.join('\n')}\n`;
 }
@@ -135,7 +135,7 @@ export function complianceDot(machine: ComplianceMachine): string {
  * The picture's own legend, below everything: the colour of each actor whose arrows it draws and of
  * each place its boxes are filled with, so that the picture reads the same wherever it is shown.
  */
-function legendNode(machine: ComplianceMachine): string {
+function legendLabel(machine: ComplianceMachine): string {
   const actors = [...new Set(arrowsOf(machine).map((a) => a.actor))];
   const places = [
     ...new Set(
@@ -158,8 +158,7 @@ function legendNode(machine: ComplianceMachine): string {
     }
   }
   rows.push('<tr><td colspan="2" align="left">Double border: a final state.</td></tr>');
-  return `  "__legend" [id=${dotString(`${machine.name}/legend`)}, shape=plain, style="", label=<<table border="1" color="#c8ced8" cellborder="0" cellspacing="2" cellpadding="3">${rows.join('')}</table>>];
-  { rank=sink; "__legend"; }`;
+  return `  graph [labelloc="b", labeljust="l", label=<<table border="1" color="#c8ced8" cellborder="0" cellspacing="2" cellpadding="3">${rows.join('')}</table>>];`;
 }
 
 function arrowsInto(machine: ComplianceMachine, path: string): number {

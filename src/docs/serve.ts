@@ -202,7 +202,7 @@ async function machineSection(doc: MachineDoc, machine: ComplianceMachine): Prom
         `<tr data-state="${escapeHtml(s.path)}"><td>${code(s.path)}</td><td>${richText(s.description)}${s.waiting.length ? `<p class="waiting">${richText(waitingText(s))}</p>` : ''}</td><td class="money">${s.money ? `<span class="chip" style="background:${MONEY_TERMS[s.money].color}"></span>` : ''}${escapeHtml(moneyText(machine, s))}</td><td>${s.final ? 'final' : ''}</td></tr>${s.cases
           .map(
             (c) =>
-              `\n<tr class="case" data-state="${escapeHtml(s.path)}" data-case="${escapeHtml(c.code)}"><td>${code(c.code)}</td><td>${richText(c.description)}<p class="note">How the ledger tells it: ${richText(c.ledger)}.</p></td><td class="money"><span class="chip" style="background:${MONEY_TERMS[c.money].color}"></span>${escapeHtml(MONEY_TERMS[c.money].label)}</td><td></td></tr>`,
+              `\n<tr class="case" data-case-of="${escapeHtml(s.path)}" data-case="${escapeHtml(c.code)}"><td>${code(c.code)}</td><td>${richText(c.description)}<p class="note">How the ledger tells it: ${richText(c.ledger)}.</p></td><td class="money"><span class="chip" style="background:${MONEY_TERMS[c.money].color}"></span>${escapeHtml(MONEY_TERMS[c.money].label)}</td><td></td></tr>`,
           )
           .join('')}`,
     )

@@ -117,9 +117,13 @@ describe('documentation pages in Chromium', function () {
         }
       }
       // A sentence and the money for every state, who acts for every transition.
-      const states = await section.locator('table.states tbody tr').allInnerTexts();
+      const states = await section.locator('table.states tbody tr[data-state]').allInnerTexts();
       expect(states, machine.name).to.have.length(machine.states.length);
       for (const row of states) expect(row.split('\t')[1]!.length, row).to.be.above(10);
+      // Where the ledger tells a state's money apart, each case is a row of its own under it.
+      const cases = machine.states.flatMap((x) => x.cases.map((c) => `${x.path} ${c.code}`));
+      const caseRows = section.locator('table.states tbody tr[data-case-of]');
+      expect(await caseRows.count(), machine.name).to.equal(cases.length);
       const whoCells = await section.locator('table.transitions tbody tr td.who').allInnerTexts();
       expect(whoCells, machine.name).to.have.length(machine.transitions.length);
       for (const who of whoCells)
@@ -128,6 +132,14 @@ describe('documentation pages in Chromium', function () {
     expect(await page.locator('section[data-machine="payout"] table.states').textContent()).to.include(
       'held for a person',
     );
+    expect(
+      await page.locator('section[data-machine="payout"] tr[data-case="RETURNED_TO_MERCHANT"]').textContent(),
+    ).to.include('refund fee');
+    // The legend explains four eyes in a colour of its own, and names the fees.
+    const legend = page.locator('section.legend');
+    expect(await legend.textContent())
+      .to.include('an operator, with four eyes')
+      .and.include('refund fee');
     expect(await page.locator('#overview').textContent()).to.include('creates a refund');
 
     // Open the engineers' tables too: nothing on the page may be wider than the window.

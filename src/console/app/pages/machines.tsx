@@ -54,7 +54,7 @@ function MachineSection({ machine, model }: { machine: Machine; model: Machines 
                 </td>
                 <td>
                   {s.cases.length > 0 ? (
-                    'as the ledger says, below'
+                    'as the ledger says (cases below)'
                   ) : s.money ? (
                     <>
                       <Chip color={money.get(s.money)?.color ?? 'transparent'} />
@@ -69,7 +69,7 @@ function MachineSection({ machine, model }: { machine: Machine; model: Machines 
                 <td className="count">{count(machine, s.count)}</td>
               </tr>
               {s.cases.map((c) => (
-                <tr key={c.code} className="money-case" data-state={s.path} data-case={c.code}>
+                <tr key={c.code} className="money-case" data-case-of={s.path} data-case={c.code}>
                   <td>
                     <code>{c.code}</code>
                   </td>
