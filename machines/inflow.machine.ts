@@ -176,7 +176,7 @@ export const inflowMachine = setup({
             target: 'MATCHED',
             actions: ['recordPayout', { type: 'post', params: { flow: 'ATTRIBUTED' } }],
             description:
-              'Matching attributes the money to the payout whose instruction it pays (exact amount, top-up, overpayment, or the virtual account), and the payout has everything it asked for.',
+              'Matching assigns the money to the payout whose instruction it pays (exact amount, top-up, overpayment, or the virtual account), and the payout has everything it asked for.',
             meta: {
               by: ['SYSTEM'],
               causes: [
@@ -189,7 +189,7 @@ export const inflowMachine = setup({
             target: 'HELD.attributed',
             actions: ['recordPayout', { type: 'post', params: { flow: 'ATTRIBUTED' } }],
             description:
-              'Matching attributes the money to a payout (its virtual account received it), but it is less than the payout asked for: the money is held against that payout, and the payout is held for review.',
+              'Matching assigns the money to a payout (its virtual account received it), but it is less than the payout asked for: the money is held against that payout, and the payout is held for review.',
             meta: { by: ['SYSTEM'], causes: [{ machine: 'payout', event: 'SETTLEMENT_CONFIRMED' }] },
           },
         ],
@@ -213,13 +213,13 @@ export const inflowMachine = setup({
       states: {
         attributed: {
           description:
-            'Held against one payout that is still short. It is that payout’s money: no operator can attribute it elsewhere or return it by hand; a top-up completes the payout, or an operator fails the payout and its refund returns the money.',
+            'Held against one payout that is still short. It is that payout’s money: no operator can assign it elsewhere or return it by hand; a top-up completes the payout, or an operator fails the payout and its refund returns the money.',
           meta: { money: 'HELD_FOR_PERSON' },
           on: {
             PAYOUT_COVERED: {
               target: '#inflow.MATCHED',
               description:
-                'Later money (a top-up, or an operator’s attribution) brings the payout’s total to what it asked for: this money is matched with it.',
+                'Later money (a top-up, or money an operator assigns) brings the payout’s total to what it asked for: this money is matched with it.',
               meta: { by: ['SYSTEM', 'OPERATOR_FOUR_EYES'] },
             },
             PAYOUT_FAILED: {
@@ -232,7 +232,7 @@ export const inflowMachine = setup({
         },
         unattributed: {
           description:
-            'Held for an operator and attributed to no payout: a USDT transfer smaller than every open instruction on its address.',
+            'Held for an operator and tied to no payout: a USDT transfer smaller than every open instruction on its address.',
           meta: { money: 'HELD_FOR_PERSON' },
           on: {
             OPERATOR_ATTRIBUTE: operatorAttribution('the held money, smaller than every open instruction,'),
@@ -243,7 +243,7 @@ export const inflowMachine = setup({
     },
     UNMATCHED: {
       description:
-        'Late, repeated or unexpected money, attributed to no payout: it waits for an operator to attribute it to a payout still waiting for money, or to record that it went back to the merchant.',
+        'Late, repeated or unexpected money, tied to no payout: it waits for an operator to assign it to a payout still waiting for money, or to record that it went back to the merchant.',
       meta: { money: 'HELD_FOR_PERSON' },
       on: {
         OPERATOR_ATTRIBUTE: operatorAttribution('the late or unexpected money'),
@@ -253,7 +253,7 @@ export const inflowMachine = setup({
     MATCHED: {
       type: 'final',
       description:
-        'The money is attributed to its payout and covers it. From here on, the payout says where it is.',
+        'The money is assigned to its payout and covers it. From here on, the payout says where it is.',
       meta: { money: 'WITH_US' },
     },
     RETURNED: {
@@ -291,9 +291,9 @@ export const inflowTexts = {
       fails: 'the transfer does not have the confirmations its network requires yet',
     },
     coversPayout: {
-      holds: 'everything attributed to the payout, this money included, reaches the amount it asked for',
+      holds: 'everything assigned to the payout, this money included, reaches the amount it asked for',
       fails:
-        'everything attributed to the payout, this money included, is still short of the amount it asked for',
+        'everything assigned to the payout, this money included, is still short of the amount it asked for',
     },
   },
 } as const satisfies MachineTexts<typeof inflowMachine>;

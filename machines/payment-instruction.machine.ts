@@ -64,7 +64,7 @@ export const paymentInstructionMachine = setup({
           target: 'PAID',
           actions: 'recordPaid',
           description:
-            'Settlement matching attributes the full amount to the instruction. Money that arrived before the deadline counts, however late its confirmations complete or the service finds it.',
+            'Settlement matching assigns the full amount to the instruction. Money that arrived before the deadline counts, however late its confirmations complete or the service finds it.',
           meta: { by: ['BANK_OR_CHAIN', 'OPERATOR_FOUR_EYES'] },
         },
         EXPIRE: {

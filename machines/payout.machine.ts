@@ -386,7 +386,7 @@ export const payoutMachine = setup({
       states: {
         awaiting: {
           description:
-            "Waiting for the merchant's money: nothing, or nothing that can be attributed to this payout, has arrived yet.",
+            "Waiting for the merchant's money: nothing, or nothing that can be assigned to this payout, has arrived yet.",
           meta: { money: 'NOT_YET_RECEIVED' },
           on: {
             SETTLEMENT_CONFIRMED: [
