@@ -475,7 +475,10 @@ describe('operations console in Chromium', function () {
     // Money: where the money is, from the ledger; the merchant's payouts line opens onto the
     // entries of this payout, which lead to its page.
     await pageB.click('header.bar a[href="/console/money"]');
-    await pageB.locator('[data-testid="balances-world"] tr[data-account="world:beneficiaries"]').waitFor();
+    await pageB
+      .locator('[data-testid="balances-world"] tr[data-account="world:beneficiaries"]')
+      .first()
+      .waitFor();
     const line = pageB.locator(
       `[data-testid="balances-tenant"] tr[data-account="tenants:${merchant.tenantId}:payouts"]`,
     );
