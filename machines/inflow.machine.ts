@@ -111,7 +111,7 @@ const operatorReturn = (what: string) =>
   ({
     target: '#inflow.RETURNED',
     actions: { type: 'post', params: { flow: 'RETURNED' } },
-    description: `An operator records that ${what} was sent back to the merchant outside the service, with the proposal’s note as evidence (the return’s bank reference or transaction hash), approved by a second operator. The books record it as back with the merchant; the service itself sends nothing.`,
+    description: `An operator records that ${what} was sent back to the merchant outside the service, giving the return’s bank reference or transaction hash as evidence, and a second operator approves it. The reference is kept with the money’s record and the books record it as back with the merchant; the service itself sends nothing.`,
     meta: { by: ['OPERATOR_FOUR_EYES'] },
   }) as const;
 
@@ -258,7 +258,8 @@ export const inflowMachine = setup({
     },
     RETURNED: {
       type: 'final',
-      description: 'An operator recorded that the money went back to the merchant outside the service.',
+      description:
+        'An operator recorded that the money went back to the merchant outside the service; the return’s bank reference or transaction hash, which a second operator approved, is its evidence.',
       meta: { money: 'BACK_WITH_MERCHANT' },
     },
     // WITH_US, as MATCHED: where the money is when the inflow's part ends. The refund owns it from

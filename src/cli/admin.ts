@@ -275,11 +275,15 @@ const COMMANDS: Record<string, Command> = {
     call: (c, input) => c.admin.settlement.attribute.mutate(input),
   }),
   'inflow return': command({
-    synopsis: 'INFLOW_ID --note TEXT',
-    summary: 'propose recording money sent back to the merchant by hand (four eyes)',
-    options: { note: { type: 'string' } },
+    synopsis: 'INFLOW_ID --reference REF --note TEXT',
+    summary:
+      "propose recording money sent back to the merchant by hand, with the return's bank reference or transaction hash (four eyes)",
+    options: { reference: { type: 'string' }, note: { type: 'string' } },
     positionals: ['INFLOW_ID'],
-    input: (v, [id]) => ({ inflow_id: id!, note: required(v, 'note', 'TEXT') }),
+    input: (v, [id]) => {
+      const note = required(v, 'note', 'TEXT');
+      return { inflow_id: id!, reference: required(v, 'reference', 'REF'), note };
+    },
     call: (c, input) => c.admin.settlement.returnInflow.mutate(input),
   }),
   'payout fail': command({

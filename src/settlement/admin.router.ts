@@ -6,7 +6,7 @@ import { adminProcedure } from '#src/http/procedures.ts';
 import { idIn } from '#src/http/schemas.ts';
 import { router } from '#src/http/trpc.ts';
 import { adminInflowOut, toAdminInflow } from './admin.schemas.ts';
-import { settlementMoves } from './moves.ts';
+import { returnReference, settlementMoves } from './moves.ts';
 import { inflowsNeedingAttention } from './operator.ts';
 
 /**
@@ -80,10 +80,13 @@ export const settlementAdminRouter = router({
       return toProposal(ctx.em, await proposeMove(ctx, settlementMoves['payout.fail'], args, why));
     }),
 
-  /** Proposes recording that undecided money was sent back to the merchant outside the service. */
+  /**
+   * Proposes recording that undecided money was sent back to the merchant outside the service,
+   * with the return's bank reference or transaction hash as evidence, kept on the inflow.
+   */
   returnInflow: adminProcedure
     .meta({ role: 'operator' })
-    .input(z.strictObject({ inflow_id: idIn, note }))
+    .input(z.strictObject({ inflow_id: idIn, reference: returnReference, note }))
     .output(proposalOut)
     .mutation(async ({ ctx, input }) => {
       const { note: why, ...args } = input;

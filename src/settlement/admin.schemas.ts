@@ -26,6 +26,8 @@ export const adminInflowOut = z.object({
   /** Bank rail: the payout whose virtual account received the money, attributed or not. */
   account_payout_id: z.string().nullable(),
   overpayment_amount: z.string(),
+  /** RETURNED: the return's bank reference or transaction hash the operator gave as evidence. */
+  returned_reference: z.string().nullable(),
   matched_at: z.string().nullable(),
   /** When the rail says the money arrived (block time, bank credit time): what lateness is judged by. */
   arrived_at: z.string(),
@@ -64,6 +66,7 @@ export function toAdminInflow(
     payout_id: inflow.payout?.id ?? null,
     account_payout_id: accountPayoutId,
     overpayment_amount: inflow.overpaymentAmount.toFixed(),
+    returned_reference: inflow.returnedReference ?? null,
     matched_at: iso(inflow.matchedAt ?? null),
     arrived_at: iso(inflow.arrivedAt),
     created_at: iso(inflow.createdAt),

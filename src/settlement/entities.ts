@@ -108,6 +108,12 @@ export const Inflow = defineEntity({
      * late (after an outage) is not judged late.
      */
     arrivedAt: p.datetime(),
+    /**
+     * RETURNED only: the evidence the operator gave that the money went back (the return's bank
+     * reference or transaction hash). Null on every other state, and on inflows returned before
+     * the service asked for it (their proposal's note says how).
+     */
+    returnedReference: p.string().length(200).nullable(),
     ...timestamps(),
   },
 });

@@ -6,6 +6,9 @@ import { toAdminInflow, toPayoutSummary } from './admin.schemas.ts';
 import { Inflow } from './entities.ts';
 import { attributeInflow, failHeldPayout, returnInflow } from './operator.ts';
 
+/** The evidence of a return made outside the service: the bank's reference or the transaction hash. */
+export const returnReference = z.string().trim().min(1).max(200);
+
 /** The settlement decisions that move money, each run once a second operator approves it. */
 export const settlementMoves = {
   'inflow.attribute': moneyMove({
@@ -27,12 +30,18 @@ export const settlementMoves = {
   }),
   'inflow.return': moneyMove({
     action: 'inflow.return',
-    args: z.strictObject({ inflow_id: idIn }),
+    // `reference` is optional here only so that a proposal made before it was asked for still runs.
+    args: z.strictObject({ inflow_id: idIn, reference: returnReference.optional() }),
     targets: (a) => [a.inflow_id],
     stake: (em, a) => stakeOf(em, 'inflow', a.inflow_id),
     run: async (em, _deps, { args, actor, now }) => ({
       inflow: toAdminInflow(
-        await returnInflow(em, { inflowId: args.inflow_id, now, approvalId: actor.approvalId }),
+        await returnInflow(em, {
+          inflowId: args.inflow_id,
+          reference: args.reference ?? null,
+          now,
+          approvalId: actor.approvalId,
+        }),
       ),
     }),
   }),

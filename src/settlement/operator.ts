@@ -186,12 +186,13 @@ export async function failHeldPayout(
  */
 export async function returnInflow(
   em: EntityManager,
-  args: { inflowId: string; now: Date; approvalId?: string | null },
+  args: { inflowId: string; reference: string | null; now: Date; approvalId?: string | null },
 ): Promise<Inflow> {
   const inflow = await lockUndecidedInflow(em, args.inflowId);
   const done = stepInflowOrThrow(inflow, { type: 'OPERATOR_RETURN', now: args.now });
   inflow.state = done.to;
   inflow.snapshot = done.snapshot;
+  inflow.returnedReference = args.reference;
   await post(
     emSql(em),
     inflowLedger(

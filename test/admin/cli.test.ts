@@ -104,7 +104,9 @@ describe('admin CLI over tRPC', () => {
     ];
     const fail = (await cliAs(ada)('payout', 'fail', payout, '--note', 'held for a week')).approval.id;
     const retry = (await cliAs(ada)('refund', 'retry', refund, '--note', 'address fixed')).approval.id;
-    const back = (await cliAs(ben)('inflow', 'return', inflow, '--note', 'sent back by hand')).approval.id;
+    const back = (
+      await cliAs(ben)('inflow', 'return', inflow, '--reference', 'FT1', '--note', 'sent back by hand')
+    ).approval.id;
     await cliAs(approver)('approval', 'reject', retry, '--note', 'not fixed yet');
 
     const ids = async (...filters: string[]) =>

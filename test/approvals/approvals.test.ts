@@ -463,7 +463,7 @@ describe('four eyes on money moves (admin.approvals.*)', () => {
     const proposals = [
       ['admin.settlement.attribute', { inflow_id: 'abc', payout_id: crypto.randomUUID() }, 'inflow_id'],
       ['admin.settlement.failPayout', { payout_id: "' OR 1=1 --" }, 'payout_id'],
-      ['admin.settlement.returnInflow', { inflow_id: '0' }, 'inflow_id'],
+      ['admin.settlement.returnInflow', { inflow_id: '0', reference: 'FT1' }, 'inflow_id'],
       ['admin.refunds.retry', { refund_id: `${crypto.randomUUID()}x` }, 'refund_id'],
     ] as const;
     for (const [path, input, field] of proposals) {
@@ -507,10 +507,10 @@ describe('four eyes on money moves (admin.approvals.*)', () => {
         'VALIDATION_FAILED',
         [{ field: 'inflow_id', issue: heldInflowIssue }],
       ],
-      ['admin.settlement.returnInflow', { inflow_id: none }, 'INFLOW_NOT_FOUND'],
+      ['admin.settlement.returnInflow', { inflow_id: none, reference: 'FT1' }, 'INFLOW_NOT_FOUND'],
       [
         'admin.settlement.returnInflow',
-        { inflow_id: held.inflowId },
+        { inflow_id: held.inflowId, reference: 'FT1' },
         'VALIDATION_FAILED',
         [{ field: 'inflow_id', issue: heldInflowIssue }],
       ],
@@ -591,7 +591,7 @@ describe('four eyes on money moves (admin.approvals.*)', () => {
     const proposals: [string, Record<string, string>][] = [
       ['admin.settlement.failPayout', { payout_id: held.payoutId }],
       ['admin.settlement.attribute', { inflow_id: attributable.inflowId, payout_id: attributable.payoutId }],
-      ['admin.settlement.returnInflow', { inflow_id: returnable.inflowId }],
+      ['admin.settlement.returnInflow', { inflow_id: returnable.inflowId, reference: 'FT1' }],
       ['admin.refunds.retry', { refund_id: refund.refundId }],
       ['admin.refunds.raise', { payout_id: money.payoutId }],
     ];

@@ -117,7 +117,7 @@ const CASES: Record<string, Case> = {
   },
   'admin.settlement.returnInflow': async () => {
     const { inflowId } = await strayInflow(await payoutReadyMerchant());
-    return { input: { inflow_id: inflowId, note: 'n' }, targets: [inflowId] };
+    return { input: { inflow_id: inflowId, reference: 'FT1', note: 'n' }, targets: [inflowId] };
   },
   'admin.settlement.failPayout': async () => {
     const { payoutId } = await heldPayout(await payoutReadyMerchant());

@@ -159,7 +159,8 @@ describe('console: approval rules, operators, tenants and the audit in words, in
         await section.locator('button.more').click();
       }
       await row.locator('button', { hasText: 'Propose return' }).click();
-      await row.locator('input').fill('sent back by hand: ticket 7781');
+      await row.locator('[data-testid="return-reference"]').fill('FT-RETURN-7781');
+      await row.locator('input[aria-label^="Note for"]').fill('sent back by hand: ticket 7781');
       await row.locator('button[type="submit"]').click();
       await row.locator('.outcome.done').waitFor();
       const { data: proposals } = await cliAs()(
@@ -214,7 +215,8 @@ describe('console: approval rules, operators, tenants and the audit in words, in
       await approve(row2, 'agreed');
       // Decided, it leaves the pending list.
       await row2.waitFor({ state: 'detached' });
-      expect((await inflowByRef(tx))!.state).to.equal('RETURNED');
+      const back = (await inflowByRef(tx))!;
+      expect([back.state, back.returnedReference]).to.deep.equal(['RETURNED', 'FT-RETURN-7781']);
       const moveAudit = await cliAs()('audit', 'list', '--target', moveId);
       // One proposal, one partial approval, one approval that ran: the move ran once.
       expect(moveAudit.data.map((r: { outcome: string }) => r.outcome)).to.have.members([

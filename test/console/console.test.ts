@@ -373,7 +373,7 @@ describe('operations console in Chromium', function () {
     const returned = await trpcCall(
       'admin.settlement.returnInflow',
       'mutation',
-      { inflow_id: other.inflowId, note: 'sent back by hand' },
+      { inflow_id: other.inflowId, reference: 'FT1', note: 'sent back by hand' },
       harness().adminToken,
     );
     await trpcCall(

@@ -250,14 +250,26 @@ describe('operator tools for settlement (admin.settlement.*)', () => {
       (e: Error) => e,
     );
     expect(noNote?.message).to.equal('--note TEXT is required');
+    const noReference = await admin('inflow', 'return', late.id, '--note', 'sent back').then(
+      () => null,
+      (e: Error) => e,
+    );
+    expect(noReference?.message).to.equal('--reference REF is required');
     const returned = await approvedMove(
       'inflow',
       'return',
       late.id,
+      '--reference',
+      '0xfeedbeef',
       '--note',
       'sent back from the hot wallet',
     );
-    expect(returned.inflow).to.include({ id: late.id, state: 'RETURNED', payout_id: null });
+    expect(returned.inflow).to.include({
+      id: late.id,
+      state: 'RETURNED',
+      payout_id: null,
+      returned_reference: '0xfeedbeef',
+    });
     expect((await admin('inflow', 'list', '--tenant', merchant.tenantId)).data).to.deep.equal([]);
     const open = await payoutWithInstruction(merchant);
     const again = await refusedCommand('inflow', 'attribute', late.id, '--payout', open.id);
@@ -315,7 +327,7 @@ describe('operator tools for settlement (admin.settlement.*)', () => {
       'is HELD and attributed to payout ' +
       `${payout.id}; only UNMATCHED inflows and HELD inflows attributed to no payout can be decided`;
     for (const argv of [
-      ['inflow', 'return', held.id, '--note', 'sent back'],
+      ['inflow', 'return', held.id, '--reference', 'FT123', '--note', 'sent back'],
       ['inflow', 'attribute', held.id, '--payout', other.id],
     ]) {
       const refused = await refusedCommand(...argv);
@@ -337,6 +349,8 @@ describe('operator tools for settlement (admin.settlement.*)', () => {
       'inflow',
       'return',
       (await inflowByRef(below))!.id,
+      '--reference',
+      'FT123',
       '--note',
       'sent back',
     );
@@ -381,7 +395,15 @@ describe('operator tools for settlement (admin.settlement.*)', () => {
     const full = await sendUsdt('TRON', paid.instruction.account_unique, paid.instruction.expected);
     await mine('TRON', confirmationsOf('TRON'));
     await settle();
-    await approvedMove('inflow', 'return', (await inflowByRef(back))!.id, '--note', 'sent back');
+    await approvedMove(
+      'inflow',
+      'return',
+      (await inflowByRef(back))!.id,
+      '--reference',
+      'FT124',
+      '--note',
+      'sent back',
+    );
     // Late money: UNMATCHED.
     const lateFor = await payoutWithInstruction(merchant);
     await lapse(deps().config.PAYMENT_INSTRUCTION_TTL_MS + 60_000);

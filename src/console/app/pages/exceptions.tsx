@@ -270,8 +270,16 @@ function ReturnInflow({ id }: { id: string }) {
       actionKey={`return:${id}`}
       label="Propose return"
       done="Proposed"
+      testId="propose-return"
+      field={{
+        label: "The return's bank reference or transaction hash",
+        placeholder: 'Bank reference or transaction hash (evidence)',
+        testId: 'return-reference',
+      }}
       placeholder="Note (required): how it was sent back"
-      run={(note) => api.admin.settlement.returnInflow.mutate({ inflow_id: id, note })}
+      runWith={(note, reference) =>
+        api.admin.settlement.returnInflow.mutate({ inflow_id: id, reference, note })
+      }
     />
   );
 }
