@@ -46,9 +46,17 @@ function eventLines(text: string): string {
   return text.length > 14 ? text.replace(' ', '\n') : text;
 }
 
+/**
+ * An arrow's label. Each line carries a no-break space at either end: the layout measures text
+ * with Helvetica's widths, and a browser that draws it in a wider face (DejaVu Sans, say) would
+ * otherwise make neighbouring labels touch.
+ */
 function arrowLabel(arrow: Arrow): string {
   return arrow.transitions
     .map((t) => `${t.number}  ${t.event === null ? 'created' : eventLines(words(t.event))}`)
+    .join('\n')
+    .split('\n')
+    .map((line) => `\u00a0${line}\u00a0`)
     .join('\n');
 }
 
