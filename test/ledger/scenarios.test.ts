@@ -210,7 +210,7 @@ describe('the ledger through the sandbox scenarios', () => {
     expect(received.cause.transition).to.match(/^OPERATOR_ATTRIBUTE /);
 
     const second = await strayInflow(merchant);
-    await approvedMove('inflow', 'return', second.inflowId);
+    await approvedMove('inflow', 'return', second.inflowId, '--reference', 'FT-RETURN-1');
     const returned = await admin(
       'ledger',
       'entries',
