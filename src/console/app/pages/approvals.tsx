@@ -107,6 +107,34 @@ export function Decide({ approval }: { approval: Approval }) {
   );
 }
 
+/**
+ * The proposals of one kind still waiting, on the page that makes them (role raises on Operators,
+ * rule changes on Approval rules).
+ */
+export function PendingProposals(props: {
+  queue: string;
+  title: string;
+  pending: { rows: Approval[]; error: unknown; isPending: boolean };
+}) {
+  const { pending } = props;
+  return (
+    <section className="queue" data-queue={props.queue}>
+      <h2>{props.title}</h2>
+      <Failure error={pending.error} />
+      {pending.rows.length === 0 && !pending.isPending ? (
+        <p className="empty">None.</p>
+      ) : (
+        <table>
+          <thead>{APPROVALS_HEAD}</thead>
+          <tbody>
+            <ApprovalRows rows={pending.rows} />
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
+
 export function ApprovalRows({ rows, overdue }: { rows: Approval[]; overdue?: (a: Approval) => boolean }) {
   return (
     <>

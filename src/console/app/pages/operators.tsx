@@ -14,7 +14,7 @@ import {
   useOperatorId,
   usePages,
 } from '../ui.tsx';
-import { APPROVALS_HEAD, ApprovalRows } from './approvals.tsx';
+import { PendingProposals } from './approvals.tsx';
 
 /**
  * Operators (`operator list|create|role|revoke` of the CLI): who works in operations, with which
@@ -214,20 +214,11 @@ export function OperatorsPage() {
         </tbody>
       </table>
       <MoreButton {...list} />
-      <section className="queue" data-queue="role-proposals">
-        <h2>Role raises waiting for a second admin</h2>
-        <Failure error={pending.error} />
-        {pending.rows.length === 0 && !pending.isPending ? (
-          <p className="empty">None.</p>
-        ) : (
-          <table>
-            <thead>{APPROVALS_HEAD}</thead>
-            <tbody>
-              <ApprovalRows rows={pending.rows} />
-            </tbody>
-          </table>
-        )}
-      </section>
+      <PendingProposals
+        queue="role-proposals"
+        title="Role raises waiting for a second admin"
+        pending={pending}
+      />
     </main>
   );
 }

@@ -3,7 +3,7 @@ import { type FormEvent, useState } from 'react';
 import { api } from '../api.ts';
 import { moveInWords } from '../audit-words.tsx';
 import { ClickAction, Failure, Outcome, Time, useAction, useCan, usePages } from '../ui.tsx';
-import { APPROVALS_HEAD, ApprovalRows } from './approvals.tsx';
+import { PendingProposals } from './approvals.tsx';
 
 /**
  * Approval rules (`approval-rule list` and `approval-rule propose` of the CLI): how many distinct
@@ -248,20 +248,11 @@ export function RulesPage() {
           ))}
         </tbody>
       </table>
-      <section className="queue" data-queue="rule-proposals">
-        <h2>Rule changes waiting for a second admin</h2>
-        <Failure error={pending.error} />
-        {pending.rows.length === 0 && !pending.isPending ? (
-          <p className="empty">None.</p>
-        ) : (
-          <table>
-            <thead>{APPROVALS_HEAD}</thead>
-            <tbody>
-              <ApprovalRows rows={pending.rows} />
-            </tbody>
-          </table>
-        )}
-      </section>
+      <PendingProposals
+        queue="rule-proposals"
+        title="Rule changes waiting for a second admin"
+        pending={pending}
+      />
       {isAdmin ? (
         <ProposeRule draft={draft} setDraft={setDraft} />
       ) : (
