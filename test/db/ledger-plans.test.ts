@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { balancesUnder, entriesOfAccount, entriesOfPayout } from '#src/ledger/read.ts';
 import { movementsPage, ofPayout } from '#src/money-movements/router.ts';
 import { harness } from '../harness.ts';
-import { preparedPlans } from './prepared-plans.ts';
+import { entryReads, writeLedgerHistory } from './ledger-history.ts';
 
 /**
  * The ledger's reads never read the entries whole: balances come from `ledger_balances` and its
@@ -11,19 +11,6 @@ import { preparedPlans } from './prepared-plans.ts';
  * a payout's and a tenant's movements come through their indexes. Planned, as prepared statements
  * are (generic and custom plans), over a history of many payouts' entries.
  */
-
-/** The nodes reading `ledger_entries` in the plans of `text` with `args`, generic and custom. */
-async function entryReads(text: string, args: string): Promise<string[][]> {
-  return (await preparedPlans(text, args)).map((nodes) =>
-    nodes
-      .filter(
-        (n) =>
-          n['Relation Name'] === 'ledger_entries' ||
-          (n['Node Type'] === 'Bitmap Index Scan' && n['Index Name']?.startsWith('ledger_entries_')),
-      )
-      .map((n) => `${n['Node Type']}${n['Index Name'] ? ` using ${n['Index Name']}` : ''}`),
-  );
-}
 
 const INDEXED =
   /^(Index Scan|Index Only Scan|Bitmap Heap Scan|Bitmap Index Scan)( using ledger_entries_\w+)?$/;
@@ -37,20 +24,7 @@ describe('the ledger’s reads, planned over a long history', function () {
     // 2,000 payouts of 6 entries each, then one of our own, then fresh statistics.
     const em = harness().service.deps.orm.em.fork();
     await em.transactional(async (tx) => {
-      await tx.execute(`
-        insert into ledger_entries (id, transaction_id, account, currency, amount, tenant_id, payout_id, movement,
-            cause_object, cause_id, transition, created_at)
-        select gen_random_uuid(), s.tx, e.account, 'USDT', e.amount, s.t, s.p, e.movement, 'payout', s.p,
-               'TEST (A → B)', now() - (s.n || ' seconds')::interval
-          from (select n, gen_random_uuid() as t, gen_random_uuid() as p, gen_random_uuid() as tx
-                  from generate_series(1, 2000) n) s
-          cross join lateral (values
-            ('collection:bank:' || s.n, -100, null),
-            ('tenants:' || s.t || ':suspense', 100, null),
-            ('tenants:' || s.t || ':suspense', -100, null),
-            ('tenants:' || s.t || ':payouts:' || s.p, 100, 'money_received'),
-            ('tenants:' || s.t || ':payouts:' || s.p, -100, 'paid_out'),
-            ('world:beneficiaries', 100, null)) as e(account, amount, movement)`);
+      await writeLedgerHistory(tx, 2000);
       const tx1 = randomUUID();
       await tx.execute(
         `insert into ledger_entries (id, transaction_id, account, currency, amount, tenant_id, payout_id, movement,
