@@ -537,18 +537,19 @@ describe('the ledger backfill, on a database filled by the release before the le
     for (const f of facts) {
       const d = (v: string | null) => toDecimal(v!);
       if (f.object === 'inflow') {
+        const inflow = {
+          id: f.id!,
+          tenantId: f.tenant_id!,
+          rail: f.rail as 'CRYPTO' | 'BANK_TRANSFER',
+          network: f.network,
+          toAccount: f.to_account!,
+          amount: d(f.amount),
+          currency: f.currency!,
+          payoutId: f.payout_id,
+        };
         add(
           inflowLedger(
-            {
-              id: f.id!,
-              tenantId: f.tenant_id!,
-              rail: f.rail as 'CRYPTO' | 'BANK_TRANSFER',
-              network: f.network,
-              toAccount: f.to_account!,
-              amount: d(f.amount),
-              currency: f.currency!,
-              payoutId: f.payout_id,
-            },
+            inflow,
             // The money counted before it was attributed: RECEIVED names no payout.
             steps(FLOWS_OF.inflow(f.state!, f.payout_id).filter((x) => x === 'RECEIVED')),
             'E',
@@ -557,16 +558,7 @@ describe('the ledger backfill, on a database filled by the release before the le
         );
         add(
           inflowLedger(
-            {
-              id: f.id!,
-              tenantId: f.tenant_id!,
-              rail: f.rail as 'CRYPTO' | 'BANK_TRANSFER',
-              network: f.network,
-              toAccount: f.to_account!,
-              amount: d(f.amount),
-              currency: f.currency!,
-              payoutId: f.payout_id,
-            },
+            inflow,
             steps(FLOWS_OF.inflow(f.state!, f.payout_id).filter((x) => x !== 'RECEIVED')),
             'E',
             now,
