@@ -1,6 +1,7 @@
 import { defineEntity, type InferEntity, p } from '@mikro-orm/postgresql';
 import type { ApprovalStatus } from '#machines/approval.machine.ts';
 import { idColumn, timestamps } from '#src/db/columns.ts';
+import { MONEY_MOVES } from './money-moves.ts';
 
 export const APPROVAL_STATUSES = [
   'PENDING',
@@ -10,17 +11,7 @@ export const APPROVAL_STATUSES = [
   'FAILED',
 ] as const satisfies readonly ApprovalStatus[];
 
-/** The money moves that need a second operator, named as the CLI names them. */
-export const MONEY_MOVES = [
-  'inflow.attribute',
-  'inflow.return',
-  'payout.fail',
-  'refund.retry',
-  'refund.raise',
-  'recon.resolve',
-  'payee.accept',
-] as const;
-export type MoneyMove = (typeof MONEY_MOVES)[number];
+export { MONEY_MOVES, type MoneyMove } from './money-moves.ts';
 
 /**
  * Changes that move no money but need a second admin all the same: an approval rule set (made or

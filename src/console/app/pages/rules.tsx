@@ -1,5 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
+import { MONEY_MOVES, type MoneyMove } from '../../../approvals/money-moves.ts';
 import { api } from '../api.ts';
 import { moveInWords } from '../audit-words.tsx';
 import { ClickAction, Failure, Outcome, Time, useAction, useCan, usePages } from '../ui.tsx';
@@ -14,20 +15,10 @@ import { PendingProposals } from './approvals.tsx';
 
 type Rule = Awaited<ReturnType<typeof api.admin.approvalRules.list.query>>['data'][number];
 
-const MOVES = [
-  'inflow.attribute',
-  'inflow.return',
-  'payout.fail',
-  'refund.retry',
-  'refund.raise',
-  'recon.resolve',
-  'payee.accept',
-] as const;
-type Move = (typeof MOVES)[number];
 const BOTH = ['approver', 'admin'] as const;
 
 interface Draft {
-  action: Move;
+  action: MoneyMove;
   above: string;
   currency: string;
   approvers: number;
@@ -78,8 +69,12 @@ function ProposeRule({ draft, setDraft }: { draft: Draft; setDraft: (d: Draft) =
       </p>
       <label>
         Money move{' '}
-        <select name="action" value={draft.action} onChange={(e) => set({ action: e.target.value as Move })}>
-          {MOVES.map((m) => (
+        <select
+          name="action"
+          value={draft.action}
+          onChange={(e) => set({ action: e.target.value as MoneyMove })}
+        >
+          {MONEY_MOVES.map((m) => (
             <option key={m} value={m}>
               {moveInWords(m)} ({m})
             </option>
@@ -210,7 +205,7 @@ export function RulesPage() {
                       className="link"
                       onClick={() =>
                         setDraft({
-                          action: r.action as Move,
+                          action: r.action as MoneyMove,
                           above: r.above ?? '',
                           currency: r.currency ?? '',
                           approvers: r.approvers,
@@ -232,7 +227,7 @@ export function RulesPage() {
                         }}
                         run={() =>
                           api.admin.approvalRules.propose.mutate({
-                            action: r.action as Move,
+                            action: r.action as MoneyMove,
                             ...(r.above ? { above: r.above, currency: r.currency ?? '' } : {}),
                             approvers: 1,
                             roles: [...BOTH],
