@@ -2,12 +2,10 @@ import { expect } from 'chai';
 import { announceOverdue, type OverdueNoticeRow } from '#src/compliance/overdue.ts';
 import { type ExceptionQueue, overdueHours, QUEUE_INFO } from '#src/compliance/queues.ts';
 import { createLogger } from '#src/lib/log.ts';
-import { applyPayoutEvent } from '#src/payouts/lifecycle.ts';
 import { runRefundsOnce } from '#src/refunds/job.ts';
-import { call, createMerchant } from '../client.ts';
-import { merchantWith, paidPayout, payoutTo } from '../dispatch/fixtures.ts';
+import { createMerchant } from '../client.ts';
 import { harness } from '../harness.ts';
-import { paidOut } from '../ledger/fixtures.ts';
+import { failedTwoWays } from '../ledger/fixtures.ts';
 import { operatorWith, trpcCall } from '../operators/fixtures.ts';
 import { payoutReadyMerchant } from '../payouts/fixtures.ts';
 import { getPayout, handledCredit, payBank, payoutWithInstruction } from '../settlement/fixtures.ts';
@@ -381,20 +379,9 @@ describe('admin.machines: the compliance view with live counts', () => {
     // Refunds other tests left due are sent first, so that only this test's payouts move the counts.
     await runRefundsOnce(deps);
     const before = await cases();
-    const merchant = await merchantWith();
-    // One fails before any money was asked for: nothing ever arrived.
-    const never = await call('POST', '/v1/payouts', { key: merchant.key, body: payoutTo('5681') });
-    await deps.orm.em.fork().transactional((tx) =>
-      applyPayoutEvent(tx, never.body.id, {
-        type: 'INSTRUCTION_GENERATION_FAILED',
-        failureReason: 'test',
-        triggeredBy: 'SYSTEM',
-        now: deps.clock.now(),
-      }),
-    );
-    // One fails at the processor after the merchant paid: its money is with us for its refund.
-    const id = await paidPayout(merchant, payoutTo('1001', 'NGN'));
-    expect((await paidOut(merchant, id)).status).to.equal('FAILED');
+    // One fails before any money was asked for (nothing ever arrived), one at the processor after
+    // the merchant paid (its money is with us for its refund).
+    await failedTwoWays();
     const failed = await cases();
     const change = (now: Record<string, number>, code: string) => now[code]! - before[code]!;
     expect(change(failed, 'NOTHING_RECEIVED')).to.equal(1);

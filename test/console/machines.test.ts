@@ -3,13 +3,10 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { REPO_ROOT } from '#src/docs/generate.ts';
-import { applyPayoutEvent } from '#src/payouts/lifecycle.ts';
 import { runRefundsOnce } from '#src/refunds/job.ts';
 import { CHROMIUM, CHROMIUM_FLAGS, requireChromium } from '../browser.ts';
-import { call } from '../client.ts';
-import { merchantWith, paidPayout, payoutTo } from '../dispatch/fixtures.ts';
 import { harness } from '../harness.ts';
-import { paidOut } from '../ledger/fixtures.ts';
+import { failedTwoWays } from '../ledger/fixtures.ts';
 import { newOperator } from '../operators/fixtures.ts';
 
 /**
@@ -73,18 +70,7 @@ describe("the console's Machines page in Chromium", function () {
       'KEPT_AS_REFUND_FEE',
       'NOTHING_RECEIVED',
     ]);
-    const merchant = await merchantWith();
-    const never = await call('POST', '/v1/payouts', { key: merchant.key, body: payoutTo('5681') });
-    await deps.orm.em.fork().transactional((tx) =>
-      applyPayoutEvent(tx, never.body.id, {
-        type: 'INSTRUCTION_GENERATION_FAILED',
-        failureReason: 'test',
-        triggeredBy: 'SYSTEM',
-        now: deps.clock.now(),
-      }),
-    );
-    const id = await paidPayout(merchant, payoutTo('1001', 'NGN'));
-    expect((await paidOut(merchant, id)).status).to.equal('FAILED');
+    await failedTwoWays();
 
     const failed = await failedCases();
     expect(failed['NOTHING_RECEIVED']! - before['NOTHING_RECEIVED']!).to.equal(1);

@@ -1,7 +1,16 @@
 import { expect } from 'chai';
 import { toDecimal } from '#src/lib/money.ts';
-import type { Merchant } from '../client.ts';
-import { callbacksDelivered, deps, dispatch, payoutOf } from '../dispatch/fixtures.ts';
+import { applyPayoutEvent } from '#src/payouts/lifecycle.ts';
+import { call, type Merchant } from '../client.ts';
+import {
+  callbacksDelivered,
+  deps,
+  dispatch,
+  merchantWith,
+  paidPayout,
+  payoutOf,
+  payoutTo,
+} from '../dispatch/fixtures.ts';
 import { admin } from '../settlement/fixtures.ts';
 
 /** A payout's ledger as operators read it (`ledger payout PAYOUT_ID`). */
@@ -48,3 +57,26 @@ export async function violationsOf(...subjects: string[]): Promise<{ check: stri
 }
 
 export { deps };
+
+/**
+ * Two FAILED payouts of a new merchant whose money is in different places: one failed before any
+ * money was asked for (nothing ever arrived), one failed at the processor after the merchant paid
+ * NGN (with us, awaiting its refund, which the refunds job sends).
+ */
+export async function failedTwoWays(): Promise<{ merchant: Merchant; never: string; paid: string }> {
+  const merchant = await merchantWith();
+  const never = await call('POST', '/v1/payouts', { key: merchant.key, body: payoutTo('5681') });
+  await deps()
+    .orm.em.fork()
+    .transactional((tx) =>
+      applyPayoutEvent(tx, never.body.id, {
+        type: 'INSTRUCTION_GENERATION_FAILED',
+        failureReason: 'test',
+        triggeredBy: 'SYSTEM',
+        now: deps().clock.now(),
+      }),
+    );
+  const paid = await paidPayout(merchant, payoutTo('1001', 'NGN'));
+  expect((await paidOut(merchant, paid)).status).to.equal('FAILED');
+  return { merchant, never: never.body.id, paid };
+}
