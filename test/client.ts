@@ -23,6 +23,8 @@ export interface CallOptions {
   headers?: Record<string, string>;
   /** Defaults to a fresh UUID v4 on POST and PUT; null sends none. */
   idempotencyKey?: string | null;
+  /** The service to call; the harness's by default (tests that start instances of their own). */
+  url?: string;
 }
 
 /** One HTTP request to the running service. */
@@ -43,7 +45,7 @@ export async function call<T = any>(
     headers['content-type'] ??= 'application/json';
   }
   // A copy as a plain Uint8Array: a body both Node's and the DOM's fetch types accept.
-  const res = await fetch(harness().url + path, {
+  const res = await fetch((options.url ?? harness().url) + path, {
     method,
     headers,
     body: typeof body === 'string' || body === undefined ? body : new Uint8Array(body),
@@ -56,6 +58,22 @@ export async function call<T = any>(
     parsed = undefined;
   }
   return { status: res.status, headers: res.headers, body: parsed as T, text };
+}
+
+/**
+ * The body of a successful request as `key` to the service at `url`; any other answer throws with
+ * its status and body (the instances and crash tests, which start services of their own).
+ */
+export async function apiAt(
+  url: string,
+  key: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<any> {
+  const res = await call(method, path, { url, key, body });
+  if (res.status < 200 || res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${res.text}`);
+  return res.body;
 }
 
 /** One request with any method, over node:http (fetch refuses TRACE and friends). */

@@ -15,7 +15,7 @@ import { secretsFrom } from '#src/secrets.ts';
 import { type RunningService, startService } from '#src/service.ts';
 import { Inflow } from '#src/settlement/entities.ts';
 import { createTenant, issueApiKey } from '#src/tenants/service.ts';
-import { uniqueName } from '../client.ts';
+import { apiAt, uniqueName } from '../client.ts';
 import { harness } from '../harness.ts';
 
 /**
@@ -108,17 +108,7 @@ describe('several instances against one database', function () {
   });
 
   async function api(i: number, method: string, path: string, body?: unknown): Promise<any> {
-    const res = await fetch(`${services[i % 2]!.url}${path}`, {
-      method,
-      headers: {
-        'x-api-key': apiKey,
-        ...(body ? { 'content-type': 'application/json', 'idempotency-key': randomUUID() } : {}),
-      },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    const json = await res.json();
-    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-    return json;
+    return apiAt(services[i % 2]!.url, apiKey, method, path, body);
   }
 
   async function eventually<T>(

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -12,7 +12,7 @@ import { behindPooler } from '#src/db/sql.ts';
 import { systemClock } from '#src/lib/clock.ts';
 import { createLogger } from '#src/lib/log.ts';
 import { type RunningSandbox, startSandbox } from '#src/sandbox/server.ts';
-import { uniqueName } from '../client.ts';
+import { apiAt, uniqueName } from '../client.ts';
 import { harness, sameServer } from '../harness.ts';
 import { skipBecause } from '../skip.ts';
 
@@ -193,17 +193,7 @@ describe('four instances behind one PgBouncer in transaction mode', function () 
   });
 
   async function api(i: number, method: string, path: string, body?: unknown): Promise<any> {
-    const res = await fetch(`${instances[i % INSTANCES]!.url}${path}`, {
-      method,
-      headers: {
-        'x-api-key': apiKey,
-        ...(body ? { 'content-type': 'application/json', 'idempotency-key': randomUUID() } : {}),
-      },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    const json = await res.json();
-    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-    return json;
+    return apiAt(instances[i % INSTANCES]!.url, apiKey, method, path, body);
   }
 
   async function count(sql: string): Promise<number> {

@@ -19,6 +19,7 @@ import { type Decimal, toDecimal } from '#src/lib/money.ts';
 import { type RunningSandbox, startSandbox } from '#src/sandbox/server.ts';
 import { secretsFrom } from '#src/secrets.ts';
 import { createTenant, issueApiKey } from '#src/tenants/service.ts';
+import { apiAt } from '../client.ts';
 import { harness } from '../harness.ts';
 import { createScratchDatabase } from '../scratch-database.ts';
 import { skipBecause } from '../skip.ts';
@@ -257,17 +258,7 @@ describe('kill -9 during matching, dispatch and refund: the ledger stays whole',
   }
 
   async function api(method: string, route: string, body?: unknown): Promise<any> {
-    const res = await fetch(`http://127.0.0.1:${port}${route}`, {
-      method,
-      headers: {
-        'x-api-key': apiKey,
-        ...(body ? { 'content-type': 'application/json', 'idempotency-key': randomUUID() } : {}),
-      },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    const json = await res.json();
-    if (!res.ok) throw new Error(`${method} ${route}: ${res.status} ${JSON.stringify(json)}`);
-    return json;
+    return apiAt(`http://127.0.0.1:${port}`, apiKey, method, route, body);
   }
 
   async function rows<R>(query: string, params: unknown[] = []): Promise<R[]> {
