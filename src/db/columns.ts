@@ -17,7 +17,10 @@ export function clockOf(em: EntityManager): Clock {
   return clocks.get(em.config) ?? systemClock;
 }
 
-/** Primary key: a time-ordered UUID v7. */
+/**
+ * Primary key: a time-ordered UUID v7. The merchant tables' keys in the database are
+ * (id, tenant_id) (docs/scaling.md, Citus); the entities stay keyed by id, which is unique alone.
+ */
 export const idColumn = () =>
   p
     .uuid()

@@ -47,22 +47,9 @@ export const TABLE_DISTRIBUTION = {
 } as const satisfies Record<string, Distribution>;
 
 /**
- * Distributed tables whose primary key is still `(id)` alone, not `(tenant_id, id)`: the ORM's
- * entities and every lookup by id key on it. Each has no other unique key without tenant_id, and
- * those that foreign keys reference carry a unique `(id, tenant_id)`. On Citus the primary key
- * would become `(id, tenant_id)` (docs/scaling.md says what that still needs).
+ * Distributed tables whose primary key is still `(id)` alone, not `(id, tenant_id)`: the tables
+ * of the outbox and webhook deliveries, which are keyed again when they are partitioned. Each has
+ * no other unique key without tenant_id, and those that foreign keys reference carry a unique
+ * `(id, tenant_id)`. Every other distributed table is keyed by `(id, tenant_id)` (docs/scaling.md).
  */
-export const KEYED_BY_ID_ALONE: readonly string[] = [
-  'idempotency_keys',
-  'quotes',
-  'refund_destinations',
-  'payouts',
-  'payout_status_timeline',
-  'payment_instructions',
-  'inflows',
-  'outflows',
-  'refunds',
-  'outbox_events',
-  'webhook_deliveries',
-  'webhook_delivery_attempts',
-];
+export const KEYED_BY_ID_ALONE: readonly string[] = ['outbox_events', 'webhook_deliveries', 'webhook_delivery_attempts'];

@@ -11,7 +11,7 @@ import { Tenant } from '#src/tenants/entities.ts';
 export const PaymentInstruction = defineEntity({
   name: 'PaymentInstruction',
   tableName: 'payment_instructions',
-  uniques: [{ properties: ['id', 'tenant'] }, { properties: ['payout', 'tenant'] }],
+  uniques: [{ properties: ['payout', 'tenant'] }],
   indexes: [
     { properties: ['status', 'expiresAt'] },
     // Matching looks up an amount on an account whatever the status (late money for a closed instruction).

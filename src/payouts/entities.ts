@@ -22,8 +22,6 @@ export type PayoutStatus = (typeof PAYOUT_STATUSES)[number];
 export const Payout = defineEntity({
   name: 'Payout',
   tableName: 'payouts',
-  // The tenant-scoped key the other tenant tables' foreign keys reference (docs/scaling.md, Citus).
-  uniques: [{ properties: ['id', 'tenant'] }],
   // The list and its filters read pages in index order: all of a tenant's payouts, those in one
   // status, those with one merchant_reference (only payouts that have one are indexed).
   indexes: [
@@ -101,7 +99,8 @@ export type Payout = InferEntity<typeof Payout>;
 
 /**
  * One row per status change of a payout, oldest first: the authoritative history. Partitioned by
- * month of `created_at`, so its key is (id, created_at).
+ * month of `created_at`, so its key is (id, created_at); the table's adds tenant_id, as every
+ * merchant table's key does (docs/scaling.md, Citus).
  */
 export const StatusLog = defineEntity({
   name: 'StatusLog',

@@ -26,7 +26,7 @@ export const Inflow = defineEntity({
   name: 'Inflow',
   tableName: 'inflows',
   // A rail's reference belongs to one account, so to one tenant: unique per tenant is unique.
-  uniques: [{ properties: ['rail', 'externalRef', 'tenant'] }, { properties: ['id', 'tenant'] }],
+  uniques: [{ properties: ['rail', 'externalRef', 'tenant'] }],
   indexes: [
     { properties: ['tenant', 'createdAt', 'id'] },
     // Reconciliation: one rail's inflows of one day (src/reconciliation/).
