@@ -42,7 +42,9 @@ export const AuditEntry = defineEntity({
     /** `OK`, or what the call ended as when it is not plain success (`PENDING`, `FAILED`, `NO_DESTINATION`...). */
     outcome: p.string().length(64),
     requestId: p.string().length(128),
-    createdAt: p.datetime(),
+    // Part of the key: the table is partitioned by month of created_at (src/db/partitions.ts), and
+    // no month is ever dropped.
+    createdAt: p.datetime().primary(),
   },
 });
 export type AuditEntry = InferEntity<typeof AuditEntry>;

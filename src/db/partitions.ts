@@ -22,6 +22,9 @@ export interface PartitionedTable {
 
 export const PARTITIONED_TABLES: readonly PartitionedTable[] = [
   { table: 'payout_status_timeline', interval: 'month', retentionDays: () => null },
+  // The books and the operators' trail: never dropped, a month's partition stays attached for ever.
+  { table: 'ledger_entries', interval: 'month', retentionDays: () => null },
+  { table: 'audit', interval: 'month', retentionDays: () => null },
 ];
 
 /** Periods created ahead of the current one (pg_partman's `premake`, as registered). */
@@ -56,6 +59,12 @@ const partitionsOf: Statement = {
   name: 'partitions_of',
   text: `select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid
           where i.inhparent = $1::regclass order by 1`,
+  replan: true,
+};
+// Copies the parent's statement triggers onto the partitions made since (Migration20261129050000).
+const guard: Statement = {
+  name: 'partitions_guard',
+  text: 'select partition_guard($1) as guarded',
   replan: true,
 };
 const ownRun: Statement = {
@@ -111,6 +120,10 @@ export async function maintainPartitions(
       }));
     });
     changes.push(...done);
+    // A statement trigger (the ledger's TRUNCATE refusal, its balance deltas) fires only on the
+    // table a statement names: the partitions just made get the parent's own copies, long before
+    // their period comes.
+    await sql.rows(guard, [t.table]);
   }
   return changes;
 }

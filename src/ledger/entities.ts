@@ -7,6 +7,8 @@ import { money } from '#src/db/columns.ts';
  * deferred constraint trigger that refuses an unbalanced ledger transaction at commit, the
  * triggers that refuse UPDATE, DELETE and TRUNCATE, and the trigger that keeps the balances.
  * The account column sorts bytewise (collation "C"), so that an account prefix is an index range.
+ * Entries are partitioned by month of `created_at` (Migration20261129050000_partitioned_ledger_audit),
+ * so their key is (id, created_at); no month is ever dropped.
  */
 
 /** One signed amount on one account; the entries of one `transaction_id` sum to zero per currency. */
@@ -77,7 +79,8 @@ export const LedgerEntry = defineEntity({
     /** The machine's transition: `EVENT (FROM → TO)`. */
     transition: p.string().length(200),
     approvalId: p.uuid().nullable(),
-    createdAt: p.datetime(),
+    // Part of the key: the table is partitioned by month of created_at (src/db/partitions.ts).
+    createdAt: p.datetime().primary(),
   },
 });
 export type LedgerEntry = InferEntity<typeof LedgerEntry>;

@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { harness } from '../harness.ts';
 import { preparedPlans } from './prepared-plans.ts';
 
 /**
@@ -23,15 +24,50 @@ export async function writeLedgerHistory(tx: EntityManager, payouts: number): Pr
         ('world:beneficiaries', 100, null)) as e(account, amount, movement)`);
 }
 
-/** The nodes reading `ledger_entries` in the plans of `text` with `args`, generic and custom. */
+/** `ledger_entries` or one of its monthly partitions (`ledger_entries_p2026_11`, `ledger_entries_default`). */
+export const isEntries = (relation: string | undefined): boolean =>
+  relation !== undefined && /^ledger_entries(_p\d{4}_\d{2}|_default)?$/.test(relation);
+
+/**
+ * The entries' partitions and their indexes: each index by the name of the partitioned table's
+ * index it belongs to (a partition's copy of `ledger_entries_payout_idx` reads as that), and the
+ * partitions that hold no row. A scan of an empty partition reads nothing: the planner may well
+ * pick a sequential one there, and that is no read of the entries whole.
+ */
+async function entryPartitions(): Promise<{ rootIndex: Map<string, string>; empty: Set<string> }> {
+  const em = harness().service.deps.orm.em.fork();
+  const indexes = await em.execute<{ name: string; root: string; part: string }[]>(
+    `select ic.relname as name, coalesce(pg_partition_root(ic.oid)::regclass::text, ic.relname) as root,
+            i.indrelid::regclass::text as part
+       from pg_index i join pg_class ic on ic.oid = i.indexrelid
+      where i.indrelid in (select inhrelid from pg_inherits where inhparent = 'ledger_entries'::regclass)
+         or i.indrelid = 'ledger_entries'::regclass`,
+  );
+  const empty = new Set<string>();
+  for (const part of new Set(indexes.map((i) => i.part))) {
+    const [row] = await em.execute<{ any: boolean }[]>(`select exists (select 1 from ${part}) as any`);
+    if (!row?.any) empty.add(part);
+  }
+  for (const i of indexes) if (empty.has(i.part)) empty.add(i.name);
+  return { rootIndex: new Map(indexes.map((i) => [i.name, i.root])), empty };
+}
+
+/**
+ * The nodes reading `ledger_entries` (any of its partitions that holds rows) in the plans of
+ * `text` with `args`, generic and custom; indexes by the partitioned table's names.
+ */
 export async function entryReads(text: string, args = ''): Promise<string[][]> {
+  const { rootIndex, empty } = await entryPartitions();
+  const index = (name: string | undefined) => (name ? (rootIndex.get(name) ?? name) : undefined);
   return (await preparedPlans(text, args)).map((nodes) =>
     nodes
       .filter(
         (n) =>
-          n['Relation Name'] === 'ledger_entries' ||
-          (n['Node Type'] === 'Bitmap Index Scan' && n['Index Name']?.startsWith('ledger_entries_')),
+          (isEntries(n['Relation Name']) && !empty.has(n['Relation Name']!)) ||
+          (n['Node Type'] === 'Bitmap Index Scan' &&
+            index(n['Index Name'])?.startsWith('ledger_entries_') &&
+            !empty.has(n['Index Name']!)),
       )
-      .map((n) => `${n['Node Type']}${n['Index Name'] ? ` using ${n['Index Name']}` : ''}`),
+      .map((n) => `${n['Node Type']}${n['Index Name'] ? ` using ${index(n['Index Name'])}` : ''}`),
   );
 }

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { balancesUnder } from '#src/ledger/read.ts';
 import { harness } from '../harness.ts';
 import { needsPostgresServer } from '../skip.ts';
+import { isEntries } from './ledger-history.ts';
 import { preparedPlans } from './prepared-plans.ts';
 
 /**
@@ -62,8 +63,7 @@ describe('the Money page’s balances at 1,000,000 ledger entries', function () 
             seen.push(
               plan
                 .filter(
-                  (n) =>
-                    n['Relation Name'] === 'ledger_entries' || n['Index Name']?.startsWith('ledger_entries_'),
+                  (n) => isEntries(n['Relation Name']) || n['Index Name']?.startsWith('ledger_entries_'),
                 )
                 .map((n) => `${prefix}: ${n['Node Type']}`),
             );

@@ -35,6 +35,13 @@ const rawInsert = statement(
    values (gen_random_uuid(), $1, $2, $3, $4, 'payout', gen_random_uuid(), 'TEST (A → B)', now())`,
 );
 
+/** The same, at a given time: the month decides the partition. */
+const insertAt = statement(
+  'test_ledger_raw_insert_at',
+  `insert into ledger_entries (id, transaction_id, account, currency, amount, cause_object, cause_id, transition, created_at)
+   values (gen_random_uuid(), $1, $2, 'USDT', $3, 'payout', gen_random_uuid(), 'TEST (A → B)', $4)`,
+);
+
 /** The error a piece of database work ends with (its transaction rolled back), or null when it committed. */
 async function outcome(work: (tx: Sql) => Promise<unknown>): Promise<Error | null> {
   try {
@@ -119,6 +126,87 @@ describe('the ledger', () => {
         );
       }
       expect((await accountBalances(sql(), `${p}:b`)).map((b) => b.balance)).to.deep.equal(['3']);
+    });
+
+    // The entries are partitioned by month (src/db/partitions.ts): the rules hold on every
+    // partition, and for a transaction whose entries fall in two months.
+    it('refuses to truncate any partition of the entries', async () => {
+      const em = () => harness().service.deps.orm.em.fork();
+      const partitions = await em().execute<{ name: string }[]>(
+        `select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid
+          where i.inhparent = 'ledger_entries'::regclass order by 1`,
+      );
+      // This month's (the table as it was before partitioning), three ahead and the default.
+      expect(partitions.length).to.be.at.least(5);
+      for (const { name } of partitions) {
+        const err = await em()
+          .execute(`truncate ${name}`)
+          .then(
+            () => null,
+            (e: Error) => e,
+          );
+        expect(err?.message, name).to.match(/ledger entries are immutable: TRUNCATE refused/);
+      }
+    });
+
+    it('checks the balance of a transaction whose entries fall in two months', async () => {
+      const p = prefix();
+      const now = new Date();
+      const nextMonth = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 2));
+      const unbalanced = randomUUID();
+      const err = await outcome(async (t) => {
+        await t.rows(insertAt, [unbalanced, `${p}:a`, '-10', now]);
+        await t.rows(insertAt, [unbalanced, `${p}:b`, '9', nextMonth]);
+      });
+      expect(err?.message).to.match(/does not balance/);
+      const balanced = randomUUID();
+      expect(
+        await outcome(async (t) => {
+          await t.rows(insertAt, [balanced, `${p}:a`, '-10', now]);
+          await t.rows(insertAt, [balanced, `${p}:b`, '10', nextMonth]);
+        }),
+      ).to.equal(null);
+      // Committed across two partitions, the transaction still takes no entry that unbalances it.
+      const late = await outcome((t) => t.rows(insertAt, [balanced, `${p}:c`, '1', nextMonth]));
+      expect(late?.message).to.match(/does not balance/);
+      const where = await harness()
+        .service.deps.orm.em.fork()
+        .execute<{ partition: string }[]>(
+          `select tableoid::regclass::text as partition from ledger_entries where transaction_id = ? order by created_at`,
+          [balanced],
+        );
+      expect(new Set(where.map((w) => w.partition)).size).to.equal(2);
+    });
+
+    it('keeps the balances of entries written into a partition by name', async () => {
+      const p = prefix();
+      const [partition] = await harness()
+        .service.deps.orm.em.fork()
+        .execute<{ name: string }[]>(
+          `select tableoid::regclass::text as name from ledger_entries where created_at <= now() limit 1`,
+        );
+      const named = statement(
+        'test_ledger_raw_insert_named',
+        `insert into ${partition!.name} (id, transaction_id, account, currency, amount, cause_object, cause_id, transition, created_at)
+         values (gen_random_uuid(), $1, $2, 'USDT', -7, 'payout', gen_random_uuid(), 'TEST (A → B)', now()),
+                (gen_random_uuid(), $1, $3, 'USDT', 7, 'payout', gen_random_uuid(), 'TEST (A → B)', now())`,
+      );
+      await sql().transaction((t) => t.rows(named, [randomUUID(), `${p}:a`, `${p}:b`]));
+      expect(await balances(sql(), p)).to.deep.equal([
+        { account: `${p}:a`, currency: 'USDT', balance: '-7', entries: 1 },
+        { account: `${p}:b`, currency: 'USDT', balance: '7', entries: 1 },
+      ]);
+      const err = await outcome((t) =>
+        t.rows(
+          statement(
+            'test_ledger_raw_insert_named_unbalanced',
+            `insert into ${partition!.name} (id, transaction_id, account, currency, amount, cause_object, cause_id, transition, created_at)
+             values (gen_random_uuid(), $1, $2, 'USDT', 7, 'payout', gen_random_uuid(), 'TEST (A → B)', now())`,
+          ),
+          [randomUUID(), `${p}:c`],
+        ),
+      );
+      expect(err?.message).to.match(/does not balance/);
     });
   });
 
