@@ -168,8 +168,11 @@ export function decimalExcess(a: string, b: string): string | null {
 const covers = (event: PayoutEvent): boolean =>
   event.type === 'SETTLEMENT_CONFIRMED' && decimalAtLeast(event.receivedTotal, event.expected);
 
-/** A settlement that covers the expected amount: the payout is paid and goes to dispatch. */
-const paid = (description: string) =>
+/**
+ * A settlement that covers the expected amount: the payout is paid and goes to dispatch. The
+ * builders' texts come as `{ description }` so that mutation testing leaves them out.
+ */
+const paid = ({ description }: { description: string }) =>
   ({
     guard: 'coversExpected' as const,
     target: '#payout.PAYMENT_RECEIVED' as const,
@@ -200,12 +203,15 @@ const underpaidActions = [
  * The processor definitely failed one attempt: dispatch again while it is retryable and attempts
  * are left (`retryTarget`; undefined keeps the state), otherwise fail the payout and refund.
  */
-const attemptFailed = (retryTarget: string | undefined, texts: { retry: string; fail: string }) =>
+const attemptFailed = (
+  retryTarget: string | undefined,
+  texts: { retry: { description: string }; fail: { description: string } },
+) =>
   [
     {
       guard: and(['isRetryable', 'hasAttemptsLeft']),
       target: retryTarget,
-      description: texts.retry,
+      description: texts.retry.description,
       meta: { by: ['PROCESSOR'], causes: [{ machine: 'outflow', creates: true, note: 'the next attempt' }] },
       actions: [
         // Besides keeping the failure, this assign is what makes a same-state retry a new
@@ -217,7 +223,7 @@ const attemptFailed = (retryTarget: string | undefined, texts: { retry: string; 
     },
     {
       target: '#payout.FAILED',
-      description: texts.fail,
+      description: texts.fail.description,
       meta: { by: ['PROCESSOR'], causes: [{ machine: 'refund', creates: true }] },
       actions: [
         'recordAttemptFailure',
@@ -390,9 +396,10 @@ export const payoutMachine = setup({
           meta: { money: 'NOT_YET_RECEIVED' },
           on: {
             SETTLEMENT_CONFIRMED: [
-              paid(
-                "The merchant's money is confirmed and covers the amount asked for at once: the payout is paid and goes to the processor.",
-              ),
+              paid({
+                description:
+                  "The merchant's money is confirmed and covers the amount asked for at once: the payout is paid and goes to the processor.",
+              }),
               {
                 // Stryker disable next-line StringLiteral: after `paid`, every settlement left is short; the guard names the case
                 guard: 'isUnderpaid',
@@ -422,9 +429,10 @@ export const payoutMachine = setup({
           meta: { money: 'HELD_FOR_PERSON' },
           on: {
             SETTLEMENT_CONFIRMED: [
-              paid(
-                "More money (a top-up, or money an operator attributes) brings the held payout's total to the amount asked for: the hold ends, and the payout is paid and goes to the processor.",
-              ),
+              paid({
+                description:
+                  "More money (a top-up, or money an operator attributes) brings the held payout's total to the amount asked for: the hold ends, and the payout is paid and goes to the processor.",
+              }),
               {
                 guard: and(['isUnderpaid', 'raisesTotal']),
                 description:
@@ -476,9 +484,14 @@ export const payoutMachine = setup({
           ],
         },
         DISPATCH_FAILED: attemptFailed(undefined, {
-          retry:
-            'The processor refuses the first attempt as it is sent (it never accepted it) but says another may succeed, and attempts are left: a new attempt is sent.',
-          fail: "The processor refuses the first attempt as it is sent, for good, or refuses the last allowed attempt: the payout fails and the merchant's money is refunded.",
+          retry: {
+            description:
+              'The processor refuses the first attempt as it is sent (it never accepted it) but says another may succeed, and attempts are left: a new attempt is sent.',
+          },
+          fail: {
+            description:
+              "The processor refuses the first attempt as it is sent, for good, or refuses the last allowed attempt: the payout fails and the merchant's money is refunded.",
+          },
         }),
       },
     },
@@ -523,14 +536,24 @@ export const payoutMachine = setup({
         // A callback or query reporting that the attempt in flight failed, and a redispatch the
         // processor refused outright, are the same fact: that attempt is definitely over.
         PROCESSOR_FAILED: attemptFailed('.redispatching', {
-          retry:
-            'The processor fails an attempt it had accepted, but says another may succeed, and attempts are left: the money is back from the processor and a new attempt is sent.',
-          fail: "The processor fails an attempt it had accepted, for good, or fails the last allowed attempt: the money is back from the processor, the payout fails and the merchant's money is refunded.",
+          retry: {
+            description:
+              'The processor fails an attempt it had accepted, but says another may succeed, and attempts are left: the money is back from the processor and a new attempt is sent.',
+          },
+          fail: {
+            description:
+              "The processor fails an attempt it had accepted, for good, or fails the last allowed attempt: the money is back from the processor, the payout fails and the merchant's money is refunded.",
+          },
         }),
         DISPATCH_FAILED: attemptFailed('.redispatching', {
-          retry:
-            'The processor refuses a later attempt as it is sent (it never accepted it) but says another may succeed, and attempts are left: yet another attempt is sent.',
-          fail: "The processor refuses a later attempt as it is sent, for good, or refuses the last allowed attempt: the payout fails and the merchant's money is refunded.",
+          retry: {
+            description:
+              'The processor refuses a later attempt as it is sent (it never accepted it) but says another may succeed, and attempts are left: yet another attempt is sent.',
+          },
+          fail: {
+            description:
+              "The processor refuses a later attempt as it is sent, for good, or refuses the last allowed attempt: the payout fails and the merchant's money is refunded.",
+          },
         }),
       },
     },

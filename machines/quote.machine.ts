@@ -37,8 +37,11 @@ export type QuoteEvent =
 
 const lapsed = (context: QuoteContext, now: Date): boolean => now.getTime() >= Date.parse(context.expiresAt);
 
-/** Using the quote, from either state that allows it. */
-const use = (description: string) =>
+/**
+ * Using the quote, from either state that allows it. The text comes as `{ description }`, like
+ * every other text, so that mutation testing leaves it out (test/mutation/ignore-texts.js).
+ */
+const use = ({ description }: { description: string }) =>
   ({
     guard: 'isUnexpired',
     target: 'USED',
@@ -48,7 +51,7 @@ const use = (description: string) =>
   }) as const;
 
 /** The price's time runs out: noticed when the quote is next read or used. */
-const expire = (description: string) =>
+const expire = ({ description }: { description: string }) =>
   ({
     guard: 'hasLapsed',
     target: 'EXPIRED',
@@ -89,21 +92,27 @@ export const quoteMachine = setup({
           description: 'The merchant accepts the price (optional: a payout can use the quote without it).',
           meta: { by: ['MERCHANT'] },
         },
-        USE: use(
-          'The merchant creates a payout with the quote without accepting it first; the payout takes its price.',
-        ),
-        EXPIRE: expire(
-          "The price's time runs out before the merchant accepted it; the service records it when the quote is next read or used.",
-        ),
+        USE: use({
+          description:
+            'The merchant creates a payout with the quote without accepting it first; the payout takes its price.',
+        }),
+        EXPIRE: expire({
+          description:
+            "The price's time runs out before the merchant accepted it; the service records it when the quote is next read or used.",
+        }),
       },
     },
     ACCEPTED: {
       description: 'The merchant accepted the price; a payout may use it until it expires.',
       on: {
-        USE: use('The merchant creates a payout with the quote it accepted; the payout takes its price.'),
-        EXPIRE: expire(
-          "The price's time runs out after the merchant accepted it, with no payout using it; the service records it when the quote is next read or used.",
-        ),
+        USE: use({
+          description:
+            'The merchant creates a payout with the quote it accepted; the payout takes its price.',
+        }),
+        EXPIRE: expire({
+          description:
+            "The price's time runs out after the merchant accepted it, with no payout using it; the service records it when the quote is next read or used.",
+        }),
       },
     },
     USED: {

@@ -25,11 +25,20 @@ function isMachineArgument(path, callee) {
  * machines carry for the documents (`src/docs`) and the console and no behaviour reads:
  * - every `description:` and `meta:` property (and the ledger chart's `where:` and `whose:`), and
  *   every `...Texts` or `..._TEXTS` export: plain-language texts, which `npm run docs:check` guards;
+ * - an object literal holding only such properties, as a state with texts only or the
+ *   `{ description: '...' }` a transition builder takes: emptying it removes texts only;
  * - the machine's own `id`, its name in the documents;
  * - `setup({ types })`, which holds type declarations only (`{} as Context`).
  */
 const textsIgnorer = {
   shouldIgnore(path) {
+    if (
+      path.isObjectExpression() &&
+      path.node.properties.length > 0 &&
+      path.node.properties.every((p) => p.type === 'ObjectProperty' && TEXT_KEYS.has(keyName(p)))
+    ) {
+      return 'an object of plain-language texts only';
+    }
     if (path.isObjectProperty() || path.isObjectMethod()) {
       const name = keyName(path.node);
       if (TEXT_KEYS.has(name)) return `plain-language ${name} for the documents`;
