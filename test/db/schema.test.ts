@@ -45,7 +45,7 @@ describe('database schema', () => {
         const readded = (l: string | undefined) => /^alter table "([^"]+)" add primary key \((.+)\);$/.exec(l ?? '');
         if (dropped && dropped[2] === `${dropped[1]}_pkey`) {
           const next = readded(lines[at + 1]);
-          return !(next?.[1] === dropped[1] && keyedWithTenant(next[1], next[2]!));
+          return !(next && next[1] === dropped[1] && keyedWithTenant(dropped[1]!, next[2]!));
         }
         const added = readded(line);
         return !(added?.[1] && keyedWithTenant(added[1], added[2]!));
