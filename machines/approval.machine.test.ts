@@ -121,8 +121,9 @@ describe('approval machine', () => {
     expect(third.next.context.deciderId).to.equal('dee');
   });
 
-  it('treats a proposal persisted before rules as needing one approval', () => {
-    const old = approvalMachine.resolveState({
+  /** A proposal as persisted before rules: no `required`, no `approverIds` (or only one of them). */
+  const persistedBeforeRules = (extra: { required?: number; approverIds?: string[] } = {}): Snapshot =>
+    approvalMachine.resolveState({
       value: 'PENDING',
       context: {
         proposerId: ADA,
@@ -130,9 +131,36 @@ describe('approval machine', () => {
         deciderId: null,
         decisionNote: null,
         failure: null,
+        ...extra,
       },
     } as never);
-    expect(apply(old, approve(BEN)).next.value).to.equal('APPROVED');
+
+  it('treats a proposal persisted before rules as needing one approval, approved by nobody yet', () => {
+    const { next } = apply(persistedBeforeRules(), approve(BEN));
+    expect(next.value).to.equal('APPROVED');
+    expect(next.context.approverIds).to.deep.equal([BEN]);
+    expect(next.context.deciderId).to.equal(BEN);
+  });
+
+  it('counts a missing list of approvers as nobody, and a missing rule as one approval, each on its own', () => {
+    const first = apply(persistedBeforeRules({ required: 2 }), approve(BEN));
+    expect(first.next.value, 'one approval of two').to.equal('PENDING');
+    expect(first.next.context.approverIds).to.deep.equal([BEN]);
+    const second = apply(first.next, approve('cy'));
+    expect(second.next.value).to.equal('APPROVED');
+    expect(second.next.context.approverIds).to.deep.equal([BEN, 'cy']);
+    const { next } = apply(persistedBeforeRules({ approverIds: [] }), approve(BEN));
+    expect(next.value, 'no rule: one approval').to.equal('APPROVED');
+  });
+
+  it('with four eyes off, runs the action at the first approval whatever the rule asks', () => {
+    for (const required of [2, 3]) {
+      const { next, taken } = apply(proposed(ADA, required), approve(ADA, false));
+      expect(taken).to.equal(true);
+      expect(next.value, `required ${required}`).to.equal('APPROVED');
+      expect(next.context.approverIds).to.deep.equal([ADA]);
+      expect(next.context.deciderId).to.equal(ADA);
+    }
   });
 
   it('expires only once its time has come', () => {
@@ -179,6 +207,14 @@ describe('approval guards, each on its own', () => {
     expect(guards.bySecondPerson!({ context, event: approve(BEN) })).to.equal(true);
     expect(guards.bySecondPerson!({ context, event: approve(ADA) })).to.equal(false);
     expect(guards.bySecondPerson!({ context, event: reject })).to.equal(false);
+  });
+
+  it('more approvals are needed only with four eyes on and fewer approvers than the rule asks', () => {
+    const needsTwo = proposed(ADA, 2).context;
+    expect(guards.moreApprovalsNeeded!({ context: needsTwo, event: approve(BEN) })).to.equal(true);
+    expect(guards.moreApprovalsNeeded!({ context: needsTwo, event: approve(BEN, false) })).to.equal(false);
+    expect(guards.moreApprovalsNeeded!({ context, event: approve(BEN) })).to.equal(false);
+    expect(guards.moreApprovalsNeeded!({ context: needsTwo, event: reject })).to.equal(false);
   });
 
   it('past its time: an EXPIRE at or after the expiry, no other event', () => {

@@ -59,6 +59,14 @@ export type ApprovalEvent =
   | { type: 'REJECT'; operatorId: string; note: string; now: Date }
   | { type: 'EXPIRE'; now: Date };
 
+/** Who has approved so far: nobody in a proposal persisted before rules, which has no list. */
+const approversOf = (context: ApprovalContext): string[] => context.approverIds ?? [];
+
+/** The approvers once this event's approver is added (only APPROVE runs the actions that use it). */
+const withApprover = (context: ApprovalContext, event: ApprovalEvent): string[] =>
+  // Stryker disable next-line ConditionalExpression: narrows the event's type; only APPROVE runs it
+  event.type === 'APPROVE' ? [...approversOf(context), event.approverId] : approversOf(context);
+
 export const approvalMachine = setup({
   types: {
     context: {} as ApprovalContext,
@@ -73,27 +81,23 @@ export const approvalMachine = setup({
     bySecondPerson: ({ context, event }) =>
       event.type === 'APPROVE' &&
       (!event.fourEyes ||
-        (event.approverId !== context.proposerId && !(context.approverIds ?? []).includes(event.approverId))),
-    moreApprovalsNeeded: ({ context, event }) =>
-      event.type === 'APPROVE' &&
-      event.fourEyes &&
-      (context.approverIds ?? []).length + 1 < (context.required ?? 1),
+        (event.approverId !== context.proposerId && !approversOf(context).includes(event.approverId))),
+    // With four eyes off, one approval (the proposer's own) runs the action, whatever the rule asks.
+    moreApprovalsNeeded: ({ context, event }) => {
+      // Stryker disable next-line ConditionalExpression: narrows the event's type; only APPROVE is guarded by it
+      if (event.type !== 'APPROVE') return false;
+      return event.fourEyes && approversOf(context).length + 1 < (context.required ?? 1);
+    },
     pastItsTime: ({ context, event }) =>
       event.type === 'EXPIRE' && event.now.getTime() >= Date.parse(context.expiresAt),
   },
   // Stryker disable ConditionalExpression: each action narrows the event's type for TypeScript; only its own event runs it
   actions: {
     recordPartialApproval: assign({
-      approverIds: ({ context, event }) => [
-        ...(context.approverIds ?? []),
-        ...(event.type === 'APPROVE' ? [event.approverId] : []),
-      ],
+      approverIds: ({ context, event }) => withApprover(context, event),
     }),
     recordApproval: assign({
-      approverIds: ({ context, event }) => [
-        ...(context.approverIds ?? []),
-        ...(event.type === 'APPROVE' ? [event.approverId] : []),
-      ],
+      approverIds: ({ context, event }) => withApprover(context, event),
       deciderId: ({ event }) => (event.type === 'APPROVE' ? event.approverId : null),
       decisionNote: ({ event }) => (event.type === 'APPROVE' ? event.note : null),
     }),

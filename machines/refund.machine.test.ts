@@ -98,6 +98,18 @@ describe('refund machine', () => {
       expect(actions).to.deep.equal([emit('refund.processing'), post('SENT')]);
     });
 
+    it('DISPATCHED without a processor reference records none: null, never left out', () => {
+      for (const event of [
+        { type: 'DISPATCHED', now: NOW },
+        { type: 'DISPATCHED', processorReference: null, now: NOW },
+      ] satisfies RefundEvent[]) {
+        const [next] = transition(refundMachine, pending(), event);
+        expect(next.value).to.equal('PROCESSING');
+        expect(next.context).to.deep.equal({ processorReference: null, failureReason: null });
+        expect(roundTrip(next).context).to.deep.equal({ processorReference: null, failureReason: null });
+      }
+    });
+
     it('FAILED (the rail refused it before accepting) moves to FAILED and announces refund.failed', () => {
       const { next, actions } = take(pending(), EVENTS.failed);
       expect(next.value).to.equal('FAILED');

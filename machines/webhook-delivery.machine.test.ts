@@ -1,6 +1,7 @@
 import { expect } from 'chai';
-import { initialTransition, type SnapshotFrom, transition } from 'xstate';
+import { type AnyStateMachine, createActor, initialTransition, type SnapshotFrom, transition } from 'xstate';
 import {
+  ABANDONED_REASON,
   nextAttemptAt,
   type RecordParams,
   retryDelayMs,
@@ -157,6 +158,79 @@ describe('webhook delivery machine', () => {
     expectIgnored(s, attempt(at(10 * 60_000)));
     expectIgnored(s, succeeded(5, now));
     expectIgnored(s, { type: 'ABANDON', backoffBaseMs: BASE, now: at(10 * 60_000) });
+  });
+
+  it('a success after a failure keeps its own answer and forgets the failure', () => {
+    let s = apply(fresh(), attempt(T0)).next;
+    s = apply(s, failed(1, T0, 503)).next;
+    s = apply(s, attempt(at(BASE))).next;
+    const { next } = apply(s, { ...succeeded(2, at(BASE)), responseStatus: 202 } as WebhookDeliveryEvent);
+    expect(next.value).to.equal('SUCCEEDED');
+    expect(next.context).to.deep.equal({
+      attempts: 2,
+      dueAt: null,
+      lastResponseStatus: 202,
+      lastFailureReason: null,
+    });
+  });
+
+  it('DEAD keeps the last answer: the status and reason of the fifth failure, or none when abandoned', () => {
+    const fifthAttempt = (): Snapshot => {
+      let s = fresh();
+      for (let n = 1; n < WEBHOOK_MAX_ATTEMPTS; n++) {
+        s = apply(s, attempt(new Date(Date.parse(s.context.dueAt ?? '')))).next;
+        s = apply(s, failed(n, new Date(Date.parse(s.context.dueAt ?? '') - LEASE), 500)).next;
+      }
+      return apply(s, attempt(new Date(Date.parse(s.context.dueAt ?? '')))).next;
+    };
+    const answered = apply(fifthAttempt(), failed(WEBHOOK_MAX_ATTEMPTS, T0, 410)).next;
+    expect(answered.value).to.equal('DEAD');
+    expect(answered.context).to.deep.equal({
+      attempts: WEBHOOK_MAX_ATTEMPTS,
+      dueAt: null,
+      lastResponseStatus: 410,
+      lastFailureReason: 'HTTP 410',
+    });
+    const s = fifthAttempt();
+    const abandoned = apply(s, {
+      type: 'ABANDON',
+      backoffBaseMs: BASE,
+      now: new Date(Date.parse(s.context.dueAt ?? '')),
+    }).next;
+    expect(abandoned.value).to.equal('DEAD');
+    expect(abandoned.context).to.deep.equal({
+      attempts: WEBHOOK_MAX_ATTEMPTS,
+      dueAt: null,
+      lastResponseStatus: null,
+      lastFailureReason: ABANDONED_REASON,
+    });
+  });
+
+  it('a failure without an answer (time-out) leaves no response status, and an abandoned attempt none either', () => {
+    const attempting = apply(apply(fresh(), attempt(T0)).next, failed(1, T0, 500)).next;
+    const retrying = apply(attempting, attempt(at(BASE))).next;
+    const { next } = apply(retrying, failed(2, at(BASE), null));
+    expect(next.context).to.deep.include({ lastResponseStatus: null, lastFailureReason: 'timeout' });
+    const again = apply(next, attempt(at(3 * BASE))).next;
+    const abandoned = apply(again, { type: 'ABANDON', backoffBaseMs: BASE, now: at(3 * BASE + LEASE) }).next;
+    expect(abandoned.context).to.deep.include({
+      attempts: 3,
+      dueAt: at(3 * BASE + LEASE + 4 * BASE).toISOString(),
+      lastResponseStatus: null,
+      lastFailureReason: ABANDONED_REASON,
+    });
+  });
+
+  it('an actor built without input starts with no due time, and nothing is ever due', () => {
+    // As the engine builds its one actor per machine: no input.
+    const snapshot = createActor(webhookDeliveryMachine as AnyStateMachine).getSnapshot() as Snapshot;
+    expect(snapshot.context).to.deep.equal({
+      attempts: 0,
+      dueAt: null,
+      lastResponseStatus: null,
+      lastFailureReason: null,
+    });
+    expectIgnored(snapshot, attempt(at(365 * 24 * 3_600_000)));
   });
 
   it('a result for another attempt than the current one is ignored', () => {
