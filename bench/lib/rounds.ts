@@ -1,8 +1,11 @@
 import type { BenchContext } from './context.ts';
 
-/** Rounds of every comparison: three in a full run, two in a quick one. */
+/**
+ * Rounds of every comparison: three in a full run, one in a quick one (a smoke run whose ratios
+ * are indicative only, so a second round would buy CI minutes and no judgement).
+ */
 export function roundsOf(plan: { quick: boolean }): number {
-  return plan.quick ? 2 : 3;
+  return plan.quick ? 1 : 3;
 }
 
 /**
