@@ -68,7 +68,13 @@ const UNREFERENCED = ['idempotency_keys', 'quotes', 'refund_destinations', 'outf
 
 /** [table, constraint, column, referenced table, on delete set null] of the keys onto REFERENCED. */
 const FKS: readonly (readonly [string, string, string, (typeof REFERENCED)[number], boolean])[] = [
-  ['payout_status_timeline', 'payout_status_timeline_payout_id_tenant_foreign', 'payout_id', 'payouts', false],
+  [
+    'payout_status_timeline',
+    'payout_status_timeline_payout_id_tenant_foreign',
+    'payout_id',
+    'payouts',
+    false,
+  ],
   ['payment_instructions', 'payment_instructions_payout_id_tenant_foreign', 'payout_id', 'payouts', false],
   ['outflows', 'outflows_payout_id_tenant_foreign', 'payout_id', 'payouts', false],
   ['inflows', 'inflows_instruction_id_tenant_foreign', 'instruction_id', 'payment_instructions', true],

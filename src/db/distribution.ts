@@ -52,4 +52,8 @@ export const TABLE_DISTRIBUTION = {
  * no other unique key without tenant_id, and those that foreign keys reference carry a unique
  * `(id, tenant_id)`. Every other distributed table is keyed by `(id, tenant_id)` (docs/scaling.md).
  */
-export const KEYED_BY_ID_ALONE: readonly string[] = ['outbox_events', 'webhook_deliveries', 'webhook_delivery_attempts'];
+export const KEYED_BY_ID_ALONE: readonly string[] = [
+  'outbox_events',
+  'webhook_deliveries',
+  'webhook_delivery_attempts',
+];

@@ -42,7 +42,8 @@ describe('database schema', () => {
       .filter((line, at) => {
         const dropped = /^alter table "([^"]+)" drop constraint "([^"]+)";$/.exec(line);
         if (dropped?.[2] && tenantKeys.has(dropped[2])) return false;
-        const readded = (l: string | undefined) => /^alter table "([^"]+)" add primary key \((.+)\);$/.exec(l ?? '');
+        const readded = (l: string | undefined) =>
+          /^alter table "([^"]+)" add primary key \((.+)\);$/.exec(l ?? '');
         if (dropped && dropped[2] === `${dropped[1]}_pkey`) {
           const next = readded(lines[at + 1]);
           return !(next && next[1] === dropped[1] && keyedWithTenant(dropped[1]!, next[2]!));
