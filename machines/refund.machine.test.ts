@@ -188,3 +188,18 @@ describe('refund machine', () => {
     expect(apply(restored, EVENTS.retryCorrected).value).to.equal('PENDING');
   });
 });
+
+describe('refund guard, on its own', () => {
+  const guards = refundMachine.implementations.guards as Record<
+    string,
+    (args: { context: unknown; event: RefundEvent }) => boolean
+  >;
+  const context = pending().context;
+
+  it('a destination is corrected only by an operator retry that says so; no other event passes', () => {
+    expect(guards.destinationCorrected!({ context, event: EVENTS.retryCorrected })).to.equal(true);
+    expect(guards.destinationCorrected!({ context, event: EVENTS.retryUncorrected })).to.equal(false);
+    for (const event of [EVENTS.dispatched, EVENTS.confirmed, EVENTS.failed])
+      expect(guards.destinationCorrected!({ context, event }), event.type).to.equal(false);
+  });
+});
