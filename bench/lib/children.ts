@@ -29,14 +29,18 @@ export function childFile(name: string): string {
 export async function startChild(
   name: string,
   options: unknown,
-  extra: { execArgv?: string[]; readyTimeoutMs?: number; stdoutFile?: string } = {},
+  extra: { execArgv?: string[]; readyTimeoutMs?: number; stdoutFile?: string; file?: string } = {},
 ): Promise<Child> {
   // A log file is appended to as a process manager would take the stdout of a service.
   const stdout = extra.stdoutFile ? openSync(extra.stdoutFile, 'a') : 'inherit';
-  const proc: ChildProcess = spawn(process.execPath, [...(extra.execArgv ?? []), childFile(name)], {
-    env: { ...process.env, [OPTIONS_VARIABLE]: JSON.stringify(options) },
-    stdio: ['ignore', stdout, 'inherit', 'ipc'],
-  });
+  const proc: ChildProcess = spawn(
+    process.execPath,
+    [...(extra.execArgv ?? []), extra.file ?? childFile(name)],
+    {
+      env: { ...process.env, [OPTIONS_VARIABLE]: JSON.stringify(options) },
+      stdio: ['ignore', stdout, 'inherit', 'ipc'],
+    },
+  );
   if (typeof stdout === 'number') closeSync(stdout);
   const pid = proc.pid;
   if (pid === undefined) throw new Error(`could not start ${name}`);

@@ -129,6 +129,8 @@ export function startService(
     databaseUrl?: string;
     execArgv?: string[];
     readyTimeoutMs?: number;
+    /** The service child of another checkout (`bench/service-cpu.ts --against`). */
+    file?: string;
   } = {},
 ): Promise<Child> {
   const child: ServiceChildOptions = {
@@ -142,6 +144,7 @@ export function startService(
     execArgv: options.execArgv ?? ctx.serviceExecArgv,
     stdoutFile: join(ctx.logDir, `service-${++instances}.log`),
     ...(options.readyTimeoutMs === undefined ? {} : { readyTimeoutMs: options.readyTimeoutMs }),
+    ...(options.file === undefined ? {} : { file: options.file }),
   });
 }
 

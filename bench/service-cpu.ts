@@ -1,0 +1,154 @@
+/**
+ * The service's own CPU per request on the API's hot paths, the service alone (no baselines, no
+ * ratios): a create, and the list's first page of twenty. CPU time per request (from /proc, every
+ * thread of the service process) moves far less with the machine's load than throughput does, so
+ * a change to the hot path can be judged on a shared machine. Usage:
+ *   npm exec -- node bench/service-cpu.ts [--requests=4000] [--rounds=3] [--connections=16]
+ *     [--only=create|list] [--profile] [--against=<another checkout>]
+ * Each round loads one instance with `--requests` requests per path after a warm-up of a quarter
+ * of that; the figure is the median of the rounds. --profile writes a CPU profile of each instance
+ * into bench/results/profiles/<date>/ (summarise it with bench/profile-summary.ts). --against
+ * takes another checkout of the project (with its dependencies), the code before a change: each
+ * round then runs an instance of both, in turns, on the same database, so that both meet the same
+ * neighbours on a shared machine, and the figures of both are printed side by side.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import os, { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type Child, startChild, stopAllChildren } from './lib/children.ts';
+import { type BenchContext, newSecrets, planFor, startService } from './lib/context.ts';
+import { cpuSample } from './lib/cpu.ts';
+import { createBenchDatabase, pool } from './lib/db.ts';
+import { type LoadRequest, runLoad } from './lib/load.ts';
+import { Results } from './lib/report.ts';
+import { migrateAndCreateTenants, payoutBody, seedPayouts, setRefundDestinations } from './lib/seed.ts';
+
+const args = process.argv.slice(2);
+const option = (name: string, fallback: number) =>
+  Number(args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback);
+const requests = option('requests', 4000);
+const rounds = option('rounds', 3);
+const connections = option('connections', 16);
+const profile = args.includes('--profile');
+const against = args.find((a) => a.startsWith('--against='))?.slice('--against='.length);
+const only = args.find((a) => a.startsWith('--only='))?.slice('--only='.length);
+
+const db = await createBenchDatabase();
+const benchPool = pool(db.url, 4);
+const logDir = mkdtempSync(join(tmpdir(), `${db.name}-logs-`));
+const profileDir = fileURLToPath(
+  new URL(`./results/profiles/${new Date().toISOString().slice(0, 10)}/`, import.meta.url),
+);
+if (profile) mkdirSync(profileDir, { recursive: true });
+process.stderr.write(`database ${db.name}\n`);
+const cleanUp = async () => {
+  await stopAllChildren();
+  await benchPool.end().catch(() => undefined);
+  await db.drop();
+  rmSync(logDir, { recursive: true, force: true });
+};
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => void cleanUp().finally(() => process.exit(130)));
+}
+
+try {
+  const tenants = await migrateAndCreateTenants(db.url, 17);
+  const listTenant = tenants[16]!;
+  const secrets = newSecrets();
+  const sandbox = await startChild('sandbox', { callbackSecret: secrets.callbackSecret });
+  const ctx: BenchContext = {
+    plan: planFor(true),
+    db,
+    pool: benchPool,
+    secrets,
+    sandboxUrl: sandbox.url,
+    tenants: tenants.slice(0, 16),
+    listTenant,
+    webhookTenants: [],
+    results: new Results(),
+    serviceExecArgv: profile ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [],
+    logDir,
+    log: (message) => process.stderr.write(`${message}\n`),
+  };
+  const setup = await startService(ctx, { execArgv: [] });
+  await setRefundDestinations(setup.url, tenants);
+  await setup.stop();
+  await seedPayouts(benchPool, {
+    tenantIds: [listTenant.id],
+    count: 10_000,
+    status: 'CREATED',
+    reference: 'list',
+  });
+  await benchPool.query('analyze payouts');
+
+  let n = 0;
+  const paths: Record<string, () => LoadRequest> = {
+    create: () => {
+      n++;
+      const tenant = ctx.tenants[n % ctx.tenants.length]!;
+      return {
+        method: 'POST',
+        path: '/v1/payouts',
+        headers: { 'x-api-key': tenant.apiKey, 'idempotency-key': randomUUID() },
+        body: payoutBody(n),
+      };
+    },
+    'list first page': () => ({
+      method: 'GET',
+      path: '/v1/payouts?limit=20',
+      headers: { 'x-api-key': listTenant.apiKey },
+    }),
+  };
+  for (const name of Object.keys(paths)) if (only && !name.startsWith(only)) delete paths[name];
+  const figures: Record<string, number[]> = {};
+  const measure = async (label: string, service: Child) => {
+    for (const [name, next] of Object.entries(paths)) {
+      const load = (count: number) =>
+        runLoad({ url: service.url, connections, durationS: 600, maxRequests: count, next });
+      await load(Math.ceil(requests / 4));
+      const before = cpuSample([service.pid]).serverMs;
+      const result = await load(requests);
+      const ms = cpuSample([service.pid]).serverMs - before;
+      const failures = Object.values(result.non2xx).reduce((a, b) => a + b, 0) + result.errors;
+      if (failures > 0) throw new Error(`${name}: ${failures} failures ${JSON.stringify(result.non2xx)}`);
+      const key = `${name}${label}`;
+      figures[key] = [...(figures[key] ?? []), ms / result.requests];
+      process.stderr.write(
+        `${name}${label}: ${(ms / result.requests).toFixed(3)} ms CPU per request ` +
+          `(${result.requests} requests, ${Math.round(result.rps)} req/s)\n`,
+      );
+    }
+  };
+  for (let round = 0; round < rounds; round++) {
+    process.stderr.write(`round ${round + 1} of ${rounds}\n`);
+    const turns: [string, () => Promise<Child>][] = [[' (this checkout)', () => startService(ctx)]];
+    if (against)
+      turns.push([
+        ' (--against)',
+        () => startService(ctx, { file: join(against!, 'bench/children/service.ts') }),
+      ]);
+    // The order turns each round, so that neither side always runs first.
+    if (round % 2 === 1) turns.reverse();
+    for (const [label, start] of turns) {
+      const service = await start();
+      try {
+        await measure(against ? label : '', service);
+      } finally {
+        await service.stop();
+      }
+    }
+  }
+  const loadAverage = os.loadavg()[0]!.toFixed(1);
+  for (const [name, values] of Object.entries(figures)) {
+    const sorted = [...values].sort((a, b) => a - b);
+    process.stdout.write(
+      `${name}: ${sorted[Math.floor(sorted.length / 2)]!.toFixed(3)} ms service CPU per request ` +
+        `(median of ${rounds}, least ${sorted[0]!.toFixed(3)}; rounds ${values.map((v) => v.toFixed(3)).join(', ')}; ` +
+        `${connections} connections, ${requests} requests a round; load average ${loadAverage} at the end)\n`,
+    );
+  }
+} finally {
+  await cleanUp();
+}
