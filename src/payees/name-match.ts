@@ -67,21 +67,28 @@ export function nameWords(name: string): string[] {
   return kept.length > 0 ? kept : words;
 }
 
+/** Rows of the distance table, reused across calls (grown when a longer word comes). */
+let table = new Int32Array(0);
+
 /** Damerau-Levenshtein distance (adjacent swaps count once), for short words. */
 function distance(a: string, b: string): number {
-  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) =>
-    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
-  );
+  const width = b.length + 1;
+  const size = (a.length + 1) * width;
+  if (table.length < size) table = new Int32Array(Math.max(size, 256));
+  const d = table;
+  for (let j = 0; j <= b.length; j++) d[j] = j;
   for (let i = 1; i <= a.length; i++) {
+    const row = i * width;
+    d[row] = i;
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let best = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      let best = Math.min(d[row - width + j]! + 1, d[row + j - 1]! + 1, d[row - width + j - 1]! + cost);
       if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
-        best = Math.min(best, d[i - 2]![j - 2]! + 1);
-      d[i]![j] = best;
+        best = Math.min(best, d[row - 2 * width + j - 2]! + 1);
+      d[row + j] = best;
     }
   }
-  return d[a.length]![b.length]!;
+  return d[a.length * width + b.length]!;
 }
 
 /** How many spelling differences a word of this length may have and still be "close". */
@@ -92,8 +99,11 @@ type Pairing = 'exact' | 'initial' | 'close';
 function pairing(a: string, b: string): Pairing | null {
   if (a === b) return 'exact';
   if ((a.length === 1 && b.startsWith(a)) || (b.length === 1 && a.startsWith(b))) return 'initial';
-  if (a.length > 1 && b.length > 1 && distance(a, b) <= tolerance(Math.min(a.length, b.length)))
-    return 'close';
+  if (a.length < 2 || b.length < 2) return null;
+  const allowed = tolerance(Math.min(a.length, b.length));
+  // The distance is at least the difference in length: no need to work it out past that.
+  if (Math.abs(a.length - b.length) > allowed) return null;
+  if (distance(a, b) <= allowed) return 'close';
   return null;
 }
 
@@ -104,11 +114,13 @@ function pairing(a: string, b: string): Pairing | null {
 function pairWords(given: string[], held: string[]) {
   const freeGiven = new Set(given.keys());
   const freeHeld = new Set(held.keys());
+  // Each pair's kind worked out once (a distance is the costly part), then taken best kinds first.
+  const kindOf = given.map((a) => held.map((b) => pairing(a, b)));
   const kinds: Pairing[] = [];
   for (const kind of ['exact', 'initial', 'close'] as const) {
     for (const i of [...freeGiven]) {
       for (const j of freeHeld) {
-        if (pairing(given[i]!, held[j]!) === kind) {
+        if (kindOf[i]![j] === kind) {
           kinds.push(kind);
           freeGiven.delete(i);
           freeHeld.delete(j);
