@@ -1,7 +1,7 @@
 import type { Context, Next } from 'koa';
 import { readBounded } from '#src/lib/body.ts';
 import { newId } from '#src/lib/ids.ts';
-import type { Logger } from '#src/lib/log.ts';
+import { flatLogger, type Logger } from '#src/lib/log.ts';
 import type { Metrics } from '#src/observability/metrics.ts';
 import { AppError, envelope } from './errors.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './input.ts';
@@ -164,6 +164,8 @@ function quietRequest(ctx: Context): boolean {
  * Operators' successful reads (`quietRequest`) are logged at debug.
  */
 export function accessLog(log: Logger, metrics?: Metrics, procedures: ReadonlySet<string> = new Set()) {
+  // Every field is a plain value: the flat logger's redaction costs a fifth of the full one's.
+  const lines = flatLogger(log);
   return async (ctx: Context, next: Next) => {
     const started = performance.now();
     try {
@@ -176,7 +178,7 @@ export function accessLog(log: Logger, metrics?: Metrics, procedures: ReadonlySe
         metrics.httpRequests.inc(labels);
         metrics.httpDuration.observe(labels, seconds);
       }
-      log[quietRequest(ctx) ? 'debug' : 'info'](
+      lines[quietRequest(ctx) ? 'debug' : 'info'](
         {
           request_id: ctx.state.requestId,
           method: ctx.method,

@@ -36,6 +36,34 @@ export const REDACT_PATHS = [
   '*.headers.authorization',
 ];
 
+/** What a redacted value is replaced with. */
+const CENSOR = '[redacted]';
+
+/** The fields of a flat log line: plain values only, never an object (which could nest a secret). */
+export type FlatFields = Record<string, string | number | boolean | null | undefined>;
+
+type FlatLog = (fields: FlatFields, message: string) => void;
+
+/** A logger for lines of flat fields (the access line, a status change), at pino's levels. */
+export interface FlatLogger {
+  debug: FlatLog;
+  info: FlatLog;
+  warn: FlatLog;
+}
+
+/**
+ * `log` for lines whose fields are all plain values: redacted by the top-level paths only (a
+ * field named like a secret, `api_key`, is still blanked). The wildcard paths (`*.secret`) can
+ * match only inside an object, which a flat line cannot hold, yet pino runs each of them over
+ * every field of every line: on an access line that is four fifths of the line's cost.
+ */
+export function flatLogger(log: Logger): FlatLogger {
+  return log.child(
+    {},
+    { redact: { paths: REDACT_PATHS.filter((p) => !p.startsWith('*.')), censor: CENSOR } },
+  );
+}
+
 export function createLogger(options: {
   level: string;
   name?: string;
@@ -45,7 +73,7 @@ export function createLogger(options: {
     {
       level: options.level,
       name: options.name ?? 'payout-service',
-      redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+      redact: { paths: REDACT_PATHS, censor: CENSOR },
       base: undefined,
       timestamp: pino.stdTimeFunctions.isoTime,
     },

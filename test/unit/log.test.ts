@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { expect } from 'chai';
-import { createLogger } from '#src/lib/log.ts';
+import { createLogger, flatLogger, REDACT_PATHS } from '#src/lib/log.ts';
 
 describe('logs', () => {
   it('never contain keys, secrets or full account numbers', () => {
@@ -38,5 +38,31 @@ describe('logs', () => {
       expect(out).to.not.include(leaked);
     }
     expect(out).to.include('[redacted]');
+  });
+
+  it('of flat fields (the access line) still blank every field named like a secret', () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk, _enc, done) {
+        lines.push(String(chunk));
+        done();
+      },
+    });
+    const flat = flatLogger(createLogger({ level: 'info', destination: sink }));
+    // Every top-level name the full logger redacts, as a field of a flat line.
+    const secretNames = REDACT_PATHS.filter((p) => !p.includes('.') && !p.includes('['));
+    expect(secretNames).to.include.members([
+      'api_key',
+      'secret',
+      'account_number',
+      'destination_account_unique',
+    ]);
+    flat.info(
+      { request_id: 'req_1', status: 201, ...Object.fromEntries(secretNames.map((n) => [n, `leak_${n}`])) },
+      'request',
+    );
+    const line = JSON.parse(lines.join('')) as Record<string, unknown>;
+    expect(line).to.include({ request_id: 'req_1', status: 201, msg: 'request' });
+    for (const name of secretNames) expect(line[name], name).to.equal('[redacted]');
   });
 });
