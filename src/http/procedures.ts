@@ -159,25 +159,20 @@ function causeOf(error: unknown): unknown {
 }
 
 /**
- * Refuses text with control characters in any field of the input, before anything else reads it
- * (see `input.ts`): a 400 naming the field, never a database error.
+ * Every procedure's input, before anything reads it (the idempotency fingerprint, the checks, the
+ * handler): lone surrogates replaced (see `wellFormed`), then refused with a 400 naming the field
+ * if any text holds control characters (see `input.ts`), never a database error. Worked out once:
+ * every reader after gets that same value, and the chain has one layer for both.
  */
-const plainText = (rule: TextRule) =>
+const cleanInput = (rule: TextRule) =>
   middleware(async ({ getRawInput, next }) => {
-    const issue = controlCharacterIssue(await getRawInput(), rule);
+    const input = wellFormed(await getRawInput());
+    const issue = controlCharacterIssue(input, rule);
     if (issue) throw new AppError('VALIDATION_FAILED', { details: [issue] });
-    return next();
+    return next({ getRawInput: async () => input });
   });
 
-/**
- * Replaces lone surrogates in the input once, before anything reads it (the idempotency
- * fingerprint, the checks, the handler): see `wellFormed`.
- */
-const wellFormedInput = middleware(({ getRawInput, next }) =>
-  next({ getRawInput: async () => wellFormed(await getRawInput()) }),
-);
-
-const merchantInput = publicProcedure.use(wellFormedInput).use(plainText('single-line'));
+const merchantInput = publicProcedure.use(cleanInput('single-line'));
 
 /** Procedures of the merchant REST API, with the request's EntityManager (`ctx.em`) and logger. */
 export const merchantProcedure = merchantInput.use(authenticate).use(requestScope).use(idempotency);
@@ -215,8 +210,7 @@ export function roleRefusal(operator: OperatorIdentity, wanted: Exclude<Role, 'v
  * adds targets and the outcome through `ctx.audit`.
  */
 export const adminProcedure = publicProcedure
-  .use(wellFormedInput)
-  .use(plainText('multi-line'))
+  .use(cleanInput('multi-line'))
   .use(async ({ ctx, meta, type, path, getRawInput, next }) => {
     const operator = await operatorOfBearer(
       ctx.deps.sql,
