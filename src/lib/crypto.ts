@@ -6,6 +6,7 @@ import {
   createSecretKey,
   type KeyObject,
   randomBytes,
+  randomFillSync,
   timingSafeEqual,
 } from 'node:crypto';
 
@@ -69,12 +70,27 @@ function keyObject(key: Buffer | string): KeyObject {
  * its own version so that the format can change without a migration of old rows.
  */
 export function encryptSecret(key: Buffer, plaintext: string): string {
-  const iv = randomBytes(GCM_IV_BYTES);
+  const iv = freshIv();
   const cipher = createCipheriv('aes-256-gcm', keyObject(key), iv);
   const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
-  return ['v1', iv, cipher.getAuthTag(), ciphertext]
-    .map((p) => (typeof p === 'string' ? p : p.toString('base64url')))
-    .join('.');
+  return `v1.${iv.toString('base64url')}.${cipher.getAuthTag().toString('base64url')}.${ciphertext.toString('base64url')}`;
+}
+
+/**
+ * IVs are random (96 bits from the CSPRNG, each used once), drawn from a pool filled 256 at a time:
+ * one call to the CSPRNG per IV cost about a third of sealing a short response.
+ */
+const ivPool = Buffer.alloc(GCM_IV_BYTES * 256);
+let ivAt = ivPool.length;
+function freshIv(): Buffer {
+  if (ivAt === ivPool.length) {
+    randomFillSync(ivPool);
+    ivAt = 0;
+  }
+  // A copy, so that refilling the pool can never change an IV still held.
+  const iv = Buffer.from(ivPool.subarray(ivAt, ivAt + GCM_IV_BYTES));
+  ivAt += GCM_IV_BYTES;
+  return iv;
 }
 
 export function decryptSecret(key: Buffer, sealed: string): string {
