@@ -141,13 +141,31 @@ try {
     }
   }
   const loadAverage = os.loadavg()[0]!.toFixed(1);
-  for (const [name, values] of Object.entries(figures)) {
+  const median = (values: number[]) => {
     const sorted = [...values].sort((a, b) => a - b);
+    const middle = sorted.length / 2;
+    return Number.isInteger(middle)
+      ? (sorted[middle - 1]! + sorted[middle]!) / 2
+      : sorted[Math.floor(middle)]!;
+  };
+  for (const [name, values] of Object.entries(figures)) {
     process.stdout.write(
-      `${name}: ${sorted[Math.floor(sorted.length / 2)]!.toFixed(3)} ms service CPU per request ` +
-        `(median of ${rounds}, least ${sorted[0]!.toFixed(3)}; rounds ${values.map((v) => v.toFixed(3)).join(', ')}; ` +
+      `${name}: ${median(values).toFixed(3)} ms service CPU per request ` +
+        `(median of ${rounds}, least ${Math.min(...values).toFixed(3)}; rounds ${values.map((v) => v.toFixed(3)).join(', ')}; ` +
         `${connections} connections, ${requests} requests a round; load average ${loadAverage} at the end)\n`,
     );
+  }
+  // Both sides of a round ran one after the other: their ratio is steadier than either figure.
+  if (against) {
+    for (const name of Object.keys(paths)) {
+      const mine = figures[`${name} (this checkout)`] ?? [];
+      const theirs = figures[`${name} (--against)`] ?? [];
+      const ratios = mine.map((v, i) => v / theirs[i]!);
+      process.stdout.write(
+        `${name}: this checkout / --against = ${median(ratios).toFixed(2)} (median of the rounds' ratios; ` +
+          `${ratios.map((r) => r.toFixed(2)).join(', ')})\n`,
+      );
+    }
   }
 } finally {
   await cleanUp();
