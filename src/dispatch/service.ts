@@ -13,6 +13,7 @@ import { DONE, type TaskOutcome } from '#src/jobs/runner.ts';
 import { type ClaimedTask, completeTask, taskBackoffMs } from '#src/jobs/tasks.ts';
 import { postedFlowNames } from '#src/ledger/flows.ts';
 import { post } from '#src/ledger/ledger.ts';
+import { crashPoint } from '#src/lib/crash-points.ts';
 import { isUuid } from '#src/lib/ids.ts';
 import type { Logger } from '#src/lib/log.ts';
 import { Payout } from '#src/payouts/entities.ts';
@@ -231,6 +232,7 @@ export async function recordVerdict(
     }
     payout.push(pt);
   }
+  crashPoint('dispatch.before-commit', [outflow.payout.id]);
   return { outflow, taken: true, from, to, payout };
 }
 
@@ -318,6 +320,7 @@ export async function dispatchPayout(deps: Deps, task: ClaimedTask): Promise<Tas
   const attempt = await commitAttempt(deps, task);
   if (!attempt) return DONE;
   const { outflow, payout } = attempt;
+  crashPoint('dispatch.attempt-committed', [payout.id]);
   let result: ProcessorResult;
   try {
     result = await deps.rails.processor.submit({
@@ -340,6 +343,7 @@ export async function dispatchPayout(deps: Deps, task: ClaimedTask): Promise<Tas
       error: `attempt ${outflow.attemptNumber} (${outflow.id}) outcome unknown: ${err.message}; resubmitting the same reference`,
     };
   }
+  crashPoint('dispatch.submitted', [payout.id]);
   await recordInOwnTransaction(deps, outflow.id, result, 'SUBMIT');
 
   // A next attempt made due meanwhile (a retryable refusal, or a failure callback that raced this

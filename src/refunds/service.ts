@@ -15,6 +15,7 @@ import { type PageMeta, type PageRequest, paginate } from '#src/http/pagination.
 import { DONE, type TaskOutcome } from '#src/jobs/runner.ts';
 import { type ClaimedTask, completeTask, scheduleTask, taskBackoffMs } from '#src/jobs/tasks.ts';
 import { post } from '#src/ledger/ledger.ts';
+import { crashPoint } from '#src/lib/crash-points.ts';
 import { isUuid } from '#src/lib/ids.ts';
 import { maskAccountNumber, maskAddress } from '#src/lib/masking.ts';
 import { type Decimal, roundMoney, toDecimal } from '#src/lib/money.ts';
@@ -425,6 +426,7 @@ async function recordAttempt(
         return unreachable(result);
     }
     if (refund.status === 'SUCCESSFUL' || refund.status === 'FAILED') await completeTask(tx, task, now);
+    crashPoint('refund.before-commit', [refund.payout.id]);
     return refund.status;
   });
   // Logged once committed: the merchant's money stays held until an operator acts.
@@ -505,6 +507,7 @@ export async function dispatchRefund(deps: Deps, task: ClaimedTask): Promise<Tas
         if (!(err instanceof ProviderUnavailableError)) throw err;
         return unavailable(`${railName(refund)} unavailable: ${err.message}`);
       }
+      crashPoint('refund.sent', [refund.payout.id]);
       return settledOrPolled(await recordAttempt(deps, task, refund.attemptNumber, transfer));
     }
     case 'PROCESSING': {

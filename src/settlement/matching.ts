@@ -5,6 +5,7 @@ import type { Deps } from '#src/deps.ts';
 import { step } from '#src/engine/engine.ts';
 import { type InstructionWrite, writeInstructionSteps } from '#src/instructions/service.ts';
 import { type LedgerTransaction, post } from '#src/ledger/ledger.ts';
+import { crashPoint } from '#src/lib/crash-points.ts';
 import { type Decimal, toDecimal } from '#src/lib/money.ts';
 import { applyPayoutSteps, type PayoutStep, type TriggeredBy } from '#src/payouts/lifecycle.ts';
 import { type LockedPayout, lockPayouts } from '#src/payouts/resource.ts';
@@ -340,6 +341,7 @@ const emptyWrites = (): SettlementWrites => ({
 export async function matchInflow(deps: Deps, inflowId: string): Promise<MatchOutcome | null> {
   for (let attempt = 0; attempt < MAX_SINGLE_ATTEMPTS; attempt++) {
     const batch = await deps.sql.transaction((tx) => matchBatch(deps, tx, { ids: [inflowId] }));
+    crashPoint('matching.committed', payoutsOf(batch.outcomes));
     if (batch.claimed === 0) return null;
     // Deferred: the payout it was judged for ended meanwhile; judge it again on what is now true.
     if (batch.outcomes[0]) return batch.outcomes[0];
@@ -397,6 +399,7 @@ export async function matchConfirmedInflows(
       }
       continue;
     }
+    crashPoint('matching.committed', payoutsOf(batch.outcomes));
     tally(batch.outcomes);
     // A batch takes only some of the addresses with money due, so a short one does not mean the
     // rest is done: only an empty one does (or one whose addresses all were held elsewhere).
@@ -544,7 +547,13 @@ async function matchBatch(
       'matched a batch of inflows',
     );
   }
+  crashPoint('matching.before-commit', payoutsOf(writes.outcomes));
   return { claimed: inflows.length, outcomes: writes.outcomes, deferred };
+}
+
+/** The payouts that outcomes attributed money to. */
+function payoutsOf(outcomes: readonly MatchOutcome[]): string[] {
+  return outcomes.flatMap((o) => (o.payoutId ? [o.payoutId] : []));
 }
 
 type Candidate = { row: InstructionRow; facts: InstructionFacts };
