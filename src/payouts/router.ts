@@ -179,7 +179,11 @@ export const payoutsRouter = router({
         tenantId: ctx.principal.tenant.id,
         notFound: 'PAYOUT_NOT_FOUND',
       });
-      const instruction = await ctx.em.findOne(PaymentInstruction, { payout: payout.id });
+      // With the tenant: the read stays on the tenant's node (docs/scaling.md, Citus).
+      const instruction = await ctx.em.findOne(PaymentInstruction, {
+        payout: payout.id,
+        tenant: payout.tenant,
+      });
       if (!instruction) throw new AppError('PAYMENT_INSTRUCTION_NOT_FOUND');
       return toInstruction(instruction, payout.id);
     }),
@@ -207,7 +211,7 @@ export const payoutsRouter = router({
       });
       const outflows = await ctx.em.find(
         Outflow,
-        { payout: payout.id },
+        { payout: payout.id, tenant: payout.tenant },
         { orderBy: { attemptNumber: 'asc' } },
       );
       return outflows.map(toOutflowResource);
@@ -233,7 +237,7 @@ export const payoutsRouter = router({
         tenantId: ctx.principal.tenant.id,
         notFound: 'PAYOUT_NOT_FOUND',
       });
-      const refunds = await ctx.em.find(Refund, { payout: payout.id });
+      const refunds = await ctx.em.find(Refund, { payout: payout.id, tenant: payout.tenant });
       return refunds.map(toRefundResource);
     }),
 });
