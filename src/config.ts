@@ -158,6 +158,12 @@ export const configSchema = z.object({
   IDEMPOTENCY_RETENTION_HOURS: int(72, 1),
   /** How long done tasks (background work finished) are kept for inspection before deletion. */
   TASK_RETENTION_HOURS: int(168, 1),
+  /**
+   * Days an outbox event is kept once its week is over (docs/webhooks.md): a week's partition goes
+   * when it is wholly older than this and every event in it was published. Keep it at least as
+   * long as the deliveries are kept: a delivery reads its event's payload at every attempt.
+   */
+  OUTBOX_RETENTION_DAYS: int(30, 1),
   DISPATCH_MAX_ATTEMPTS: int(3, 1),
   OUTFLOW_QUERY_GRACE_MS: int(30_000, 0),
   REFUND_MAX_ATTEMPTS: int(10, 1),

@@ -48,12 +48,9 @@ export const TABLE_DISTRIBUTION = {
 
 /**
  * Distributed tables whose primary key is still `(id)` alone, not `(id, tenant_id)`: the tables
- * of the outbox and webhook deliveries, which are keyed again when they are partitioned. Each has
+ * of the webhook deliveries, which are keyed again when they are partitioned (the outbox was:
+ * `(id, tenant_id, created_at)`). Each has
  * no other unique key without tenant_id, and those that foreign keys reference carry a unique
  * `(id, tenant_id)`. Every other distributed table is keyed by `(id, tenant_id)` (docs/scaling.md).
  */
-export const KEYED_BY_ID_ALONE: readonly string[] = [
-  'outbox_events',
-  'webhook_deliveries',
-  'webhook_delivery_attempts',
-];
+export const KEYED_BY_ID_ALONE: readonly string[] = ['webhook_deliveries', 'webhook_delivery_attempts'];

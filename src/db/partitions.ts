@@ -1,5 +1,5 @@
 import type { Config } from '#src/config.ts';
-import type { Sql, Statement } from './sql.ts';
+import { type Sql, type Statement, toDate } from './sql.ts';
 
 /**
  * The tables partitioned by time (docs/scaling.md, "Partitioned tables"), and their upkeep: the
@@ -18,6 +18,11 @@ export interface PartitionedTable {
   interval: 'month' | 'week';
   /** Days a partition is kept once its whole range is past; null: kept for ever. */
   retentionDays(config: Config): number | null;
+  /**
+   * The oldest row that must stay whatever the retention (column `oldest`, null when none): no
+   * partition holding it or anything newer is dropped, the retention is lengthened to spare it.
+   */
+  oldestKept?: Statement;
 }
 
 export const PARTITIONED_TABLES: readonly PartitionedTable[] = [
@@ -25,6 +30,16 @@ export const PARTITIONED_TABLES: readonly PartitionedTable[] = [
   // The books and the operators' trail: never dropped, a month's partition stays attached for ever.
   { table: 'ledger_entries', interval: 'month', retentionDays: () => null },
   { table: 'audit', interval: 'month', retentionDays: () => null },
+  // Past its retention, a week's events go, once every one of them was published.
+  {
+    table: 'outbox_events',
+    interval: 'week',
+    retentionDays: (config) => config.OUTBOX_RETENTION_DAYS,
+    oldestKept: {
+      name: 'partitions_outbox_oldest_unpublished',
+      text: 'select min(created_at) as oldest from outbox_events where published_at is null',
+    },
+  },
 ];
 
 /** Periods created ahead of the current one (pg_partman's `premake`, as registered). */
@@ -73,6 +88,23 @@ const ownRun: Statement = {
   replan: true,
 };
 
+const DAY_MS = 86_400_000;
+
+/**
+ * The retention to apply, as an interval: `days`, or longer when the table's oldest row that must
+ * stay (`oldestKept`) is older than that, with a day to spare for the database's clock. Rows that
+ * must stay only ever get newer (the outbox's new events are written now), so a pass that reads
+ * it first can never drop one.
+ */
+async function retentionSparing(sql: Sql, t: PartitionedTable, days: number, now: Date): Promise<string> {
+  if (!t.oldestKept) return `${days} days`;
+  const [row] = await sql.rows<{ oldest: Date | string | null }>(t.oldestKept);
+  if (!row?.oldest) return `${days} days`;
+  const age = now.getTime() - toDate(row.oldest).getTime();
+  if (age < days * DAY_MS) return `${days} days`;
+  return `${Math.ceil((age + DAY_MS) / 1000)} seconds`;
+}
+
 /** Creates the coming partitions and drops those past retention, for every partitioned table. */
 export async function maintainPartitions(
   sql: Sql,
@@ -82,7 +114,7 @@ export async function maintainPartitions(
   const changes: PartitionChange[] = [];
   for (const t of args.tables ?? PARTITIONED_TABLES) {
     const days = t.retentionDays(args.config);
-    const retention = days === null ? null : `${days} days`;
+    const retention = days === null ? null : await retentionSparing(sql, t, days, args.now);
     const done = await sql.transaction(async (tx) => {
       if (probe?.partman) {
         const found = await tx.rows(partmanConfigured, [t.table, retention]);

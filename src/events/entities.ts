@@ -7,11 +7,14 @@ import { Tenant } from '#src/tenants/entities.ts';
  * change that caused it, so an event exists if and only if its change committed. The id is the
  * event's `event_id`; `payload` is exactly what merchants receive: the body's JSON text, byte for
  * byte, with the contract's fields in the contract's order.
+ *
+ * Partitioned by week of `created_at` (Migration20261129051000_partitioned_outbox): the table's key
+ * is (id, tenant_id, created_at). The entity stays keyed by id, unique alone, which is what the
+ * deliveries' relation to their event names.
  */
 export const OutboxEvent = defineEntity({
   name: 'OutboxEvent',
   tableName: 'outbox_events',
-  uniques: [{ properties: ['id', 'tenant'] }],
   // Only the events still waiting are indexed, in the order they are published: the index stays
   // as small as the backlog, however long the outbox grows, and the publisher's probe and claim
   // read it in order whatever the planner's statistics say about how many rows are waiting.
