@@ -21,12 +21,17 @@ export class Migration20261129050000_partitioned_ledger_audit extends Migration 
 
   override up(): void | Promise<void> {
     this.addSql(GUARD_FUNCTION);
+    // Migrations run in one transaction: entries an earlier one wrote (the backfill) still wait
+    // for their deferred balance check, and a table with pending trigger events cannot be
+    // altered. The check runs now, and is deferred again for what follows.
+    this.addSql('set constraints "ledger_entries_balanced" immediate;');
     this.addSql(
       partitionFilled('ledger_entries', {
         indexes: LEDGER_INDEXES,
         triggers: LEDGER_TRIGGERS,
       }),
     );
+    this.addSql('set constraints "ledger_entries_balanced" deferred;');
     this.addSql(partitionFilled('audit', { indexes: AUDIT_INDEXES, triggers: AUDIT_TRIGGERS }));
   }
 
