@@ -21,7 +21,14 @@ import { hasRole, type Role, requiredRole } from '#src/operators/roles.ts';
 import { authenticateApiKey, type Principal, type StoredResponse } from '#src/tenants/auth.ts';
 import { AppError, type ErrorCode } from './errors.ts';
 import { controlCharacterIssue, type TextRule, wellFormed } from './input.ts';
-import { middleware, publicProcedure, type RequestContext, type ResponseHolder, requestLog } from './trpc.ts';
+import {
+  middleware,
+  type ProcedureMeta,
+  publicProcedure,
+  type RequestContext,
+  type ResponseHolder,
+  requestLog,
+} from './trpc.ts';
 
 export type { ResponseHolder } from './trpc.ts';
 
@@ -43,7 +50,15 @@ function idempotencyKeyOf(headers: Record<string, string | undefined>): string |
   return key && isUuidV4(key) ? key.toLowerCase() : null;
 }
 
-const authenticate = middleware(async ({ ctx, meta, type, next }) => {
+/**
+ * The caller of a merchant procedure, from its X-API-Key (401 without a known one), with the
+ * response already stored under its Idempotency-Key if any; its request counted by the rate
+ * limiter (429 past it) and its scope checked against `meta.scope` (403).
+ */
+async function authenticate(
+  ctx: RequestContext,
+  meta: ProcedureMeta | undefined,
+): Promise<{ principal: Principal; stored: StoredResponse | null }> {
   const found = await authenticateApiKey(
     ctx.deps.sql,
     ctx.headers['x-api-key'],
@@ -66,37 +81,38 @@ const authenticate = middleware(async ({ ctx, meta, type, next }) => {
       details: [{ field: 'X-API-Key', issue: `missing scope ${scope}` }],
     });
   }
-  const result = await next({ ctx: { principal: principal as Principal, stored } });
-  // Read your writes: the tenant's lag-tolerant reads stay on the primary a while (src/db/replica.ts).
-  if (type === 'mutation') ctx.deps.reads.wrote(principal.tenant.id);
-  return result;
-});
-
-/**
- * The request's own EntityManager (a fork: its own identity map) and a logger bound to the request
- * id, for procedures that work through the ORM. Procedures that talk SQL alone do without.
- */
-const requestScope = middleware(({ ctx, next }) =>
-  next({ ctx: { em: ctx.deps.orm.em.fork(), log: requestLog(ctx) } }),
-);
-
-/**
- * Where a write's transaction starts: from the request's EntityManager when the procedure has one
- * (entities it loaded stay managed inside), otherwise from a fork made only when a write happens.
- */
-function entityManagerOf(ctx: RequestContext): EntityManager {
-  return (ctx as RequestContext & { em?: EntityManager }).em ?? ctx.deps.orm.em.fork();
+  return { principal: principal as Principal, stored };
 }
 
-const commitOn =
-  (em: () => EntityManager): Commit =>
-  (work) =>
-    em().transactional((tx) => work(tx));
+/** What idempotency adds to a merchant procedure's context. */
+interface Idempotent {
+  commit: Commit;
+  /** The Idempotency-Key's record, for a handler that stores the response in its own statement. */
+  idempotent: IdempotentWrite | null;
+}
 
-const idempotency = middleware(async ({ ctx, meta, path, getRawInput, next }) => {
-  const { principal, stored } = ctx as typeof ctx & { principal: Principal; stored: StoredResponse | null };
+/**
+ * Idempotency around the rest of a merchant procedure (`proceed`): a stored response is answered
+ * at once (or refused with 422 when the request differs); otherwise the procedure's `commit`
+ * stores its response under the key in the write's own transaction, and a request that lost the
+ * key to another one that committed first is answered with that one's response. `em` gives the
+ * EntityManager a write starts from.
+ */
+async function idempotent<R extends { ok: true } | { ok: false; error: unknown }>(
+  args: {
+    ctx: RequestContext;
+    meta: ProcedureMeta | undefined;
+    path: string;
+    getRawInput: () => Promise<unknown>;
+    principal: Principal;
+    stored: StoredResponse | null;
+    em: () => EntityManager;
+  },
+  proceed: (added: Idempotent) => Promise<R>,
+): Promise<R> {
+  const { ctx, meta, path, principal, stored, em } = args;
   if (!meta?.idempotent)
-    return next({ ctx: { commit: commitOn(() => entityManagerOf(ctx)), idempotent: null } });
+    return proceed({ commit: (work) => em().transactional((tx) => work(tx)), idempotent: null });
 
   const header = ctx.headers['idempotency-key'];
   if (!header)
@@ -110,10 +126,10 @@ const idempotency = middleware(async ({ ctx, meta, path, getRawInput, next }) =>
     });
 
   const responseKey = ctx.deps.secrets.idempotencyKey;
-  const raw = await getRawInput();
+  const raw = await args.getRawInput();
   const fingerprint = requestFingerprint(path, meta.comparable ? meta.comparable(raw, ctx.deps) : raw);
   const holder: ResponseHolder | undefined = ctx.response;
-  const replay = (found: StoredResponse) => {
+  const replay = (found: StoredResponse): R => {
     const response = replayOf(found, fingerprint, responseKey);
     if (holder) holder.replay = response;
     // Short-circuit the chain with the stored response. tRPC has no public way for a middleware
@@ -137,7 +153,7 @@ const idempotency = middleware(async ({ ctx, meta, path, getRawInput, next }) =>
   // anything a handler returned beyond the contract, so a replay can never show more.
   const output = ctx.outputSchemaOf?.(path);
   const commit: Commit = (work) =>
-    entityManagerOf(ctx).transactional(async (tx) => {
+    em().transactional(async (tx) => {
       await claimKey(emSql(tx), write);
       const result = await work(tx);
       const body = JSON.stringify(output ? output.parse(result) : result);
@@ -145,14 +161,14 @@ const idempotency = middleware(async ({ ctx, meta, path, getRawInput, next }) =>
       if (holder) holder.rendered = body;
       return result;
     });
-  const result = await next({ ctx: { commit, idempotent: write } });
+  const result = await proceed({ commit, idempotent: write });
   // Another request with this key committed while this one worked: answer with its response.
   if (!result.ok && causeOf(result.error) instanceof KeyTaken) {
     const first = await findStoredResponse(ctx.deps.sql, { tenantId: write.tenantId, key });
     if (first) return replay(first);
   }
   return result;
-});
+}
 
 function causeOf(error: unknown): unknown {
   return error instanceof TRPCError ? (error.cause ?? error) : error;
@@ -174,14 +190,41 @@ const cleanInput = (rule: TextRule) =>
 
 const merchantInput = publicProcedure.use(cleanInput('single-line'));
 
-/** Procedures of the merchant REST API, with the request's EntityManager (`ctx.em`) and logger. */
-export const merchantProcedure = merchantInput.use(authenticate).use(requestScope).use(idempotency);
+/**
+ * Procedures of the merchant REST API, with the request's EntityManager (`ctx.em`) and logger
+ * bound to its request id. Authentication, the request's scope and idempotency are one layer of
+ * tRPC's chain, which hands the procedure one context: each layer copies the call's options, and
+ * each context given to `next` copies the whole context.
+ */
+export const merchantProcedure = merchantInput.use(async ({ ctx, meta, type, path, getRawInput, next }) => {
+  const { principal, stored } = await authenticate(ctx, meta);
+  const em = ctx.deps.orm.em.fork();
+  const log = requestLog(ctx);
+  const result = await idempotent(
+    { ctx, meta, path, getRawInput, principal, stored, em: () => em },
+    (added) => next({ ctx: { principal, stored, em, log, ...added } }),
+  );
+  // Read your writes: the tenant's lag-tolerant reads stay on the primary a while (src/db/replica.ts).
+  if (type === 'mutation') ctx.deps.reads.wrote(principal.tenant.id);
+  return result;
+});
 
 /**
  * Merchant procedures that read and write through `deps.sql` alone, without the ORM: the hot
- * paths (create, list and get payouts), which then never pay for an EntityManager fork.
+ * paths (create, list and get payouts), which then never pay for an EntityManager fork or a
+ * request logger (a write that needs an EntityManager forks one then).
  */
-export const merchantSqlProcedure = merchantInput.use(authenticate).use(idempotency);
+export const merchantSqlProcedure = merchantInput.use(
+  async ({ ctx, meta, type, path, getRawInput, next }) => {
+    const { principal, stored } = await authenticate(ctx, meta);
+    const result = await idempotent(
+      { ctx, meta, path, getRawInput, principal, stored, em: () => ctx.deps.orm.em.fork() },
+      (added) => next({ ctx: { principal, stored, ...added } }),
+    );
+    if (type === 'mutation') ctx.deps.reads.wrote(principal.tenant.id);
+    return result;
+  },
+);
 
 const ROLE_REFUSALS = {
   operator: 'OPERATOR_ROLE_REQUIRED',
@@ -242,7 +285,7 @@ export const adminProcedure = publicProcedure
               return result;
             });
           }
-        : commitOn(() => em);
+        : (work) => em.transactional((tx) => work(tx));
     if (type === 'query' && meta?.lagTolerant) {
       return ctx.deps.reads.read(null, async (db) => {
         const result = await next({ ctx: { em: db.em, readSql: db.sql, log, operator, audit, commit } });
