@@ -27,8 +27,9 @@ import { Migration } from '@mikro-orm/migrations';
  * those already posted per account, currency and movement, and nothing when they agree. So no
  * object is ever posted twice, and running this again would write nothing.
  *
- * Written in SQL, set-based, as plain INSERTs into ledger_entries (its triggers check the balance
- * at commit and add the balance deltas), on PostgreSQL and the embedded PGlite alike. It restates
+ * Written in SQL, set-based, as one INSERT into ledger_entries whose balance is checked once, by
+ * one aggregate over what it wrote, instead of per entry (see BACKFILL); its statement trigger adds
+ * the balance deltas. On PostgreSQL and the embedded PGlite alike. It restates
  * the flows rather than importing them so that the migration stays the history of what they were
  * when it was written; test/ledger/backfill.test.ts checks it against the TypeScript flows. The
  * deltas are then folded into `ledger_balances` as the `ledger` job's compaction does.
@@ -57,10 +58,56 @@ const payoutAccount = (tenant: string, payout: string) =>
  */
 const v7 = (at: string, ord: string) =>
   `(lpad(to_hex(floor(extract(epoch from ${at}) * 1000)::bigint), 12, '0') || '7' || lpad(to_hex(${ord}), 3, '0')
-    || '8' || substr(md5(random()::text || clock_timestamp()::text), 1, 15))::uuid`;
+    || '8' || lpad(to_hex((random() * 1152921504606846975)::bigint), 15, '0'))::uuid`;
 
-/** The backfill itself: exported for the test that runs it again and sees it write nothing. */
+/**
+ * The backfill itself, one DO block: exported for the test that runs it again and sees it write
+ * nothing.
+ *
+ * Set-based for millions of payouts: one INSERT writes every entry, and what the triggers on the
+ * entries do per entry or per statement is done once for the whole insert, inside this transaction:
+ * - balance: the deferred constraint trigger `ledger_entries_balanced` would run one query per
+ *   entry at commit and hold one queued event per entry in memory until then. It is disabled, the
+ *   insert returns what it wrote (each entry in a new ledger transaction), and one aggregate by
+ *   transaction and currency must find nothing, else the migration fails and rolls back;
+ * - balance deltas: what `ledger_entries_balances` adds, summed per account before the parent
+ *   account is worked out;
+ * - secondary indexes: dropped, and built again from their own definitions after the insert
+ *   (a sorted build instead of one insertion per entry in each).
+ * Disabling a trigger is transactional and takes a lock that keeps every other writer of the
+ * entries waiting until commit, so no other session ever writes without the checks; both triggers
+ * are enabled again before commit, and the immutability triggers are never touched. For this
+ * transaction only, a larger work_mem keeps its sorts and hashes in memory, and JIT is off (it
+ * compiled 180 functions for one statement that runs once).
+ */
 export const BACKFILL = `
+do $backfill$
+declare
+  salt constant text := gen_random_uuid()::text;
+  unbalanced bigint;
+  indexes text[];
+  ix text;
+begin
+  perform set_config('work_mem', '256MB', true);
+  perform set_config('maintenance_work_mem', '512MB', true);
+  perform set_config('jit', 'off', true);
+  alter table ledger_entries disable trigger ledger_entries_balanced;
+  alter table ledger_entries disable trigger ledger_entries_balances;
+  -- The secondary indexes, dropped and built again from their own definitions after the insert;
+  -- on a plain table only (a later migration partitions it, whose index definitions are per level).
+  select coalesce(array_agg(pg_get_indexdef(i.indexrelid)), '{}'::text[]) into indexes
+    from pg_index i
+   where i.indrelid = 'ledger_entries'::regclass
+     and not exists (select 1 from pg_constraint c where c.conindid = i.indexrelid)
+     and (select relkind from pg_class where oid = 'ledger_entries'::regclass) = 'r';
+  for ix in
+    select i.indexrelid::regclass::text from pg_index i
+     where i.indrelid = 'ledger_entries'::regclass
+       and not exists (select 1 from pg_constraint c where c.conindid = i.indexrelid)
+       and (select relkind from pg_class where oid = 'ledger_entries'::regclass) = 'r'
+  loop
+    execute 'drop index ' || ix;
+  end loop;
 with legs as (
   -- Inflow RECEIVED: the money counted on its rail, into the tenant's suspense.
   select 'inflow' as cause_object, f.id as cause_id, f.state as state, 'RECEIVED' as flow, 1 as rank, f.tenant_id,
@@ -157,16 +204,14 @@ posted as materialized (
    where e.cause_object in ('inflow', 'outflow', 'refund', 'payout')
    group by 1, 2, 3, 4, 5
 ),
--- Objects with nothing posted: their flows, one transaction each.
-fresh_flows as materialized (
-  select cause_id, flow, gen_random_uuid() as transaction_id
-    from (select distinct cause_id, flow from wanted w
-           where not exists (select 1 from posted x where x.cause_id = w.cause_id)) f
-),
+-- Objects with nothing posted: their flows, one transaction each, its id a random UUID drawn from
+-- the object, the flow and this run's salt (the same for every entry of the flow, with no join).
 fresh as (
-  select t.transaction_id, w.ord, w.account, w.currency, w.amount, w.tenant_id, w.payout_id, w.movement,
+  select overlay(overlay(md5(salt || w.cause_id::text || w.flow) placing '4' from 13) placing '8' from 17)::uuid
+           as transaction_id,
+         w.ord, w.account, w.currency, w.amount, w.tenant_id, w.payout_id, w.movement,
          w.cause_object, w.cause_id, 'BACKFILLED (→ ' || w.state || ')' as transition, w.at
-    from wanted w join fresh_flows t on t.cause_id = w.cause_id and t.flow = w.flow
+    from wanted w where not exists (select 1 from posted x where x.cause_id = w.cause_id)
 ),
 -- The state of each object already posted to, for what it still misses.
 objects as (
@@ -194,13 +239,38 @@ missing as (
          o.cause_object, m.cause_id, 'BACKFILLED (→ ' || o.state || ')' as transition, o.updated_at as at
     from missing_lines m join missing_objects t on t.cause_id = m.cause_id
     join objects o on o.id = m.cause_id
+),
+written as (
+  insert into ledger_entries (id, transaction_id, account, currency, amount, tenant_id, payout_id, movement,
+      cause_object, cause_id, transition, approval_id, created_at)
+  select ${v7('b.at', 'b.ord')}, b.transaction_id, b.account, b.currency, trim_scale(b.amount), b.tenant_id, b.payout_id,
+         b.movement, b.cause_object, b.cause_id, b.transition, null, b.at
+    from (select * from fresh union all select * from missing) b
+   order by b.at, b.transaction_id, b.ord
+  returning transaction_id, account, currency, amount
+),
+-- What the trigger ledger_entries_balances adds for a statement (one payout's account and one
+-- virtual account summed into their parent), summed per account first.
+deltas as (
+  insert into ledger_balance_deltas (account, currency, amount, entries)
+  select regexp_replace(account, '^(tenants:[^:]+:payouts|collection:bank):[^:]+$', '\\1'), currency,
+         sum(amount), sum(entries)::int
+    from (select account, currency, sum(amount) as amount, count(*) as entries from written group by 1, 2) a
+   group by 1, 2
 )
-insert into ledger_entries (id, transaction_id, account, currency, amount, tenant_id, payout_id, movement,
-    cause_object, cause_id, transition, approval_id, created_at)
-select ${v7('b.at', 'b.ord')}, b.transaction_id, b.account, b.currency, trim_scale(b.amount), b.tenant_id, b.payout_id,
-       b.movement, b.cause_object, b.cause_id, b.transition, null, b.at
-  from (select * from fresh union all select * from missing) b
- order by b.at, b.transaction_id, b.ord;`;
+select count(*) into unbalanced
+  from (select 1 from written group by transaction_id, currency having sum(amount) <> 0) u;
+  if unbalanced > 0 then
+    raise exception 'ledger backfill: % ledger transactions do not balance in every currency', unbalanced
+      using errcode = 'check_violation';
+  end if;
+  foreach ix in array indexes loop
+    execute ix;
+  end loop;
+  alter table ledger_entries enable trigger ledger_entries_balances;
+  alter table ledger_entries enable trigger ledger_entries_balanced;
+end
+$backfill$;`;
 
 /** What `compactBalances` (src/ledger/read.ts) does on each pass of the `ledger` job, for every pending delta. */
 const FOLD_BALANCES = `

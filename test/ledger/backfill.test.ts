@@ -484,12 +484,50 @@ describe('the ledger backfill, on a database filled by the release before the le
       ),
     ).to.deep.equal([]);
     expect(await query('select id from ledger_balance_deltas')).to.deep.equal([]);
+    // The folded balances are what the entries sum to, each payout's and virtual account's in its parent.
+    expect(
+      await query(`
+        select coalesce(b.account, e.account) as account, coalesce(b.currency, e.currency) as currency
+          from ledger_balances b
+          full join (select regexp_replace(account, '^(tenants:[^:]+:payouts|collection:bank):[^:]+$', '\\1')
+                              as account, currency, sum(amount) as balance, count(*) as entries
+                       from ledger_entries group by 1, 2) e on e.account = b.account and e.currency = b.currency
+         where b.balance is distinct from e.balance or b.entries is distinct from e.entries`),
+    ).to.deep.equal([]);
     const transitions = await query<{ transition: string; n: number }>(
       `select transition, count(*)::int as n from ledger_entries group by transition order by transition`,
     );
     for (const t of transitions) {
       expect(t.transition).to.match(/^(BACKFILLED \(→ [A-Z_]+\)|[A-Z_]+ \([A-Z_]+ → [A-Z_]+\))$/);
     }
+  });
+
+  it('leaves the balance and delta triggers on and every index of the entries in place', async () => {
+    expect(
+      await query(`select tgname, tgenabled from pg_trigger
+                    where tgrelid = 'ledger_entries'::regclass and not tgisinternal order by tgname`),
+    ).to.deep.equal(
+      [
+        'ledger_entries_balanced',
+        'ledger_entries_balances',
+        'ledger_entries_immutable',
+        'ledger_entries_no_truncate',
+      ].map((tgname) => ({ tgname, tgenabled: 'O' })),
+    );
+    expect(
+      (
+        await query<{ name: string }>(
+          `select indexrelid::regclass::text as name from pg_index where indrelid = 'ledger_entries'::regclass order by 1`,
+        )
+      ).map((i) => i.name),
+    ).to.deep.equal([
+      'ledger_entries_account_idx',
+      'ledger_entries_cause_idx',
+      'ledger_entries_movements_idx',
+      'ledger_entries_payout_idx',
+      'ledger_entries_pkey',
+      'ledger_entries_transaction_idx',
+    ]);
   });
 
   it('writes for each object exactly what its machine would have posted for its state, once', async () => {
@@ -633,10 +671,18 @@ describe('the ledger backfill, on a database filled by the release before the le
       'BACKFILLED (→ SUCCESSFUL)',
       'SUCCEEDED (PROCESSING → SUCCESSFUL)',
     ]);
-    // Run again, it finds everything posted and writes nothing.
+    // Run again (on the entries as later migrations left them), it finds everything posted and
+    // writes nothing, and leaves every trigger and index as they were.
+    const schema = () =>
+      query(`select c.relname, t.tgname, t.tgenabled::text, i.indisvalid
+               from pg_class c left join pg_trigger t on t.tgrelid = c.oid and not t.tgisinternal
+               left join pg_index i on i.indexrelid = c.oid
+              where c.relname like 'ledger_entries%' order by 1, 2`);
+    const schemaBefore = await schema();
     const before = await query<{ n: number }>('select count(*)::int as n from ledger_entries');
     await service.deps.orm.em.fork().execute(BACKFILL);
     expect(await query('select count(*)::int as n from ledger_entries')).to.deep.equal(before);
+    expect(await schema()).to.deep.equal(schemaBefore);
     expect(
       await query(
         `select 1 from ledger_entries where cause_id = '${lateInflow}' and transition like 'BACKFILLED%'`,
@@ -647,5 +693,86 @@ describe('the ledger backfill, on a database filled by the release before the le
         `select 1 from ledger_entries where cause_id = '${partlyInflow}' and transition not like 'BACKFILLED%'`,
       ),
     ).to.deep.equal([]);
+  });
+});
+
+describe('the ledger backfill, on entries it cannot complete in balance', function () {
+  this.timeout(120_000);
+
+  const stops: (() => Promise<void>)[] = [];
+  let orm: MikroORM;
+  const tenant = newId();
+  const inflowId = newId();
+
+  before(async function () {
+    let databaseUrl: string;
+    if (harness().embedded) {
+      const pg = await startEmbeddedPostgres({});
+      stops.push(pg.stop);
+      databaseUrl = pg.url;
+    } else {
+      const scratch = await createScratchDatabase(harness().databaseUrl);
+      if ('refused' in scratch)
+        skipBecause(this, `needs a role that may create databases: ${scratch.refused}`);
+      stops.push(scratch.drop);
+      databaseUrl = scratch.url;
+    }
+    orm = await MikroORM.init(ormConfig({ url: databaseUrl, poolSize: 2 }));
+    stops.push(() => orm.close());
+    await orm.migrator.up({ to: await migrationBefore(orm, BACKFILL_MIGRATION) });
+    const em = orm.em.fork();
+    await em.execute(`insert into tenants (id, name, payouts_approved, created_at, updated_at)
+                      values ('${tenant}', 'Unbalanced merchant', true, now(), now())`);
+    // 12 USDT nobody has: its backfill is RECEIVED, the deposit address to suspense.
+    await em.execute(`insert into inflows (id, tenant_id, rail, provider_name, network, amount, currency, external_ref,
+        to_account, confirmations_received, confirmations_required, state, is_matched, is_underpaid,
+        overpayment_amount, created_at, updated_at, arrived_at, snapshot)
+      values ('${inflowId}', '${tenant}', 'CRYPTO', 'sandbox', 'TRON', 12.00, 'USDT', '${randomBytes(16).toString('hex')}',
+        'TXbackfillDepositAddress0000000001', 20, 19, 'UNMATCHED', false, false, 0, now(), now(), now(),
+        '{"status":"active","value":"UNMATCHED","context":{}}')`);
+  });
+
+  after(async () => {
+    for (const stop of stops.reverse()) await stop();
+  });
+
+  it('fails the migration, writes nothing and leaves every trigger and index as it was', async () => {
+    // A balanced ledger transaction whose two entries name different causes: 5 of it in suspense
+    // for the inflow, the other side on an object that does not exist. What the inflow then still
+    // misses (12 in, 7 more in suspense) cannot balance. Written as SQL: post() names one cause.
+    const txId = newId();
+    await orm.em.fork().execute(`
+      insert into ledger_entries (id, transaction_id, account, currency, amount, tenant_id, cause_object, cause_id,
+          transition, created_at)
+      values ('${newId()}', '${txId}', 'tenants:${tenant}:suspense', 'USDT', 5, '${tenant}', 'inflow', '${inflowId}',
+              'TEST (A → B)', now()),
+             ('${newId()}', '${txId}', 'world:merchants:${tenant}', 'USDT', -5, '${tenant}', 'payout', '${newId()}',
+              'TEST (A → B)', now())`);
+    const state = () =>
+      orm.em.fork().execute(`
+        select (select count(*)::int from ledger_entries) as entries,
+               (select string_agg(tgname || ' ' || tgenabled::text, ', ' order by tgname) from pg_trigger
+                 where tgrelid = 'ledger_entries'::regclass and not tgisinternal) as triggers,
+               (select count(*)::int from pg_index where indrelid = 'ledger_entries'::regclass) as indexes`);
+    const before = await state();
+    expect(before).to.deep.equal([
+      {
+        entries: 2,
+        triggers:
+          'ledger_entries_balanced O, ledger_entries_balances O, ledger_entries_immutable O, ledger_entries_no_truncate O',
+        indexes: 6,
+      },
+    ]);
+    let refused: unknown = null;
+    try {
+      await orm.migrator.up({ to: BACKFILL_MIGRATION });
+    } catch (err) {
+      refused = err;
+    }
+    expect(String(refused)).to.match(
+      /ledger backfill: 1 ledger transactions do not balance in every currency/,
+    );
+    expect(await state()).to.deep.equal(before);
+    expect((await orm.migrator.getPending()).map((m) => m.name)).to.include(BACKFILL_MIGRATION);
   });
 });
