@@ -4,8 +4,9 @@ import { idColumn } from '#src/db/columns.ts';
 /**
  * One `admin.*` call that changed something: who, what, on which objects, with which arguments
  * (secrets left out), how it ended, under which request id, and when. Written in the transaction
- * of the change it records and never changed afterwards: the table refuses UPDATE and DELETE
- * (a trigger of its migration), so not even the service can rewrite it.
+ * of the change it records and never changed afterwards: the table refuses UPDATE and DELETE, and
+ * TRUNCATE of it or of any of its partitions (triggers of its migrations), so not even the service
+ * can rewrite it.
  */
 export const AuditEntry = defineEntity({
   name: 'AuditEntry',

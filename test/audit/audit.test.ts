@@ -319,6 +319,24 @@ describe('the audit trail (admin.audit.*)', () => {
     expect((await rowsOf(requestId))[0]).to.include({ outcome: 'OK' });
   });
 
+  it('refuses to truncate the trail or any of its monthly partitions', async () => {
+    const em = () => harness().service.deps.orm.em.fork();
+    const partitions = await em().execute<{ name: string }[]>(
+      `select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid
+        where i.inhparent = 'audit'::regclass order by 1`,
+    );
+    expect(partitions.length, 'this month, three ahead and the default').to.be.at.least(5);
+    for (const table of ['audit', ...partitions.map((p) => p.name)]) {
+      const err = await em()
+        .execute(`truncate ${table}`)
+        .then(
+          () => null,
+          (e: Error) => e,
+        );
+      expect(err?.message, table).to.match(/audit trail is immutable: TRUNCATE refused/);
+    }
+  });
+
   it('lists rows newest first, by operator, target and time, a page at a time, through the CLI too', async () => {
     const ada = await newOperator('operator');
     const as = cliAs(ada);
