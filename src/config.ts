@@ -164,6 +164,12 @@ export const configSchema = z.object({
    * long as the deliveries are kept: a delivery reads its event's payload at every attempt.
    */
   OUTBOX_RETENTION_DAYS: int(30, 1),
+  /**
+   * Days webhook deliveries and their attempts (the merchant's delivery log) are kept after their
+   * event: the `retention` job detaches and drops each week's partitions once the whole week is
+   * older than this (docs/scaling.md, "Partitioned tables"). At least 1, at most 3650.
+   */
+  WEBHOOK_LOG_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   DISPATCH_MAX_ATTEMPTS: int(3, 1),
   OUTFLOW_QUERY_GRACE_MS: int(30_000, 0),
   REFUND_MAX_ATTEMPTS: int(10, 1),

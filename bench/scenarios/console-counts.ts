@@ -82,15 +82,15 @@ async function seed(db: pg.Pool, tenantId: string, rows: number): Promise<void> 
     `with events as (
        insert into outbox_events (id, tenant_id, event_type, payload, published_at, created_at)
        select gen_random_uuid(), $1, 'payout.created', '{}', now(), now() from generate_series(1, $2::int)
-       returning id),
-     numbered as (select id, row_number() over (order by id) as n from events)
+       returning id, created_at),
+     numbered as (select id, created_at, row_number() over (order by id) as n from events)
      insert into webhook_deliveries (id, tenant_id, event_id, event_type, target_url, target_origin, status, snapshot,
-        attempts, created_at, updated_at)
+        attempts, created_at, updated_at, event_created_at)
      select gen_random_uuid(), $1, numbered.id, 'payout.created', 'https://hooks.example/' || n,
             'https://hooks.example:443', case when ${waiting} then 'DEAD' else 'SUCCEEDED' end,
             case when ${waiting} then '{"value":"DEAD","status":"done"}'
                  else '{"value":"SUCCEEDED","status":"done"}' end::jsonb,
-            5, ${at}, ${at}
+            5, ${at}, ${at}, numbered.created_at
        from numbered`,
     [tenantId, rows * 2],
   );

@@ -40,6 +40,18 @@ export const PARTITIONED_TABLES: readonly PartitionedTable[] = [
       text: 'select min(created_at) as oldest from outbox_events where published_at is null',
     },
   },
+  // By week of their event's creation; the attempts first: their foreign key into the deliveries
+  // lets a deliveries' partition go only once the attempts of its weeks are gone.
+  {
+    table: 'webhook_delivery_attempts',
+    interval: 'week',
+    retentionDays: (config) => config.WEBHOOK_LOG_RETENTION_DAYS,
+  },
+  {
+    table: 'webhook_deliveries',
+    interval: 'week',
+    retentionDays: (config) => config.WEBHOOK_LOG_RETENTION_DAYS,
+  },
 ];
 
 /** Periods created ahead of the current one (pg_partman's `premake`, as registered). */
@@ -61,7 +73,7 @@ const registered: Statement = {
 };
 const partmanConfigured: Statement = {
   name: 'partitions_partman_config',
-  text: `update partman.part_config set retention = $2, retention_keep_table = false, infinite_time_partitions = true
+  text: `update partman.part_config set retention = $2, retention_keep_table = true, infinite_time_partitions = true
           where parent_table = 'public.' || $1 returning 1 as found`,
   replan: true,
 };
@@ -70,6 +82,14 @@ const partmanRun: Statement = {
   text: `select partman.run_maintenance(p_parent_table => 'public.' || $1, p_jobmon => false)`,
   replan: true,
 };
+// pg_partman only detaches (it would drop a partition that another table's foreign key still
+// names, and fail); the service drops what it detached, in the same transaction.
+const dropDetached = (name: string): Statement => ({
+  name: 'partitions_drop_detached',
+  text: `drop table ${quoteIdent(name)}`,
+  replan: true,
+});
+const quoteIdent = (name: string) => `"${name.replaceAll('"', '""')}"`;
 const partitionsOf: Statement = {
   name: 'partitions_of',
   text: `select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid
@@ -127,6 +147,7 @@ export async function maintainPartitions(
           const after = new Set(
             (await tx.rows<{ name: string }>(partitionsOf, [t.table])).map((r) => r.name),
           );
+          for (const gone of before) if (!after.has(gone)) await tx.rows(dropDetached(gone));
           return [
             ...[...after]
               .filter((n) => !before.has(n))

@@ -39,17 +39,16 @@ export const OPEN_DELIVERY_STATUSES = [
 export const WebhookDelivery = defineEntity({
   name: 'WebhookDelivery',
   tableName: 'webhook_deliveries',
-  uniques: [{ properties: ['id', 'tenant'] }],
   indexes: [
     {
       name: 'webhook_deliveries_published_unique',
       expression:
-        'create unique index "webhook_deliveries_published_unique" on "webhook_deliveries" ("event_id", "target_url", "tenant_id") where "redelivery_of" is null',
+        'create unique index "webhook_deliveries_published_unique" on "webhook_deliveries" ("event_id", "target_url", "tenant_id", "event_created_at") where "redelivery_of" is null',
     },
     {
       name: 'webhook_deliveries_open_redelivery_unique',
       expression:
-        'create unique index "webhook_deliveries_open_redelivery_unique" on "webhook_deliveries" ("event_id", "tenant_id") where "redelivery_of" is not null and "status" in (\'PENDING\', \'ATTEMPTING\', \'RETRY_SCHEDULED\')',
+        'create unique index "webhook_deliveries_open_redelivery_unique" on "webhook_deliveries" ("event_id", "tenant_id", "event_created_at") where "redelivery_of" is not null and "status" in (\'PENDING\', \'ATTEMPTING\', \'RETRY_SCHEDULED\')',
     },
     {
       name: 'webhook_deliveries_due_index',
@@ -89,9 +88,11 @@ export const WebhookDelivery = defineEntity({
     },
   ],
   properties: {
+    // The key is (id, tenant_id, event_created_at): a partitioned table's key includes its
+    // partition key, and tenant_id keeps it Citus-ready. The id alone is unique (UUID v7).
     id: idColumn(),
-    tenant: () => p.manyToOne(Tenant),
-    // The foreign keys (this one and redelivery_of's) are (tenant_id, …), written by the migrations.
+    tenant: () => p.manyToOne(Tenant).primary(),
+    // The foreign key is (tenant_id, event_id), written by the migrations.
     event: () => p.manyToOne(OutboxEvent).createForeignKeyConstraint(false),
     payoutId: p.uuid().nullable(),
     eventType: p.string().length(64),
@@ -103,9 +104,18 @@ export const WebhookDelivery = defineEntity({
     snapshot: p.json<Record<string, unknown>>(),
     attempts: p.integer().default(0),
     dueAt: p.datetime().nullable(),
-    /** The DEAD job this one sends again, for an operator; null for a job made by publishing. */
-    redeliveryOf: () =>
-      p.manyToOne(WebhookDelivery).fieldName('redelivery_of').nullable().createForeignKeyConstraint(false),
+    /**
+     * The DEAD job this one sends again, for an operator; null for a job made by publishing. No
+     * foreign key (a partition could not be detached): it is written only from the DEAD job, read
+     * in the same transaction, which is of the same event and so in the same partition.
+     */
+    redeliveryOf: p.uuid().fieldName('redelivery_of').nullable(),
+    /**
+     * The event's `created_at`: the partition key (by week, src/db/partitions.ts). Every row of one
+     * event carries it, so the event's jobs and their attempts share a partition and the unique
+     * keys, which include it, hold across partitions.
+     */
+    eventCreatedAt: p.datetime().primary(),
     ...timestamps(),
   },
 });
@@ -122,7 +132,7 @@ export const WebhookDeliveryAttempt = defineEntity({
   uniques: [
     {
       name: 'webhook_delivery_attempts_delivery_attempt_unique',
-      properties: ['delivery', 'attemptNumber', 'tenant'],
+      properties: ['deliveryId', 'attemptNumber', 'tenant', 'eventCreatedAt'],
     },
   ],
   // The merchant's list, and the list filtered on each of its filters, read in page order.
@@ -136,10 +146,11 @@ export const WebhookDeliveryAttempt = defineEntity({
     { name: 'webhook_delivery_attempts_payout_index', properties: ['tenant', 'payoutId', 'createdAt', 'id'] },
   ],
   properties: {
+    // The key is (id, tenant_id, event_created_at), as its delivery's.
     id: idColumn(),
-    tenant: () => p.manyToOne(Tenant),
-    // The foreign key is (tenant_id, delivery_id), written by the migrations.
-    delivery: () => p.manyToOne(WebhookDelivery).createForeignKeyConstraint(false),
+    tenant: () => p.manyToOne(Tenant).primary(),
+    // The foreign key is (tenant_id, delivery_id, event_created_at), written by the migrations.
+    deliveryId: p.uuid(),
     eventId: p.uuid(),
     payoutId: p.uuid().nullable(),
     eventType: p.string().length(64),
@@ -153,6 +164,8 @@ export const WebhookDeliveryAttempt = defineEntity({
     secretVersion: p.integer().nullable(),
     durationMs: p.integer().nullable(),
     createdAt: p.datetime(),
+    /** Its delivery's `eventCreatedAt`: the partition key, the same week as its delivery's. */
+    eventCreatedAt: p.datetime().primary(),
   },
 });
 export type WebhookDeliveryAttempt = InferEntity<typeof WebhookDeliveryAttempt>;

@@ -34,7 +34,7 @@ const scopeParam = (scope: TenantScope) => (scope.tenantIds ? [...scope.tenantId
 // The target is the payout's notification_url when set, else the tenant's webhook URL.
 const selectUnpublished = statement(
   'webhook_outbox_claim',
-  `select o.id, o.tenant_id, o.payout_id, o.event_type, coalesce(p.notification_url, c.url) as target_url
+  `select o.id, o.tenant_id, o.payout_id, o.event_type, o.created_at, coalesce(p.notification_url, c.url) as target_url
      from outbox_events o
      left join payouts p on p.id = o.payout_id
      left join webhook_configs c on c.tenant_id = o.tenant_id
@@ -62,11 +62,12 @@ const insertDeliveries = statement(
      update outbox_events set published_at = $1 where id = any($2::uuid[])
    )
    insert into webhook_deliveries (id, tenant_id, event_id, payout_id, event_type, target_url, target_origin,
-       status, snapshot, attempts, due_at, created_at, updated_at)
+       status, snapshot, attempts, due_at, created_at, updated_at, event_created_at)
    select d.id, d.tenant_id, d.event_id, d.payout_id, d.event_type, d.target_url, d.target_origin,
-          $3, $4::jsonb, $5, $6, $1, $1
-     from unnest($7::uuid[], $8::uuid[], $9::uuid[], $10::uuid[], $11::text[], $12::text[], $13::text[])
-          as d(id, tenant_id, event_id, payout_id, event_type, target_url, target_origin)`,
+          $3, $4::jsonb, $5, $6, $1, $1, d.event_created_at
+     from unnest($7::uuid[], $8::uuid[], $9::uuid[], $10::uuid[], $11::text[], $12::text[], $13::text[],
+                 $14::timestamptz[])
+          as d(id, tenant_id, event_id, payout_id, event_type, target_url, target_origin, event_created_at)`,
 );
 
 /** A machine context as persisted in a snapshot. */
@@ -91,11 +92,13 @@ export async function publishEvents(
       tenant_id: string;
       payout_id: string | null;
       event_type: string;
+      created_at: Date | string;
       target_url: string | null;
     }>(selectUnpublished, [args.limit, scopeParam(args)]);
     if (events.length === 0) return { published: 0, jobs: 0 };
 
-    const jobs: unknown[][] = [[], [], [], [], [], [], []];
+    // The event's time goes with each job: the partition key (see delivery.entities.ts).
+    const jobs: unknown[][] = [[], [], [], [], [], [], [], []];
     for (const event of events) {
       if (!event.target_url) continue;
       const row = [
@@ -106,6 +109,7 @@ export async function publishEvents(
         event.event_type,
         event.target_url,
         new URL(event.target_url).origin,
+        toDate(event.created_at),
       ];
       for (let i = 0; i < row.length; i++) jobs[i]!.push(row[i]);
     }
@@ -223,13 +227,14 @@ function applyStepsText(withTurn: boolean): string {
        from unnest($2::uuid[], $3::jsonb[], $4::text[], $5::jsonb[], $6::int[], $7::timestamptz[])
             as u(id, before, status, snapshot, attempts, due_at)
       where d.id = u.id and d.snapshot = u.before
-     returning d.id, d.tenant_id, d.event_id, d.payout_id, d.event_type, d.target_url
+     returning d.id, d.tenant_id, d.event_id, d.payout_id, d.event_type, d.target_url, d.event_created_at
    ),
    recorded as (
      insert into webhook_delivery_attempts (id, tenant_id, delivery_id, event_id, payout_id, event_type,
-         attempt_number, target_url, status, response_status, failure_reason, secret_version, duration_ms, created_at)
+         attempt_number, target_url, status, response_status, failure_reason, secret_version, duration_ms, created_at,
+         event_created_at)
      select r.id, c.tenant_id, c.id, c.event_id, c.payout_id, c.event_type, r.attempt_number, c.target_url,
-            r.status, r.response_status, r.failure_reason, r.secret_version, r.duration_ms, $1
+            r.status, r.response_status, r.failure_reason, r.secret_version, r.duration_ms, $1, c.event_created_at
        from unnest($8::uuid[], $9::uuid[], $10::int[], $11::text[], $12::int[], $13::text[], $14::int[], $15::int[])
             as r(id, delivery_id, attempt_number, status, response_status, failure_reason, secret_version, duration_ms)
        join changed c on c.id = r.delivery_id

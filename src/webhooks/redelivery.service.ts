@@ -39,7 +39,7 @@ export interface Redelivery {
 const OPEN = `('PENDING', 'ATTEMPTING', 'RETRY_SCHEDULED')`;
 
 /** The DEAD job, and where its event would go now. */
-const CANDIDATE_COLUMNS = `d.id, d.tenant_id, d.event_id, d.payout_id, d.event_type, d.status,
+const CANDIDATE_COLUMNS = `d.id, d.tenant_id, d.event_id, d.payout_id, d.event_type, d.status, d.event_created_at,
        coalesce(p.notification_url, c.url) as target_url`;
 
 const selectOne = statement(
@@ -79,12 +79,13 @@ const selectRange = statement(
 const insertRedeliveries = statement(
   'webhook_redelivery_insert',
   `insert into webhook_deliveries (id, tenant_id, event_id, payout_id, event_type, target_url, target_origin,
-       status, snapshot, attempts, due_at, redelivery_of, created_at, updated_at)
+       status, snapshot, attempts, due_at, redelivery_of, created_at, updated_at, event_created_at)
    select r.id, r.tenant_id, r.event_id, r.payout_id, r.event_type, r.target_url, r.target_origin,
-          $2, $3::jsonb, $4, $5, r.redelivery_of, $1, $1
-     from unnest($6::uuid[], $7::uuid[], $8::uuid[], $9::uuid[], $10::text[], $11::text[], $12::text[], $13::uuid[])
-          as r(id, tenant_id, event_id, payout_id, event_type, target_url, target_origin, redelivery_of)
-   on conflict (event_id, tenant_id) where redelivery_of is not null and status in ${OPEN} do nothing
+          $2, $3::jsonb, $4, $5, r.redelivery_of, $1, $1, r.event_created_at
+     from unnest($6::uuid[], $7::uuid[], $8::uuid[], $9::uuid[], $10::text[], $11::text[], $12::text[], $13::uuid[],
+                 $14::timestamptz[])
+          as r(id, tenant_id, event_id, payout_id, event_type, target_url, target_origin, redelivery_of, event_created_at)
+   on conflict (event_id, tenant_id, event_created_at) where redelivery_of is not null and status in ${OPEN} do nothing
    returning id`,
 );
 
@@ -120,6 +121,7 @@ interface CandidateRow {
   payout_id: string | null;
   event_type: string;
   status: string;
+  event_created_at: Date | string;
   target_url: string | null;
 }
 
@@ -178,7 +180,7 @@ async function redeliver(sql: Sql, rows: readonly CandidateRow[], now: Date): Pr
   );
   const initial = initialState(webhookDeliveryMachine, { now });
   const context = initial.snapshot.context as { attempts: number; dueAt: string | null };
-  const columns: unknown[][] = [[], [], [], [], [], [], [], []];
+  const columns: unknown[][] = [[], [], [], [], [], [], [], [], []];
   for (const r of rows) {
     if (standing.has(r.event_id)) continue;
     const url = r.target_url!;
@@ -191,6 +193,8 @@ async function redeliver(sql: Sql, rows: readonly CandidateRow[], now: Date): Pr
       url,
       new URL(url).origin,
       r.id,
+      // The event's time, as the DEAD job has it: the redelivery goes into the same partition.
+      toDate(r.event_created_at),
     ];
     for (let i = 0; i < values.length; i++) columns[i]!.push(values[i]);
   }

@@ -293,10 +293,11 @@ describe('admin.exceptions: where money waits for a person', () => {
       const now = harness().clock.now();
       const [again] = await x.execute<{ id: string }[]>(
         `insert into webhook_deliveries (id, tenant_id, event_id, event_type, target_url, target_origin, status,
-            snapshot, attempts, redelivery_of, created_at, updated_at)
-         values (gen_random_uuid(), ?, ?, 'payout.created', 'https://hooks.example/again', 'https://hooks.example:443',
-                 'PENDING', '{"value":"PENDING","status":"active"}', 0, ?, ?, ?) returning id`,
-        [tenantId, oldest!.event_id, oldest!.id, now, now],
+            snapshot, attempts, redelivery_of, created_at, updated_at, event_created_at)
+         select gen_random_uuid(), ?, ?, 'payout.created', 'https://hooks.example/again', 'https://hooks.example:443',
+                'PENDING', '{"value":"PENDING","status":"active"}', 0, ?, ?, ?, d.event_created_at
+           from webhook_deliveries d where d.id = ? returning id`,
+        [tenantId, oldest!.event_id, oldest!.id, now, now, oldest!.id],
       );
       const sentAgain = await dead();
       expect(sentAgain.count).to.equal(before.count - 1);

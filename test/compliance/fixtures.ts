@@ -86,14 +86,14 @@ export async function seedQueues(
     `with events as (
        insert into outbox_events (id, tenant_id, event_type, payload, published_at, created_at)
        select gen_random_uuid(), ?, 'payout.created', '{}', now(), now() from generate_series(1, ${rows})
-       returning id),
-     numbered as (select id, row_number() over (order by id) as n from events)
+       returning id, created_at),
+     numbered as (select id, created_at, row_number() over (order by id) as n from events)
      insert into webhook_deliveries (id, tenant_id, event_id, event_type, target_url, target_origin, status, snapshot,
-        attempts, created_at, updated_at)
+        attempts, created_at, updated_at, event_created_at)
      select gen_random_uuid(), ?, numbered.id, 'payout.created', 'https://hooks.example/' || n, 'https://hooks.example:443',
             case when ${waiting} then 'DEAD' else 'SUCCEEDED' end,
             case when ${waiting} then '{"value":"DEAD","status":"done"}' else '{"value":"SUCCEEDED","status":"done"}' end::jsonb,
-            5, ${time}, ${time}
+            5, ${time}, ${time}, numbered.created_at
        from numbered`,
     [tenantId, tenantId, at.toISOString(), stepMs, at.toISOString(), stepMs],
   );

@@ -139,27 +139,27 @@ async function seedHistory(tenantId: string): Promise<void> {
        from generate_series(1, ${ROWS}) as n`,
     [tenantId],
   );
-  const [event] = await em.execute<{ id: string }[]>(
+  const [event] = await em.execute<{ id: string; created_at: Date }[]>(
     `insert into outbox_events (id, tenant_id, event_type, payload, published_at, created_at)
-     values (gen_random_uuid(), ?, 'payout.created', '{}', now(), now()) returning id`,
+     values (gen_random_uuid(), ?, 'payout.created', '{}', now(), now()) returning id, created_at`,
     [tenantId],
   );
   const [delivery] = await em.execute<{ id: string }[]>(
     `insert into webhook_deliveries (id, tenant_id, event_id, event_type, target_url, target_origin, status, snapshot,
-        attempts, created_at, updated_at)
+        attempts, created_at, updated_at, event_created_at)
      values (gen_random_uuid(), ?, ?, 'payout.created', 'https://hooks.example/x', 'https://hooks.example:443',
-             'SUCCEEDED', '{}', 1, now(), now()) returning id`,
-    [tenantId, event!.id],
+             'SUCCEEDED', '{}', 1, now(), now(), ?) returning id`,
+    [tenantId, event!.id, event!.created_at],
   );
   await em.execute(
     `insert into webhook_delivery_attempts (id, tenant_id, delivery_id, event_id, payout_id, event_type, attempt_number,
-        target_url, status, response_status, created_at)
+        target_url, status, response_status, created_at, event_created_at)
      select gen_random_uuid(), ?, ?, ?, gen_random_uuid(),
             (array['payout.created', 'payout.pending_payment', 'payout.payment_received', 'payout.processing',
                    'payout.successful', 'payout.failed'])[1 + n % 6],
-            n, 'https://hooks.example/x', case when n % 60 = 0 then 'DEAD' else 'SUCCESS' end, 200, ${at}
+            n, 'https://hooks.example/x', case when n % 60 = 0 then 'DEAD' else 'SUCCESS' end, 200, ${at}, ?
        from generate_series(1, ${ROWS}) as n`,
-    [tenantId, delivery!.id, event!.id],
+    [tenantId, delivery!.id, event!.id, event!.created_at],
   );
   await em.execute('analyze payouts, inflows, webhook_delivery_attempts');
 }

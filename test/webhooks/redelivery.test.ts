@@ -108,7 +108,7 @@ describe('redelivery of DEAD webhook deliveries (admin.webhooks.redeliver)', () 
       [dead.id, 'DEAD'],
       [redelivery.delivery_id, 'SUCCEEDED'],
     ]);
-    expect(jobs[1]!.redeliveryOf?.id).to.equal(dead.id);
+    expect(jobs[1]!.redeliveryOf).to.equal(dead.id);
 
     // Audited in the transaction of the change: who, what, and the deliveries concerned.
     const [audit] = await harness()
