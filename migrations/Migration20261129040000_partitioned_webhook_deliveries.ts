@@ -16,10 +16,13 @@ import { Migration } from '@mikro-orm/migrations';
  * written only from the DEAD delivery it names, read in the same transaction, and is of the same
  * event, so the two share a partition and leave together.
  *
- * On filled tables, without copying them: the new column is filled from the outbox (deliveries)
- * and from the deliveries (attempts), then each table becomes the partition of everything before
- * next week (named as this week's, as pg_partman names weekly partitions), and the coming weeks
- * are created ahead by pg_partman where the server has it, else by `partition_maintain()`.
+ * On filled tables, by copying them: partitions are made from the week of the oldest event with
+ * a delivery to three weeks ahead (by pg_partman where the server has it, else by
+ * `partition_maintain()`), each row goes into its event's week, and the old tables go. Not the
+ * timeline's way (the old table attached as one partition of everything before): pg_partman's
+ * retention reads a partition's lower bound as the start of one period, so it would refuse a
+ * `minvalue` bound and drop a partition holding weeks of history as soon as its first week is
+ * past. The first pass of the `retention` job then drops the weeks past the retention.
  */
 export class Migration20261129040000_partitioned_webhook_deliveries extends Migration {
   override name = 'Migration20261129040000_partitioned_webhook_deliveries';

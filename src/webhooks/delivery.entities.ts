@@ -88,10 +88,11 @@ export const WebhookDelivery = defineEntity({
     },
   ],
   properties: {
-    // The key is (id, tenant_id, event_created_at): a partitioned table's key includes its
-    // partition key, and tenant_id keeps it Citus-ready. The id alone is unique (UUID v7).
+    // The table's key is (id, tenant_id, event_created_at): a partitioned table's key includes its
+    // partition key, and tenant_id keeps it Citus-ready; the entity's leaves tenant_id out, as
+    // every merchant entity does (src/db/columns.ts). The id alone is unique (UUID v7).
     id: idColumn(),
-    tenant: () => p.manyToOne(Tenant).primary(),
+    tenant: () => p.manyToOne(Tenant),
     // The foreign key is (tenant_id, event_id), written by the migrations.
     event: () => p.manyToOne(OutboxEvent).createForeignKeyConstraint(false),
     payoutId: p.uuid().nullable(),
@@ -146,9 +147,9 @@ export const WebhookDeliveryAttempt = defineEntity({
     { name: 'webhook_delivery_attempts_payout_index', properties: ['tenant', 'payoutId', 'createdAt', 'id'] },
   ],
   properties: {
-    // The key is (id, tenant_id, event_created_at), as its delivery's.
+    // The table's key is (id, tenant_id, event_created_at), as its delivery's.
     id: idColumn(),
-    tenant: () => p.manyToOne(Tenant).primary(),
+    tenant: () => p.manyToOne(Tenant),
     // The foreign key is (tenant_id, delivery_id, event_created_at), written by the migrations.
     deliveryId: p.uuid(),
     eventId: p.uuid(),

@@ -6,6 +6,7 @@ import { encodeCursor, listName } from '#src/http/pagination.ts';
 import { type PayoutFilters, payoutPageQuery } from '#src/payouts/resource.ts';
 import { call, createMerchant, type Merchant } from '../client.ts';
 import { harness } from '../harness.ts';
+import { partitionsAsParents } from './prepared-plans.ts';
 
 /**
  * Every merchant list, filtered or not, first page or later, reads its page from an index in page
@@ -33,14 +34,22 @@ async function planOf(
       if (err !== rolledBack) throw err;
     });
   const all = planNodes(plan!);
+  // A partitioned table is read partition by partition (`<table>_p…`, `<table>_default`), each
+  // through its own copy of the parent's index: named here by the parent's, once, small
+  // partitions left out (see partitionsAsParents).
+  const { parentOf, small } = await partitionsAsParents();
+  const ofTable = (name: string | undefined) => !!name && !small.has(name) && parentOf(name) === table;
   return {
-    scans: all
-      .filter((n) => n['Relation Name'] === table)
-      .map((n) =>
-        [n['Node Type'], n['Scan Direction'], n['Index Name'] && `using ${n['Index Name']}`]
-          .filter(Boolean)
-          .join(' '),
+    scans: [
+      ...new Set(
+        all
+          .filter((n) => ofTable(n['Relation Name']))
+          .map((n) => {
+            const index = n['Index Name'] && parentOf(n['Index Name']);
+            return [n['Node Type'], n['Scan Direction'], index && `using ${index}`].filter(Boolean).join(' ');
+          }),
       ),
+    ],
     // A sort inside a subplan orders one row's own children (a payout's timeline), not the list.
     sorted: planNodes(plan!, { subplans: false }).some((n) => /Sort/.test(n['Node Type'])),
   };
@@ -252,12 +261,15 @@ describe('list query plans', () => {
     ['/v1/refunds?status=FAILED', 'refunds', 'refunds_tenant_id_created_at_id_index'],
   ];
   for (const [path, table, index, later] of ormCases) {
-    it(`${path}, ${later ? 'a later page' : 'the first page'}: ${index}, no sort`, async () => {
+    it(`${path}, ${later ? 'a later page' : 'the first page'}: ${index}, no sort of more than one payout's records`, async () => {
       const sent = later ? `${path}&cursor=${cursorOf(...later)}` : path;
-      expect(await ormListPlan(merchant, sent, table)).to.deep.equal({
-        scans: [`Index Scan Backward using ${index}`],
-        sorted: false,
-      });
+      const plan = await ormListPlan(merchant, sent, table);
+      expect(plan.scans).to.deep.equal([`Index Scan Backward using ${index}`]);
+      // One payout's records are a few dozen at most (nine events, five attempts each, and their
+      // redeliveries'): over the partitions of the records (by week of their event) the planner
+      // may gather them from the index and sort them rather than merge the weeks in order.
+      const bounded = path.includes('payout_id=') && table === 'webhook_delivery_attempts';
+      if (!bounded) expect(plan.sorted).to.equal(false);
     });
   }
 });
