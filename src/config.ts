@@ -225,5 +225,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
     throw new Error(`Invalid configuration:\n${lines.join('\n')}`);
   }
+  // Every attempt and redelivery reads its event's payload from the outbox: a delivery kept
+  // longer than its event could never be sent again, and a redelivery of it would wait for ever.
+  if (parsed.data.WEBHOOK_LOG_RETENTION_DAYS > parsed.data.OUTBOX_RETENTION_DAYS) {
+    throw new Error(
+      `Invalid configuration:\n  WEBHOOK_LOG_RETENTION_DAYS: ${parsed.data.WEBHOOK_LOG_RETENTION_DAYS} is longer than OUTBOX_RETENTION_DAYS (${parsed.data.OUTBOX_RETENTION_DAYS}): deliveries may not outlive their events`,
+    );
+  }
   return setupDefaults(parsed.data);
 }

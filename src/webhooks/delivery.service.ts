@@ -204,7 +204,8 @@ const selectDue = statement(
           k.busy, e.payload, c.secret_sealed, c.secret_version
      from candidates k
      join webhook_deliveries d on d.id = k.id
-     join outbox_events e on e.id = d.event_id
+     -- By the outbox's whole key: its week is the delivery's, so one partition is read.
+     join outbox_events e on e.id = d.event_id and e.tenant_id = d.tenant_id and e.created_at = d.event_created_at
      left join webhook_configs c on c.tenant_id = d.tenant_id
     where k.status = 'ATTEMPTING' or k.rank <= $2 - k.busy
     order by d.due_at

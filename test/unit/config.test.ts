@@ -102,4 +102,22 @@ describe('configuration: overdue ages of the exception queues', () => {
       );
     }
   });
+
+  it('keeps the webhook log 30 days by default, 1 to 3650, and never longer than the events it sends', () => {
+    expect(loadConfig({}).WEBHOOK_LOG_RETENTION_DAYS).to.equal(30);
+    expect(loadConfig({ WEBHOOK_LOG_RETENTION_DAYS: '7' }).WEBHOOK_LOG_RETENTION_DAYS).to.equal(7);
+    for (const value of ['0', '-1', '3651', '1.5', 'a month']) {
+      expect(
+        () => loadConfig({ WEBHOOK_LOG_RETENTION_DAYS: value, OUTBOX_RETENTION_DAYS: '4000' }),
+        value,
+      ).to.throw(/WEBHOOK_LOG_RETENTION_DAYS/);
+    }
+    expect(() => loadConfig({ WEBHOOK_LOG_RETENTION_DAYS: '31' })).to.throw(
+      /WEBHOOK_LOG_RETENTION_DAYS: 31 is longer than OUTBOX_RETENTION_DAYS \(30\)/,
+    );
+    expect(
+      loadConfig({ WEBHOOK_LOG_RETENTION_DAYS: '90', OUTBOX_RETENTION_DAYS: '90' })
+        .WEBHOOK_LOG_RETENTION_DAYS,
+    ).to.equal(90);
+  });
 });
