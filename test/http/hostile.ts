@@ -73,12 +73,13 @@ export function hostileValues(rule: TextRule): {
 /** Rows in every table of the schema; with `tenantId`, only the tenant's, in every table with a tenant_id. */
 export async function rowCounts(tenantId?: string): Promise<Record<string, number>> {
   const connection = harness().service.deps.orm.em.fork().getConnection();
+  // Tables and partitioned tables, not their partitions: a partition's rows are its parent's.
   const tables = await connection.execute<{ table_name: string }[]>(
-    `select table_name from information_schema.tables
-      where table_schema = current_schema() and table_type = 'BASE TABLE'
-        and (? or table_name in (select table_name from information_schema.columns
-                                  where column_name = 'tenant_id' and table_schema = current_schema()))
-      order by table_name`,
+    `select c.relname as table_name from pg_class c join pg_namespace n on n.oid = c.relnamespace
+      where n.nspname = current_schema() and c.relkind in ('r', 'p') and not c.relispartition
+        and (? or exists (select 1 from pg_attribute a
+                           where a.attrelid = c.oid and a.attname = 'tenant_id' and not a.attisdropped))
+      order by c.relname`,
     [tenantId === undefined],
   );
   const out: Record<string, number> = {};
