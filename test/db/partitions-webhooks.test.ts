@@ -173,6 +173,36 @@ describe('partitioned webhook deliveries and attempts (by week of their event)',
     ).to.have.length(1);
   });
 
+  it('puts an operator’s redelivery made after the boundary into its event’s week, naming the DEAD delivery there', async () => {
+    await ensureWeek(beforeBoundary());
+    const merchant = await payoutReadyMerchant();
+    await configureWebhook(merchant, 'https://hooks.example/partitions');
+    const eventId = await eventAt(merchant, beforeBoundary());
+    const [dead, deadParams] = insertDelivery({
+      merchant,
+      eventId,
+      createdAt: beforeBoundary(),
+      status: 'DEAD',
+    });
+    await em().execute(dead, deadParams);
+    const deliveryId = deadParams[0] as string;
+    const { sql } = harness().service.deps;
+    const made = await sql.transaction((tx) =>
+      redeliverOne(tx, { deliveryId, now: new Date(thisWeek().getTime() + DAY) }),
+    );
+    expect(made.created).to.equal(true);
+    // The rule that stands for redelivery_of's foreign key: the DEAD delivery it names is there, in
+    // the same partition, so the two leave together.
+    const [row] = await em().execute<{ redelivery: string; dead: string }[]>(
+      `select r.tableoid::regclass::text as redelivery, d.tableoid::regclass::text as dead
+         from webhook_deliveries r join webhook_deliveries d on d.id = r.redelivery_of
+        where r.id = ?`,
+      [made.deliveryId],
+    );
+    const week = await weekPartition('webhook_deliveries', beforeBoundary());
+    expect(row).to.deep.equal({ redelivery: week, dead: week });
+  });
+
   describe('concurrent duplicates across a week’s boundary', () => {
     beforeEach(function () {
       racesOnlyOnPostgres(this);
