@@ -11,7 +11,7 @@ import { callTRPCProcedure } from '@trpc/server';
 import { pino } from 'pino';
 import { encodeCursor } from '#src/http/pagination.ts';
 import { middleware, publicProcedure, router } from '#src/http/trpc.ts';
-import { createLogger } from '#src/lib/log.ts';
+import { createLogger, flatLogger } from '#src/lib/log.ts';
 import { createMetrics } from '#src/observability/metrics.ts';
 import { type PayoutView, toPayoutResource } from '#src/payouts/resource.ts';
 import { appRouter } from '#src/router.ts';
@@ -118,13 +118,15 @@ const probe = router({
     .use(nothing)
     .query(() => null),
 });
-// The access line exactly as the service writes it, at info, to a file nobody reads.
-const accessLog = createLogger({
+// The access line exactly as the service writes it (flatLogger: its fields are plain values, so
+// only the top-level redaction paths apply), at info, to a file nobody reads; beside it, the same
+// line through the full redaction that every other line gets, and through none.
+const fullyRedacted = createLogger({
   level: 'info',
   destination: pino.destination({ dest: '/dev/null', sync: true }),
 });
-
-const unredacted = accessLog.child({}, { redact: { paths: [] } });
+const accessLog = flatLogger(fullyRedacted);
+const unredacted = fullyRedacted.child({}, { redact: { paths: [] } });
 const metrics = createMetrics();
 /** The fields of the service's access line (src/http/middleware.ts). */
 const accessLine = () => ({
@@ -164,7 +166,7 @@ for (const shape of ['CREATED', 'PENDING_PAYMENT'] as const) {
       batchIndex: 0,
     }),
   );
-  await add('service: the access line at info (pino, redaction)', () =>
+  await add('service: the access line at info (pino, top-level redaction)', () =>
     accessLog.info(accessLine(), 'request'),
   );
   await add('service: the HTTP metrics (a counter and a histogram by route)', () => {
@@ -172,6 +174,7 @@ for (const shape of ['CREATED', 'PENDING_PAYMENT'] as const) {
     metrics.httpRequests.inc(labels);
     metrics.httpDuration.observe(labels, 0.0034);
   });
+  await add('(the access line with the full redaction)', () => fullyRedacted.info(accessLine(), 'request'));
   await add('(the access line without redaction)', () => unredacted.info(accessLine(), 'request'));
 }
 const width = Math.max(...lines.map(([, layer]) => layer.length));

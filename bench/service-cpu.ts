@@ -6,7 +6,8 @@
  *   npm exec -- node bench/service-cpu.ts [--requests=4000] [--rounds=3] [--connections=16]
  *     [--only=create|list] [--profile] [--against=<another checkout>]
  * Each round loads one instance with `--requests` requests per path after a warm-up of a quarter
- * of that; the figure is the median of the rounds. --profile writes a CPU profile of each instance
+ * of that, less what the instance spends idle (sampled for 3 s before); the figure is the median
+ * of the rounds. --profile writes a CPU profile of each instance
  * into bench/results/profiles/<date>/ (summarise it with bench/profile-summary.ts). --against
  * takes another checkout of the project (with its dependencies), the code before a change: each
  * round then runs an instance of both, in turns, on the same database, so that both meet the same
@@ -32,6 +33,8 @@ const requests = option('requests', 4000);
 const rounds = option('rounds', 3);
 const connections = option('connections', 16);
 const profile = args.includes('--profile');
+/** How long the idle CPU of an instance is sampled before each measured run. */
+const IDLE_MS = 3000;
 const against = args.find((a) => a.startsWith('--against='))?.slice('--against='.length);
 const only = args.find((a) => a.startsWith('--only='))?.slice('--only='.length);
 
@@ -108,16 +111,22 @@ try {
       const load = (count: number) =>
         runLoad({ url: service.url, connections, durationS: 600, maxRequests: count, next });
       await load(Math.ceil(requests / 4));
+      // What the instance spends doing nothing (timers, its pool, the collector), taken off the
+      // run's CPU: on a starved machine a run can take ten times as long, and would charge ten
+      // times as much of it to each request.
+      const idleFrom = cpuSample([service.pid]).serverMs;
+      await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
+      const idleMsPerS = ((cpuSample([service.pid]).serverMs - idleFrom) / IDLE_MS) * 1000;
       const before = cpuSample([service.pid]).serverMs;
       const result = await load(requests);
-      const ms = cpuSample([service.pid]).serverMs - before;
+      const ms = cpuSample([service.pid]).serverMs - before - idleMsPerS * result.seconds;
       const failures = Object.values(result.non2xx).reduce((a, b) => a + b, 0) + result.errors;
       if (failures > 0) throw new Error(`${name}: ${failures} failures ${JSON.stringify(result.non2xx)}`);
       const key = `${name}${label}`;
       figures[key] = [...(figures[key] ?? []), ms / result.requests];
       process.stderr.write(
         `${name}${label}: ${(ms / result.requests).toFixed(3)} ms CPU per request ` +
-          `(${result.requests} requests, ${Math.round(result.rps)} req/s)\n`,
+          `(${result.requests} requests, ${Math.round(result.rps)} req/s; idle ${idleMsPerS.toFixed(1)} ms/s taken off)\n`,
       );
     }
   };
