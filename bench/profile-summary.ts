@@ -24,13 +24,23 @@ interface Profile {
   endTime: number;
 }
 
+/**
+ * A script's path in the project (`src/...`), for this checkout or another one's
+ * (`bench/service-cpu.ts --against` profiles an instance of another checkout); '' outside it.
+ */
+function projectPath(url: string): string {
+  if (url.includes('node_modules')) return '';
+  if (url.startsWith(ROOT)) return url.slice(ROOT.length);
+  return /^file:\/\/.*?\/((?:src|machines|bench)\/.*)$/.exec(url)?.[1] ?? '';
+}
+
 /** Which package (or area of this project) a script belongs to. */
 export function areaOf(url: string): string {
   if (!url) return '(native / idle / gc)';
   const nm = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (nm) return nm[1]!;
   if (url.startsWith('node:')) return url;
-  const local = url.startsWith(ROOT) ? /^(src|machines|bench)\/([^/]+)/.exec(url.slice(ROOT.length)) : null;
+  const local = /^(src|machines|bench)\/([^/]+)/.exec(projectPath(url));
   if (local) return `${local[1]}/${local[2]}`;
   return url;
 }
@@ -48,10 +58,7 @@ export function summarise(profile: Profile): {
   const causeOf = (id: number): string => {
     for (let at: number | undefined = id; at !== undefined; at = parentOf.get(at)) {
       const frame = byId.get(at)!.callFrame;
-      if (
-        /^(src|machines)\//.test(frame.url.startsWith(ROOT) ? frame.url.slice(ROOT.length) : '') &&
-        !frame.url.includes('node_modules')
-      ) {
+      if (/^(src|machines)\//.test(projectPath(frame.url))) {
         return `${frame.functionName || '(anonymous)'} ${areaOf(frame.url)}:${frame.lineNumber + 1}`;
       }
     }
