@@ -30,7 +30,10 @@ export const RAIL_LINE_KINDS = ['CREDIT', 'REVERSAL', 'DEBIT'] as const;
 export const ReconRailLine = defineEntity({
   name: 'ReconRailLine',
   tableName: 'recon_rail_lines',
-  indexes: [{ name: 'recon_rail_lines_day_index', properties: ['rail', 'occurredAt'] }],
+  indexes: [
+    { name: 'recon_rail_lines_day_index', properties: ['rail', 'occurredAt'] },
+    { name: 'recon_rail_lines_reference_index', properties: ['rail', 'reference'] },
+  ],
   properties: {
     rail: p.enum(['BANK_TRANSFER', 'CRYPTO'] as const).primary(),
     kind: p.enum(RAIL_LINE_KINDS).primary(),

@@ -1,32 +1,35 @@
 import { NETWORKS } from '#src/corridors/corridors.ts';
-import { columnsOf, type Sql, type Statement, statement, toDate } from '#src/db/sql.ts';
+import { columnsOf, statement, toDate } from '#src/db/sql.ts';
 import type { Deps } from '#src/deps.ts';
 import { accountName } from '#src/ledger/chart.ts';
-import { dayEnd, dayOf, dayStart } from '#src/lib/days.ts';
+import { dayEnd, dayOf } from '#src/lib/days.ts';
 import { type Decimal, toDecimal } from '#src/lib/money.ts';
 import type { RailSource } from '#src/settlement/entities.ts';
 import { type RailPage, readRail as readRailFromCursor } from '#src/settlement/rail-reader.ts';
-import type { Movement } from './compare.ts';
 import type { ReconRail } from './entities.ts';
+import type { ReportLine } from './match.ts';
 
 /**
- * The two sides a run compares, read for one UTC day: the rail's own record (read over HTTP,
- * outside any transaction) and the books (the service's record of the same movements). Rail
- * accounts are named as the ledger names them: `collection:bank` for the bank's virtual accounts
- * together, `transit:refunds:BANK` for the refunds the bank sent, `collection:crypto:<network>:<address>`
+ * The rail's own record of one UTC day, read over HTTP outside any transaction. Rail accounts are
+ * named as the ledger names them: `collection:bank` for the bank's virtual accounts together,
+ * `transit:refunds:BANK` for the refunds the bank sent, `collection:crypto:<network>:<address>`
  * per deposit address, `transit:processor:<name>`.
  *
  * The bank's statement and the chains' transfers are read incrementally: each run asks the rail
  * only for what it listed since the last read, keeps those lines (`recon_rail_lines`) and each
- * collection account's running total (`recon_rail_totals`), and finds a day's lines there by time.
- * The books are read by the day's window through indexes. The processor's report is per day already.
+ * collection account's running total (`recon_rail_totals`); the comparison with the ledger
+ * (`./match.ts`) finds a day's lines there by time. The processor's report is per day already and
+ * is handed to the comparison as it was read.
  */
 
 const PAGE = 500;
 
 /** What a rail's record says about a day, and whether that day is over at the rail. */
 export interface RailRecord {
-  movements: Movement[];
+  /** The processor's report of the day (empty for the rails whose lines are kept). */
+  report: ReportLine[];
+  /** The rail account of the processor's report. */
+  processorAccount?: string;
   complete: boolean;
   /**
    * Everything the rail has ever shown arriving on each collection account (its whole record,
@@ -83,9 +86,10 @@ const keepLines = statement(
    on conflict (account, currency) do update set amount = recon_rail_totals.amount + excluded.amount`,
 );
 
-export const dayLines = statement(
+/** How many lines of the day the primary keeps for a rail, and their sum: what a replica's comparison must have seen. */
+export const dayLineCount = statement(
   'recon_rail_lines_of_day',
-  `select kind, reference, account, ledger_account, amount::text as amount, currency
+  `select count(*)::int as lines, coalesce(sum(amount), 0)::text as sum
      from recon_rail_lines
     where rail = $1 and occurred_at >= $2 and occurred_at < $3`,
 );
@@ -153,33 +157,13 @@ async function keepUpWith(
   }
 }
 
-/** The kept lines of `day` and the collection totals of `rail`, once its sources are read up to now. */
+/** The collection totals of `rail`, once its sources are read up to now, and whether `day` is over there. */
 async function keptRecord(
   deps: Deps,
   rail: 'BANK_TRANSFER' | 'CRYPTO',
   sources: readonly RailSource[],
   day: string,
 ): Promise<RailRecord> {
-  const rows = await deps.sql.rows<{
-    kind: KeptLine['kind'];
-    reference: string;
-    account: string;
-    ledger_account: string | null;
-    amount: string;
-    currency: string;
-  }>(dayLines, [rail, dayStart(day), dayEnd(day)]);
-  const movements = rows.map(
-    (r): Movement => ({
-      account: r.account,
-      ...(r.ledger_account ? { ledgerAccount: r.ledger_account } : {}),
-      reference: r.reference,
-      amount: toDecimal(r.amount),
-      currency: r.currency,
-      state: r.kind === 'CREDIT' ? 'CREDITED' : r.kind === 'REVERSAL' ? 'REVERSED' : 'SUCCESSFUL',
-      // A reversal is compared with the credit it takes back; not counted as money of the day.
-      inPeriod: r.kind !== 'REVERSAL',
-    }),
-  );
   const balances: RailRecord['balances'] = new Map();
   for (const t of await deps.sql.rows<{ account: string; currency: string; amount: string }>(railTotals, [
     rail,
@@ -188,7 +172,7 @@ async function keptRecord(
   }
   const [through] = await deps.sql.rows<{ read_through: Date | null }>(readThrough, [[...sources]]);
   const complete = through?.read_through != null && toDate(through.read_through) >= dayEnd(day);
-  return { movements, complete, balances };
+  return { report: [], complete, balances };
 }
 
 /**
@@ -278,15 +262,14 @@ const inDay = (at: Date, day: string) => dayOf(at) === day;
 /** The processor's settlement report of the day. */
 async function readSettlementReport(deps: Deps, day: string): Promise<RailRecord> {
   const processor = deps.rails.processor;
-  const movements: Movement[] = [];
+  const report: ReportLine[] = [];
   let cursor: string | null = null;
   let complete = false;
   for (;;) {
     const page = await processor.settlementReport(day, { cursor, limit: PAGE });
     complete = page.complete;
     for (const p of page.payouts) {
-      movements.push({
-        account: `transit:processor:${processor.name}`,
+      report.push({
         reference: p.reference,
         amount: p.amount,
         currency: p.currency,
@@ -298,199 +281,5 @@ async function readSettlementReport(deps: Deps, day: string): Promise<RailRecord
     if (page.nextCursor === null) break;
     cursor = page.nextCursor;
   }
-  return { movements, complete, balances: new Map() };
-}
-
-// The books of a day, read by the day's window (`$3` is an empty list here: a reference is looked up
-// by key with the statements below only when the window lacks it).
-
-export const inflowBooks = statement(
-  'recon_inflow_books',
-  `select id, tenant_id, payout_id, external_ref, amount::text, currency, network, to_account,
-          (arrived_at >= $1 and arrived_at < $2) as in_period
-     from inflows
-    where rail = $4
-      and ((arrived_at >= $1 and arrived_at < $2) or external_ref = any($3::text[]))`,
-);
-
-// An outflow is final on the day it succeeded (settled_at) or failed (its last change: a
-// terminal outflow never changes again).
-export const processorBooks = statement(
-  'recon_processor_books',
-  `select id, tenant_id, payout_id, processor, status, destination_amount::text as amount,
-          destination_currency as currency,
-          ((status = 'SUCCESSFUL' and settled_at >= $1 and settled_at < $2)
-            or (status = 'FAILED' and updated_at >= $1 and updated_at < $2)) as in_period
-     from outflows
-    where (status = 'SUCCESSFUL' and settled_at >= $1 and settled_at < $2)
-       or (status = 'FAILED' and updated_at >= $1 and updated_at < $2)
-       or id = any($3::uuid[])`,
-);
-
-// The same books, of the references given only: what a run reads again on the primary when the
-// replica's answer differs from the rail (src/reconciliation/service.ts).
-export const inflowBooksOf = statement(
-  'recon_inflow_books_of',
-  `select id, tenant_id, payout_id, external_ref, amount::text, currency, network, to_account,
-          (arrived_at >= $1 and arrived_at < $2) as in_period
-     from inflows
-    where rail = $4 and external_ref = any($3::text[])`,
-);
-
-export const processorBooksOf = statement(
-  'recon_processor_books_of',
-  `select id, tenant_id, payout_id, processor, status, destination_amount::text as amount,
-          destination_currency as currency,
-          ((status = 'SUCCESSFUL' and settled_at >= $1 and settled_at < $2)
-            or (status = 'FAILED' and updated_at >= $1 and updated_at < $2)) as in_period
-     from outflows
-    where id = any($3::uuid[])`,
-);
-
-// The bank refunds of the day: those that reached the merchant that day, and those the statement
-// lists a debit for (by the reference they were sent under, `<refund id>:<attempt>`).
-export const bankRefundBooks = statement(
-  'recon_bank_refund_books',
-  `select id, tenant_id, payout_id, attempt_number, status, refund_amount::text as amount,
-          received_currency as currency,
-          (status = 'SUCCESSFUL' and settled_at >= $1 and settled_at < $2) as in_period
-     from refunds
-    where destination_type = 'BANK_ACCOUNT'
-      and ((status = 'SUCCESSFUL' and settled_at >= $1 and settled_at < $2) or id = any($3::uuid[]))`,
-);
-
-export const bankRefundBooksOf = statement(
-  'recon_bank_refund_books_of',
-  `select id, tenant_id, payout_id, attempt_number, status, refund_amount::text as amount,
-          received_currency as currency,
-          (status = 'SUCCESSFUL' and settled_at >= $1 and settled_at < $2) as in_period
-     from refunds
-    where destination_type = 'BANK_ACCOUNT' and id = any($3::uuid[])`,
-);
-
-interface RefundRow {
-  id: string;
-  tenant_id: string;
-  payout_id: string;
-  attempt_number: number;
-  status: string;
-  amount: string;
-  currency: string;
-  in_period: boolean;
-}
-
-interface InflowRow {
-  id: string;
-  tenant_id: string;
-  payout_id: string | null;
-  external_ref: string;
-  amount: string;
-  currency: string;
-  network: string | null;
-  to_account: string;
-  in_period: boolean;
-}
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-/** A refund's rail reference (`railReference` in src/refunds/service.ts): its id and attempt. */
-const REFUND_REFERENCE = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}):\d+$/i;
-
-function refundMovement(r: RefundRow): Movement {
-  return {
-    account: BANK_REFUNDS,
-    reference: `${r.id}:${r.attempt_number}`,
-    amount: toDecimal(r.amount),
-    currency: r.currency,
-    state: r.status === 'SUCCESSFUL' || r.status === 'FAILED' ? r.status : 'IN_FLIGHT',
-    inPeriod: r.in_period,
-    tenantId: r.tenant_id,
-    payoutId: r.payout_id,
-  };
-}
-
-/**
- * The books' movements of `day` on `rail`, and those of the references the rail listed; with
- * `only`, the movements of those references alone (in or out of the day). The day is read by its
- * window first; only the rail's references the window did not hold (a reversal of an older
- * credit, a return of an older payout, a movement missing from the books) are then looked up by
- * key, so a day of many movements never sends them all back as a list of references.
- */
-export async function readBooks(
-  sql: Sql,
-  rail: ReconRail,
-  day: string,
-  railRefs: readonly string[],
-  only = false,
-): Promise<Movement[]> {
-  const args = [dayStart(day), dayEnd(day)];
-  /** The window's rows (none with `only`), then the rows of the references it lacked. */
-  const read = async <R>(
-    window: Statement,
-    byKey: Statement,
-    refs: readonly string[],
-    keyOf: (row: R) => string,
-    extra: unknown[] = [],
-  ): Promise<R[]> => {
-    const rows = only ? [] : await sql.rows<R>(window, [...args, [], ...extra]);
-    const have = new Set(rows.map(keyOf));
-    const missing = refs.filter((ref) => !have.has(ref));
-    if (missing.length > 0) rows.push(...(await sql.rows<R>(byKey, [...args, missing, ...extra])));
-    return rows;
-  };
-  switch (rail) {
-    case 'BANK_TRANSFER': {
-      const rows = await read<InflowRow>(inflowBooks, inflowBooksOf, railRefs, (r) => r.external_ref, [rail]);
-      const refundIds = railRefs.flatMap((ref) => REFUND_REFERENCE.exec(ref)?.[1] ?? []);
-      const refunds = await read<RefundRow>(bankRefundBooks, bankRefundBooksOf, refundIds, (r) => r.id);
-      return [
-        ...rows.map((r) => ({
-          ...inflowMovement(r, 'collection:bank'),
-          ledgerAccount: `collection:bank:${r.to_account}`,
-        })),
-        ...refunds.map(refundMovement),
-      ];
-    }
-    case 'CRYPTO': {
-      const rows = await read<InflowRow>(inflowBooks, inflowBooksOf, railRefs, (r) => r.external_ref, [rail]);
-      return rows.map((r) => inflowMovement(r, `collection:crypto:${r.network}:${r.to_account}`));
-    }
-    case 'PROCESSOR': {
-      const ids = railRefs.filter((ref) => UUID.test(ref));
-      const rows = await read<{
-        id: string;
-        tenant_id: string;
-        payout_id: string;
-        processor: string;
-        status: string;
-        amount: string;
-        currency: string;
-        in_period: boolean;
-      }>(processorBooks, processorBooksOf, ids, (r) => r.id);
-      return rows.map((r) => ({
-        account: `transit:processor:${r.processor}`,
-        reference: r.id,
-        amount: toDecimal(r.amount),
-        currency: r.currency,
-        state: r.status === 'SUCCESSFUL' || r.status === 'FAILED' ? r.status : 'IN_FLIGHT',
-        inPeriod: r.in_period,
-        tenantId: r.tenant_id,
-        payoutId: r.payout_id,
-        outflowId: r.id,
-      }));
-    }
-  }
-}
-
-function inflowMovement(r: InflowRow, account: string): Movement {
-  return {
-    account,
-    reference: r.external_ref,
-    amount: toDecimal(r.amount),
-    currency: r.currency,
-    state: 'CREDITED',
-    inPeriod: r.in_period,
-    tenantId: r.tenant_id,
-    payoutId: r.payout_id,
-    inflowId: r.id,
-  };
+  return { report, processorAccount: `transit:processor:${processor.name}`, complete, balances: new Map() };
 }

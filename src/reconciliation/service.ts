@@ -4,22 +4,33 @@ import type { Deps } from '#src/deps.ts';
 import { initialState } from '#src/engine/engine.ts';
 import { AppError } from '#src/http/errors.ts';
 import { balances } from '#src/ledger/read.ts';
-import { dayBefore, dayOf, dayStart } from '#src/lib/days.ts';
+import { dayBefore, dayEnd, dayOf, dayStart } from '#src/lib/days.ts';
 import { newId } from '#src/lib/ids.ts';
 import { type Decimal, toDecimal } from '#src/lib/money.ts';
-import { type AccountTotals, compare, type Movement } from './compare.ts';
 import { RECON_RAILS, type ReconRail } from './entities.ts';
-import { type RailRecord, readBooks, readRail } from './records.ts';
+import {
+  type AccountTotals,
+  addRows,
+  breakOf,
+  type CompareArgs,
+  compareDay,
+  type DayComparison,
+  isBreak,
+  type PairRow,
+  pairReferences,
+} from './match.ts';
+import { dayLineCount, type RailRecord, readRail } from './records.ts';
 
 /**
  * Reconciliation runs (`docs/reconciliation.md`): for one UTC day and one rail, the rail's own
- * record is read (outside any transaction), compared with the books, and the result stored in
- * one transaction: the counts and sums per rail account, replaced, and one break per difference,
- * added once (a difference found again keeps its break and its status). One run row per day and
- * rail, leased while a run works on it: running a day again redoes it, and two instances never
- * run the same one at once. The books are read where lag-tolerant reads go (the replica, when
- * there is one); whatever differs from the rail there is read again on the primary before it is
- * stored, so that a replica's lag never becomes a break or an out-of-balance account.
+ * record is read (outside any transaction) and kept, compared with the ledger's entries in
+ * PostgreSQL (`./match.ts`), and the result stored in one transaction: the counts and sums per
+ * rail account, replaced, and one break per difference, added once (a difference found again
+ * keeps its break and its status). One run row per day and rail, leased while a run works on it:
+ * running a day again redoes it, and two instances never run the same one at once. The comparison
+ * runs where lag-tolerant reads go (the replica, when there is one); whatever did not match there
+ * is paired again on the primary before it is stored, so that a replica's lag never becomes a
+ * break or an out-of-balance account.
  */
 
 /** How long one run may hold its row before another may take it over (a crashed run). */
@@ -154,32 +165,60 @@ function withBalances(
 }
 
 /**
- * The comparison of books read on the replica, with what differs read again on the primary: the
- * references of every break and of every movement still in flight there, and the collection
- * balances when one differs from the rail's. What the replica had not replayed yet is then no break.
+ * The day's comparison (made where lag-tolerant reads go) made good on the primary, in the run's
+ * transaction: every reference that did not match (a break, a movement still in flight, a
+ * reversal, a line of the rail the ledger's day lacks) is paired again by reference, the ledger's
+ * side looked up by key whatever its day, and its counts replace the day's. A replica that had not
+ * replayed every line of the day the run just kept has the whole day compared on the primary
+ * instead, and the collection balances are read again when one differs from the rail's. What the
+ * replica had not replayed yet is then no break.
  */
-async function confirmOnPrimary(
+async function settle(
   tx: Sql,
-  args: { rail: ReconRail; day: string },
+  args: CompareArgs,
   rail: RailRecord,
-  seen: { books: Movement[]; collections: Map<string, { currency: string; amount: Decimal }> },
-): Promise<{ result: ReturnType<typeof compare>; collections: typeof seen.collections }> {
-  let result = compare(seen.books, rail.movements);
-  const doubtful = new Set(result.breaks.map((b) => b.reference));
-  for (const b of seen.books) if (b.state === 'IN_FLIGHT') doubtful.add(b.reference);
-  if (doubtful.size > 0) {
-    const fresh = await readBooks(tx, args.rail, args.day, [...doubtful], true);
-    const byRef = new Map(seen.books.map((b) => [b.reference, b]));
-    for (const b of fresh) byRef.set(b.reference, b);
-    result = compare([...byRef.values()], rail.movements);
+  seen: {
+    comparison: DayComparison;
+    collections: Map<string, { currency: string; amount: Decimal }>;
+    onReplica: boolean;
+  },
+): Promise<{
+  totals: AccountTotals[];
+  rows: PairRow[];
+  collections: typeof seen.collections;
+}> {
+  let day = seen.comparison;
+  if (seen.onReplica && args.rail !== 'PROCESSOR') {
+    const [kept] = await tx.rows<{ lines: number; sum: string }>(dayLineCount, [
+      args.rail,
+      dayStart(args.day),
+      dayEnd(args.day),
+    ]);
+    if (kept!.lines !== day.railLines || !toDecimal(kept!.sum).eq(day.railSum))
+      day = await compareDay(tx, args);
   }
-  const differs = [...rail.balances].some(([account, r]) => {
-    const l = seen.collections.get(account);
-    return !l || l.currency !== r.currency || !l.amount.eq(r.amount);
-  });
-  const moreInBooks = [...seen.collections.keys()].some((account) => !rail.balances.has(account));
-  const collections = differs || moreInBooks ? await ledgerCollections(tx, args.rail) : seen.collections;
-  return { result, collections };
+  const totals = day.totals.map((t) => ({ ...t }));
+  let rows: PairRow[] = [];
+  const doubtful = [...new Set(day.rows.map((r) => r.reference))];
+  if (doubtful.length > 0) {
+    rows = await pairReferences(tx, args, doubtful);
+    addRows(totals, day.rows, -1);
+    addRows(totals, rows, 1);
+  }
+  let collections = seen.collections;
+  if (seen.onReplica) {
+    const differs = [...rail.balances].some(([account, r]) => {
+      const l = seen.collections.get(account);
+      return !l || l.currency !== r.currency || !l.amount.eq(r.amount);
+    });
+    const moreInBooks = [...seen.collections.keys()].some((account) => !rail.balances.has(account));
+    if (differs || moreInBooks) collections = await ledgerCollections(tx, args.rail);
+  }
+  return {
+    totals: totals.filter((t) => t.railCount + t.ledgerCount + t.breaks + t.matchedCount > 0),
+    rows,
+    collections,
+  };
 }
 
 /** Refuses a day that has not begun yet: its record cannot say anything. */
@@ -215,19 +254,23 @@ export async function runReconciliation(
   const runId = claimed.id;
   try {
     const rail = await readRail(deps, args.rail, args.day);
-    const refs = [...new Set(rail.movements.map((m) => m.reference))];
+    const compareArgs: CompareArgs = {
+      rail: args.rail,
+      day: args.day,
+      report: rail.report,
+      processorAccount: rail.processorAccount,
+    };
     const seen = await deps.reads.read(null, async ({ sql }) => ({
-      books: await readBooks(sql, args.rail, args.day, refs),
+      comparison: await compareDay(sql, compareArgs),
       collections: await ledgerCollections(sql, args.rail),
       onReplica: sql !== deps.sql,
     }));
     return await deps.sql.transaction(async (tx) => {
       const [held] = await tx.rows(holdRun, [runId, token]);
       if (!held) throw new Error(`reconciliation run ${runId} lost its lease`);
-      const { result, collections } = seen.onReplica
-        ? await confirmOnPrimary(tx, args, rail, seen)
-        : { result: compare(seen.books, rail.movements), collections: seen.collections };
-      const accounts = withBalances(result.accounts, rail.balances, collections);
+      const result = await settle(tx, compareArgs, rail, seen);
+      const found = result.rows.filter(isBreak);
+      const accounts = withBalances(result.totals, rail.balances, result.collections);
       await tx.rows(clearAccounts, [runId]);
       if (accounts.length > 0) {
         await tx.rows(insertAccounts, [
@@ -251,7 +294,7 @@ export async function runReconciliation(
         ]);
       }
       let inserted: { id: string }[] = [];
-      if (result.breaks.length > 0) {
+      if (found.length > 0) {
         const start = initialState(reconBreakMachine, undefined as never);
         const finishedAt = deps.clock.now();
         inserted = await tx.rows<{ id: string }>(insertBreaks, [
@@ -262,23 +305,23 @@ export async function runReconciliation(
           JSON.stringify(start.snapshot),
           finishedAt,
           ...columnsOf(
-            result.breaks.map((b) => {
-              const book = b.ledger;
+            found.map((b) => {
+              const { account, summary } = breakOf(b);
               return [
                 newId(),
-                b.account,
-                b.kind,
+                account,
+                b.outcome,
                 b.reference,
-                b.currency,
-                book?.amount.toFixed() ?? null,
-                b.rail?.amount.toFixed() ?? null,
-                book?.state ?? null,
-                b.rail?.state ?? null,
-                book?.tenantId ?? null,
-                book?.payoutId ?? null,
-                book?.inflowId ?? null,
-                book?.outflowId ?? null,
-                b.summary,
+                b.r_currency ?? b.b_currency,
+                b.b_amount === null ? null : toDecimal(b.b_amount).toFixed(),
+                b.r_amount === null ? null : toDecimal(b.r_amount).toFixed(),
+                b.b_state,
+                b.r_state,
+                b.tenant_id,
+                b.payout_id,
+                b.inflow_id,
+                b.outflow_id,
+                summary,
               ];
             }),
             14,
@@ -296,8 +339,8 @@ export async function runReconciliation(
         runId,
         day: args.day,
         rail: args.rail,
-        matched: result.accounts.reduce((n, a) => n + a.matchedCount, 0),
-        breaksFound: result.breaks.length,
+        matched: result.totals.reduce((n, a) => n + a.matchedCount, 0),
+        breaksFound: found.length,
         breaksNew: inserted.length,
         railComplete: rail.complete,
       };

@@ -3,8 +3,10 @@ import { expect } from 'chai';
 import sinon from 'sinon';
 import { AuditEntry } from '#src/audit/entities.ts';
 import { statement } from '#src/db/sql.ts';
+import { Outflow } from '#src/dispatch/entities.ts';
 import { PaymentInstruction } from '#src/instructions/entities.ts';
 import { runInstructionsOnce } from '#src/instructions/job.ts';
+import { drainTasks } from '#src/jobs/runner.ts';
 import { LedgerEntry } from '#src/ledger/entities.ts';
 import { dayOf } from '#src/lib/days.ts';
 import { toDecimal } from '#src/lib/money.ts';
@@ -13,6 +15,7 @@ import { ReconRun } from '#src/reconciliation/entities.ts';
 import { runDueReconciliations } from '#src/reconciliation/service.ts';
 import { Refund } from '#src/refunds/entities.ts';
 import { runRefundsOnce } from '#src/refunds/job.ts';
+import { raiseRefundTask } from '#src/refunds/service.ts';
 import { Inflow } from '#src/settlement/entities.ts';
 import type { Merchant } from '../client.ts';
 import { call } from '../client.ts';
@@ -325,6 +328,75 @@ describe('reconciliation against the rails (recon run, recon list, recon breaks)
       rail_amount: '2500',
       rail_state: 'SUCCESSFUL',
     });
+  });
+
+  it('finds a refund the bank sent with another amount than the ledger’s', async () => {
+    const ngn = await merchantWith();
+    const payoutId = await paidPayout(ngn, payoutTo('1001', 'NGN'));
+    const [rejected] = await dispatch(ngn, payoutId);
+    expect(rejected.status).to.equal('FAILED');
+    await drainTasks(deps(), 'RAISE_REFUND', (task) => raiseRefundTask(deps(), task));
+    const raised = await deps().orm.em.fork().findOneOrFail(Refund, { payout: payoutId });
+    const reference = `${raised.id}:${raised.attemptNumber}`;
+    // The bank already holds a transfer under the refund's reference, for 1,000 NGN less: the
+    // service's send finds it (sends are idempotent on the reference), and the money that left is
+    // not what the ledger says left.
+    const wrong = raised.refundAmount.minus(1000).toFixed();
+    const sent = await sandbox('/bank/transfers', {
+      reference,
+      bank_code: raised.destinationBankCode,
+      account_number: raised.destinationAccount,
+      account_name: raised.destinationAccountName ?? 'Ada Obi',
+      amount: wrong,
+      narration: 'refund',
+    });
+    expect(sent.status, sent.text).to.equal(201);
+    await runRefundsOnce(deps());
+    const refund = await deps().orm.em.fork().findOneOrFail(Refund, raised.id);
+    expect(refund.status).to.equal('SUCCESSFUL');
+    const delivered = await deps()
+      .orm.em.fork()
+      .find(LedgerEntry, { causeId: refund.id, account: `world:merchants:${ngn.tenantId}` });
+    expect(delivered.map((e) => e.amount.toFixed())).to.deep.equal([refund.refundAmount.toFixed()]);
+    // A refund row that says what the bank moved hides nothing: the ledger says otherwise.
+    await deps()
+      .orm.em.fork()
+      .nativeUpdate(Refund, { id: refund.id }, { refundAmount: toDecimal(wrong) });
+
+    await cliAs(operator)('recon', 'run', '--date', today(), '--rail', 'BANK_TRANSFER');
+    const breaks = (await cliAs(operator)('recon', 'breaks', '--open', '--limit', '100')).data;
+    expect(breaks.filter((b: any) => b.reference === reference)).to.have.length(1);
+    expect(breaks.find((b: any) => b.reference === reference)).to.include({
+      kind: 'AMOUNT_DIFFERS',
+      rail: 'BANK_TRANSFER',
+      account: 'transit:refunds:BANK',
+      ledger_amount: refund.refundAmount.toFixed(),
+      rail_amount: wrong,
+      ledger_state: 'SUCCESSFUL',
+      rail_state: 'SUCCESSFUL',
+      payout_id: payoutId,
+    });
+  });
+
+  it('compares the rails with the ledger’s entries, not with the inflow and outflow rows', async () => {
+    const ngn = await merchantWith();
+    const { payoutId, outflowId } = await paidOut(ngn, '4410');
+    const [inflow] = await deps().orm.em.fork().find(Inflow, { payout: payoutId });
+    // Rows that say something else than the ledger and the rails: the ledger's entries, which
+    // agree with the rails, are what a run compares.
+    await deps()
+      .orm.em.fork()
+      .nativeUpdate(Inflow, { id: inflow!.id }, { amount: inflow!.amount.plus(7) });
+    await deps()
+      .orm.em.fork()
+      .nativeUpdate(Outflow, { id: outflowId }, { destinationAmount: toDecimal('1') });
+    await cliAs(operator)('recon', 'run', '--date', today(), '--rail', 'BANK_TRANSFER');
+    await cliAs(operator)('recon', 'run', '--date', today(), '--rail', 'PROCESSOR');
+    const breaks = (await cliAs(operator)('recon', 'breaks', '--limit', '100')).data;
+    expect(
+      breaks.filter((b: any) => [inflow!.externalRef, outflowId].includes(b.reference)),
+      'rows that differ from the ledger are no break with a rail that agrees with the ledger',
+    ).to.deep.equal([]);
   });
 
   it('asks the bank only for what its statement added since the last read, and keeps the lines it read', async () => {
