@@ -20,6 +20,7 @@ import type {
   BankGateway,
   BankReversal,
   ChainGateway,
+  ChainSendLine,
   ChainTransfer,
   PayoutProcessor,
   ProcessorResult,
@@ -47,6 +48,24 @@ const transfersBody = z.object({
       network: z.enum(NETWORKS),
       to_address: z.string().min(1),
       from_address: z.string().min(1),
+      amount: decimalString,
+      currency: z.literal('USDT'),
+      block_number: z.number().int().nonnegative(),
+      block_time: z.iso.datetime({ offset: true }),
+    }),
+  ),
+  next_cursor: z.string().min(1).nullable(),
+  tip: z.number().int().nonnegative(),
+  tip_time: z.iso.datetime({ offset: true }),
+});
+
+const sendsBody = z.object({
+  sends: z.array(
+    z.object({
+      reference: z.string().min(1),
+      tx_hash: z.string().min(1),
+      network: z.enum(NETWORKS),
+      to_address: z.string().min(1),
       amount: decimalString,
       currency: z.literal('USDT'),
       block_number: z.number().int().nonnegative(),
@@ -170,6 +189,29 @@ export function httpChainGateway(client: HttpClient): ChainGateway {
         };
       });
       return { transfers, nextCursor: body.next_cursor, tip: body.tip, tipTime: new Date(body.tip_time) };
+    },
+
+    async listSends(network, args) {
+      const searchParams: Record<string, string> = { limit: String(args.limit) };
+      if (args.cursor !== null) searchParams['cursor'] = args.cursor;
+      const response = await send(client, { method: 'GET', path: `chains/${network}/sends`, searchParams });
+      if (response.status !== 200) throw unexpected(client, response);
+      const body = parse(client, sendsBody, response.body);
+      const sends = body.sends.map((t): ChainSendLine => {
+        if (t.network !== network) throw unavailable(client, `send listed for ${t.network}`);
+        if (t.block_number > body.tip) throw unavailable(client, 'send in a block beyond the tip');
+        return {
+          reference: t.reference,
+          txHash: t.tx_hash,
+          network: t.network,
+          toAddress: t.to_address,
+          amount: toDecimal(t.amount),
+          currency: t.currency,
+          blockNumber: t.block_number,
+          blockTime: new Date(t.block_time),
+        };
+      });
+      return { sends, nextCursor: body.next_cursor, tip: body.tip, tipTime: new Date(body.tip_time) };
     },
 
     async send(network, args) {

@@ -22,6 +22,20 @@ export interface ChainTransfer {
   blockTime: Date;
 }
 
+/** A USDT transfer out of the service's hot wallet (a refund), as the chain's history of the wallet lists it. */
+export interface ChainSendLine {
+  /** The service's reference of the send (`ChainGateway.send`). */
+  reference: string;
+  txHash: string;
+  network: Network;
+  toAddress: string;
+  amount: Decimal;
+  currency: 'USDT';
+  blockNumber: number;
+  /** The block's time: when the money left, as the chain says it. */
+  blockTime: Date;
+}
+
 /** A credit to one of the service's virtual accounts, as the bank's statement (and its notification) reports it. */
 export interface BankCredit {
   /** The bank's unique reference of the credit (a NIP session id). */
@@ -80,6 +94,15 @@ export interface ChainGateway {
     network: Network,
     args: { cursor: string | null; limit: number },
   ): Promise<{ transfers: ChainTransfer[]; nextCursor: string | null; tip: number; tipTime: Date }>;
+  /**
+   * The hot wallet's mined sends in chain order after `cursor` (opaque; null starts at the
+   * beginning), at most `limit`, with the chain's tip and its time: reconciliation's record of
+   * the money that left on the chain.
+   */
+  listSends(
+    network: Network,
+    args: { cursor: string | null; limit: number },
+  ): Promise<{ sends: ChainSendLine[]; nextCursor: string | null; tip: number; tipTime: Date }>;
   /** Sends USDT out (refunds); idempotent on `reference`. */
   send(
     network: Network,

@@ -288,11 +288,11 @@ export const bankPairs = statement(
    ${pairRows}`,
 );
 
-/** The chains' transfers into the deposit addresses against crypto inflows: $3 the rail. */
+/** The chains' transfers into the deposit addresses and out of the hot wallet against crypto inflows and chain refunds: $3 the rail. */
 export const chainDay = statement(
   'recon_chain_day',
   `with ${keptLines('day', '$3')}, ${REVERSALS('$3')},
-   books as (${creditBooks('day', '$3')}),
+   books as (${creditBooks('day', '$3')} union all ${refundBooks('day', 'CRYPTO_ADDRESS')}),
    ${JOINED}
    ${dayTotals(true)}`,
 );
@@ -300,7 +300,7 @@ export const chainDay = statement(
 export const chainPairs = statement(
   'recon_chain_pairs',
   `with ${keptLines('refs', '$4')},
-   books as (${creditBooks('refs', '$4')}),
+   books as (${creditBooks('refs', '$4')} union all ${refundBooks('refs', 'CRYPTO_ADDRESS')}),
    ${JOINED}
    ${pairRows}`,
 );

@@ -225,7 +225,10 @@ async function readStatement(deps: Deps, day: string): Promise<RailRecord> {
   return keptRecord(deps, 'BANK_TRANSFER', ['RECON_BANK'], day);
 }
 
-/** Each chain's mined transfers of the day into the service's deposit addresses. */
+/**
+ * Each chain's mined transfers into the service's deposit addresses, and the mined sends of its
+ * hot wallet (refunds sent on the chain, under the service's reference).
+ */
 async function readChains(deps: Deps, day: string): Promise<RailRecord> {
   const sources: RailSource[] = [];
   for (const network of NETWORKS) {
@@ -248,6 +251,30 @@ async function readChains(deps: Deps, day: string): Promise<RailRecord> {
               occurredAt: t.blockTime,
             }),
           ),
+        nextCursor: page.nextCursor,
+        asOf: page.tipTime,
+        tip: page.tip,
+      };
+    });
+  }
+  for (const network of NETWORKS) {
+    const source = `RECON_${network}_SENDS` as const;
+    sources.push(source);
+    await keepUpWith(deps, 'CRYPTO', source, async (cursor, limit) => {
+      const page = await deps.rails.chains.listSends(network, { cursor, limit });
+      return {
+        items: page.sends.map(
+          (t): KeptLine => ({
+            kind: 'DEBIT',
+            lineId: t.txHash,
+            reference: t.reference,
+            account: accountName('refundRail', { rail: network }),
+            ledgerAccount: null,
+            amount: t.amount,
+            currency: t.currency,
+            occurredAt: t.blockTime,
+          }),
+        ),
         nextCursor: page.nextCursor,
         asOf: page.tipTime,
         tip: page.tip,

@@ -23,6 +23,12 @@ export const Refund = defineEntity({
       expression:
         'create index "refunds_bank_settled_index" on "refunds" ("settled_at") where "status" = \'SUCCESSFUL\' and "destination_type" = \'BANK_ACCOUNT\'',
     },
+    {
+      // Reconciliation: the chain refunds that reached the merchant on one day.
+      name: 'refunds_crypto_settled_index',
+      expression:
+        'create index "refunds_crypto_settled_index" on "refunds" ("settled_at") where "status" = \'SUCCESSFUL\' and "destination_type" = \'CRYPTO_ADDRESS\'',
+    },
     // Operators' queue (`admin.exceptions`): failed refunds, by when they failed.
     {
       name: 'refunds_failed_index',

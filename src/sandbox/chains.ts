@@ -184,6 +184,9 @@ class Chain {
   readonly #txs: ChainTx[] = [];
   readonly #cursors = positionCursors(this.#epoch, () => this.#txs.length);
   readonly #sends = new Map<string, ChainSend>();
+  /** The sends that made a transaction, in chain order: what the hot wallet's history lists. */
+  readonly #sent: ChainSend[] = [];
+  readonly #sentCursors = positionCursors(randomBytes(4).toString('hex'), () => this.#sent.length);
   readonly #hotWallet: string;
   readonly #payerWallet: string;
   #tip: number;
@@ -332,7 +335,39 @@ class Chain {
       failureReason,
     };
     this.#sends.set(args.reference, send);
+    if (send.tx) this.#sent.push(send);
     return { send, created: true };
+  }
+
+  /**
+   * The hot wallet's mined sends after `cursor`, in chain order: sends are included in the next
+   * block and blocks are mined in order, so the mined ones are a prefix of the list.
+   */
+  listSends(
+    cursor: string | undefined,
+    limit: number,
+  ): { sends: ChainSend[]; nextCursor: string | null; tip: number; tipTime: Date } {
+    const tip = this.tip();
+    let after = 0;
+    if (cursor) {
+      const position = this.#sentCursors.decode(cursor);
+      if (position === null) throw new SandboxError('INVALID_REQUEST', 'cursor: is not a cursor of this API');
+      after = position;
+    }
+    const sends: ChainSend[] = [];
+    let position = after;
+    for (let i = after; i < this.#sent.length && sends.length < limit; i++) {
+      const send = this.#sent[i]!;
+      if (send.tx!.blockNumber > tip) break;
+      sends.push(send);
+      position = i + 1;
+    }
+    return {
+      sends,
+      nextCursor: position > 0 ? this.#sentCursors.encode(position) : null,
+      tip,
+      tipTime: this.tipTime(),
+    };
   }
 
   findSend(reference: string): ChainSend | undefined {
@@ -464,6 +499,28 @@ export function chainsParty(options: { clock: Clock; blockIntervalMs: number }):
     });
     ctx.status = created ? 201 : 200;
     ctx.body = sendJson(chain, send);
+  });
+
+  router.get('/chains/:network/sends', (ctx) => {
+    const chain = chains[networkOf(ctx.params)];
+    const query = validate(transfersQuery, ctx.query);
+    const page = chain.listSends(query.cursor || undefined, query.limit);
+    ctx.body = {
+      sends: page.sends.map((send) => ({
+        reference: send.reference,
+        tx_hash: send.tx!.txHash,
+        network: send.network,
+        from_address: send.tx!.fromAddress,
+        to_address: send.toAddress,
+        amount: send.amount.toFixed(),
+        currency: 'USDT',
+        block_number: send.tx!.blockNumber,
+        block_time: send.tx!.blockTime?.toISOString() ?? null,
+      })),
+      next_cursor: page.nextCursor,
+      tip: page.tip,
+      tip_time: page.tipTime.toISOString(),
+    };
   });
 
   router.get('/chains/:network/sends/:reference', (ctx) => {

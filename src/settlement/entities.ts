@@ -123,7 +123,16 @@ export type Inflow = InferEntity<typeof Inflow>;
  * The rails read from a cursor: each chain by its network, and the bank's statement, by settlement;
  * the same records again by reconciliation (`RECON_*`), which keeps every line it reads.
  */
-export const RAIL_SOURCES = ['TRON', 'BSC', 'BANK', 'RECON_TRON', 'RECON_BSC', 'RECON_BANK'] as const;
+export const RAIL_SOURCES = [
+  'TRON',
+  'BSC',
+  'BANK',
+  'RECON_TRON',
+  'RECON_BSC',
+  'RECON_BANK',
+  'RECON_TRON_SENDS',
+  'RECON_BSC_SENDS',
+] as const;
 export type RailSource = (typeof RAIL_SOURCES)[number];
 
 /** How far the service has read each rail: a chain's transfers, the bank's statement of credits. */

@@ -108,6 +108,43 @@ describe('HTTP rails', () => {
       });
     });
 
+    it('chains: the hot wallet’s mined sends in chain order, page by page, a rejected send never listed', async () => {
+      const to = '0x66d398326f99059ff775485246999027b3197966';
+      const first = await rails.chains.listSends('BSC', { cursor: null, limit: 500 });
+      let cursor = first.nextCursor;
+      for (const [reference, amount] of [
+        ['rails-list-1', '3'],
+        ['rails-list-2', '4.25'],
+      ] as const) {
+        await rails.chains.send('BSC', { reference, toAddress: to, amount: toDecimal(amount) });
+      }
+      await rails.chains.send('BSC', {
+        reference: 'rails-list-dead',
+        toAddress: '0x66d398326f99059ff775485246999027b319dead',
+        amount: toDecimal('1'),
+      });
+      // Not mined yet: nothing new.
+      const pending = await rails.chains.listSends('BSC', { cursor, limit: 500 });
+      expect(pending.sends).to.deep.equal([]);
+      rig.sandbox.chains.mine('BSC');
+      const listed: { reference: string; amount: string }[] = [];
+      for (let page = 0; page < 5; page++) {
+        const got = await rails.chains.listSends('BSC', { cursor, limit: 1 });
+        for (const s of got.sends) {
+          expect(s.blockNumber).to.be.at.most(got.tip);
+          expect(s.toAddress.toLowerCase()).to.equal(to);
+          expect(s.txHash).to.be.a('string');
+          listed.push({ reference: s.reference, amount: s.amount.toFixed() });
+        }
+        cursor = got.nextCursor;
+        if (got.sends.length === 0) break;
+      }
+      expect(listed).to.deep.equal([
+        { reference: 'rails-list-1', amount: '3' },
+        { reference: 'rails-list-2', amount: '4.25' },
+      ]);
+    });
+
     it('bank: a virtual account per instruction, whose credits arrive signed', async () => {
       const args = {
         reference: 'rails-instr-1',

@@ -338,6 +338,9 @@ describe('what the rails received and sent equals the service’s records and it
         a.account === `collection:crypto:${instruction!.chain}:${instruction!.accountUnique}`,
     );
     expect(line.ledger_balance).to.equal(line.rail_balance);
+    // The refund sent on BSC matched the chain's send of it.
+    const sent = crypto.accounts.find((a: { account: string }) => a.account === 'transit:refunds:BSC');
+    expect(sent.matched_count).to.be.at.least(1);
     const received = await em.count(Inflow, { tenant: merchant.tenantId, rail: 'CRYPTO' });
     expect(line.matched_count).to.equal(received);
     // The processor's report matched this merchant's attempts with the books.

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import sinon from 'sinon';
 import { AuditEntry } from '#src/audit/entities.ts';
@@ -25,6 +25,7 @@ import {
   dispatch,
   eventually,
   merchantWith,
+  mine,
   paidPayout,
   payoutTo,
 } from '../dispatch/fixtures.ts';
@@ -375,6 +376,61 @@ describe('reconciliation against the rails (recon run, recon list, recon breaks)
       ledger_state: 'SUCCESSFUL',
       rail_state: 'SUCCESSFUL',
       payout_id: payoutId,
+    });
+  });
+
+  it('reconciles the refunds sent on a chain with the ledger, and finds one sent with another amount', async () => {
+    const usdt = await merchantWith();
+    const address = `0x${randomBytes(20).toString('hex')}`;
+    const set = await call('PUT', '/v1/refund-destinations', {
+      key: usdt.key,
+      body: { currency: 'USDT', type: 'CRYPTO_ADDRESS', network: 'BSC', address },
+    });
+    expect(set.status, set.text).to.equal(200);
+    const raised = async (): Promise<Refund> => {
+      const payoutId = await paidPayout(usdt, payoutTo('1001', 'USDT'));
+      const [rejected] = await dispatch(usdt, payoutId);
+      expect(rejected.status).to.equal('FAILED');
+      await drainTasks(deps(), 'RAISE_REFUND', (task) => raiseRefundTask(deps(), task));
+      return deps().orm.em.fork().findOneOrFail(Refund, { payout: payoutId });
+    };
+    const right = await raised();
+    const wrong = await raised();
+    const rightRef = `${right.id}:${right.attemptNumber}`;
+    const wrongRef = `${wrong.id}:${wrong.attemptNumber}`;
+    // The hot wallet already sent under the second refund's reference, 1 USDT less: the service's
+    // send finds it, and the money that left is not what the ledger says left.
+    const short = wrong.refundAmount.minus(1).toFixed();
+    const sent = await sandbox('/chains/BSC/sends', {
+      reference: wrongRef,
+      to_address: address,
+      amount: short,
+    });
+    expect(sent.status, sent.text).to.equal(201);
+    await runRefundsOnce(deps());
+    await mine('BSC', 1);
+    harness().clock.advance(10_000);
+    await runRefundsOnce(deps());
+    const refunds = await deps()
+      .orm.em.fork()
+      .find(Refund, { id: { $in: [right.id, wrong.id] } });
+    expect(refunds.map((r) => r.status)).to.deep.equal(['SUCCESSFUL', 'SUCCESSFUL']);
+
+    const run = await cliAs(operator)('recon', 'run', '--date', today(), '--rail', 'CRYPTO');
+    const sends = run.runs[0].accounts.find((a: any) => a.account === 'transit:refunds:BSC');
+    expect(sends.matched_count, 'the refund sent as the ledger says matches').to.be.greaterThan(0);
+    expect(sends.rail_balance, 'money sent is no collection balance').to.equal(null);
+    const breaks = (await cliAs(operator)('recon', 'breaks', '--limit', '100')).data;
+    expect(breaks.filter((b: any) => b.reference === rightRef)).to.deep.equal([]);
+    expect(breaks.find((b: any) => b.reference === wrongRef)).to.include({
+      kind: 'AMOUNT_DIFFERS',
+      rail: 'CRYPTO',
+      account: 'transit:refunds:BSC',
+      ledger_amount: wrong.refundAmount.toFixed(),
+      rail_amount: short,
+      ledger_state: 'SUCCESSFUL',
+      rail_state: 'SUCCESSFUL',
+      status: 'OPEN',
     });
   });
 
