@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -279,6 +279,8 @@ describe('kill -9 at chosen points of matching, dispatch and refund: the ledger 
       `const { JOBS } = await import('./src/jobs/registry.ts');`,
       `for (const job of JOBS) await job.load();`,
       `await import('./src/jobs/worker.ts').catch(() => undefined);`,
+      `const { readdirSync } = await import('node:fs');`,
+      `for (const file of readdirSync('migrations')) await import('./migrations/' + file);`,
     ].join(' ');
     const warm = spawn(
       process.execPath,
@@ -313,22 +315,38 @@ describe('kill -9 at chosen points of matching, dispatch and refund: the ledger 
 
   /**
    * Waits for the running service to die at one of its armed kills (SIGKILL, by the crash hook)
-   * and returns which one landed. Its task leases would lapse only after a minute, and the next
-   * process would then claim those tasks; they are ended now instead, so that the run stays short.
+   * and returns which one landed. Its leases (of its tasks, and of a rail's cursor it was reading:
+   * the chains' and the bank statement's) would lapse only after a minute, and the next process
+   * would then take that work; they are ended now instead, so that the run stays short.
    */
   async function killed(timeoutMs: number): Promise<string> {
     const dying = child!;
     const died = await within(exited(dying), timeoutMs);
-    if (died.late)
-      throw new Error(
-        `no armed crash point reached in ${timeoutMs / 1000} s:\n${output.slice(-40).join('\n')}`,
+    if (died.late) {
+      // What the work waits for: the open tasks (a backoff, a lease) and the payouts' states.
+      const open = await rows<Record<string, unknown>>(
+        `select kind, subject_id, attempts, due_at, leased_until, last_error from tasks
+          where done_at is null order by due_at`,
       );
+      const states = await rows<Record<string, unknown>>(
+        `select p.id, p.status, r.status as refund from payouts p left join refunds r on r.payout_id = p.id`,
+      );
+      throw new Error(
+        `no armed crash point reached in ${timeoutMs / 1000} s (${readFileSync(killsFile, 'utf8')});` +
+          ` open tasks ${JSON.stringify(open)}; payouts ${JSON.stringify(states)}; the service's last lines:\n` +
+          output.slice(-40).join('\n'),
+      );
+    }
     const line = output.find((l) => l.startsWith('crash point '));
     expect(dying.signalCode, `killed by its crash hook:\n${output.slice(-40).join('\n')}`).to.equal(
       'SIGKILL',
     );
     expect(line, 'the crash hook said where').to.be.a('string');
-    await deps.orm.em.fork().execute(`update tasks set leased_until = null where leased_until is not null`);
+    const em = deps.orm.em.fork();
+    await em.execute(`update tasks set leased_until = null where leased_until is not null`);
+    await em.execute(
+      `update rail_cursors set lease_token = null, lease_until = null where lease_until is not null`,
+    );
     const [, , point, payoutId] = line!.split(' ');
     return `${point}@${tracked.find((p) => p.id === payoutId)?.name ?? payoutId}`;
   }
