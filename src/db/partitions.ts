@@ -30,16 +30,6 @@ export const PARTITIONED_TABLES: readonly PartitionedTable[] = [
   // The books and the operators' trail: never dropped, a month's partition stays attached for ever.
   { table: 'ledger_entries', interval: 'month', retentionDays: () => null },
   { table: 'audit', interval: 'month', retentionDays: () => null },
-  // Past its retention, a week's events go, once every one of them was published.
-  {
-    table: 'outbox_events',
-    interval: 'week',
-    retentionDays: (config) => config.OUTBOX_RETENTION_DAYS,
-    oldestKept: {
-      name: 'partitions_outbox_oldest_unpublished',
-      text: 'select min(created_at) as oldest from outbox_events where published_at is null',
-    },
-  },
   // By week of their event's creation; the attempts first: their foreign key into the deliveries
   // lets a deliveries' partition go only once the attempts of its weeks are gone.
   {
@@ -51,6 +41,17 @@ export const PARTITIONED_TABLES: readonly PartitionedTable[] = [
     table: 'webhook_deliveries',
     interval: 'week',
     retentionDays: (config) => config.WEBHOOK_LOG_RETENTION_DAYS,
+  },
+  // Past its retention (never shorter than the deliveries'), a week's events go once every one of
+  // them was published; after the deliveries, so that a pass removes a week's deliveries first.
+  {
+    table: 'outbox_events',
+    interval: 'week',
+    retentionDays: (config) => config.OUTBOX_RETENTION_DAYS,
+    oldestKept: {
+      name: 'partitions_outbox_oldest_unpublished',
+      text: 'select min(created_at) as oldest from outbox_events where published_at is null',
+    },
   },
 ];
 
