@@ -13,9 +13,11 @@ import { runInstructionsOnce } from '#src/instructions/job.ts';
 import { dayOf } from '#src/lib/days.ts';
 import { createLogger } from '#src/lib/log.ts';
 import { ReconBreak } from '#src/reconciliation/entities.ts';
+import { readRail } from '#src/reconciliation/records.ts';
 import { runReconciliation } from '#src/reconciliation/service.ts';
 import { secretsFrom } from '#src/secrets.ts';
 import { type RunningService, startService } from '#src/service.ts';
+import { pullBankStatement } from '#src/settlement/bank-statement.ts';
 import { Inflow } from '#src/settlement/entities.ts';
 import { call, type Merchant } from '../client.ts';
 import { deps, merchantWith, payoutTo } from '../dispatch/fixtures.ts';
@@ -226,6 +228,73 @@ describe('lists from a streaming replica (DATABASE_REPLICA_URL)', function () {
       ).to.equal(1);
       const breaks = await service.deps.orm.em.fork().find(ReconBreak, { reference: paid.session_id });
       expect(breaks, 'a credit the replica had not replayed is no break').to.deep.equal([]);
+    } finally {
+      await replica.query('select pg_wal_replay_resume()');
+      await lenient.close();
+    }
+  });
+
+  it("pairs again on the primary what the replica's day did not match: a line whose inflow it has not replayed is no break", async () => {
+    const { clock } = harness();
+    const ngn = await merchantWith();
+    const created = await call('POST', '/v1/payouts', { key: ngn.key, body: payoutTo('7742', 'NGN') });
+    expect(created.status, created.text).to.equal(201);
+    await runInstructionsOnce(deps());
+    const instruction = await deps()
+      .orm.em.fork()
+      .findOneOrFail(PaymentInstruction, { payout: created.body.id });
+    // A credit the bank never notifies: its statement alone shows it. Reconciliation keeps the
+    // statement's line before the service records the credit, and the replica replays the line.
+    const credit = harness().sandbox.bank.credit({
+      accountNumber: instruction.accountUnique,
+      amount: '1500',
+      callback: false,
+    });
+    const day = dayOf(clock.now());
+    await readRail(service.deps, 'BANK_TRANSFER', day);
+    await until('the replica to replay the kept line', async () =>
+      (await replica.query('select 1 from recon_rail_lines where line_id = $1', [credit.sessionId])).rows
+        .length === 1
+        ? true
+        : undefined,
+    );
+    const registry = new Registry();
+    const lenient = openReads({
+      primary: { orm: service.deps.orm, sql: service.deps.sql },
+      replicaUrl: harness().replicaUrl,
+      maxLagMs: 600_000,
+      poolSize: 2,
+      log: createLogger({ level: 'silent' }),
+      registry,
+      clock,
+    });
+    await replica.query('select pg_wal_replay_pause()');
+    try {
+      // The statement pull records the credit on the primary; the paused replica never sees it.
+      clock.advance(deps().config.BANK_STATEMENT_INTERVAL_MS + 1000);
+      await until('the credit to be recorded on the primary', async () => {
+        await pullBankStatement(deps());
+        return (await service.deps.orm.em.fork().count(Inflow, { externalRef: credit.sessionId })) === 1
+          ? true
+          : undefined;
+      });
+      const { rows } = await replica.query('select 1 from inflows where external_ref = $1', [
+        credit.sessionId,
+      ]);
+      expect(rows, 'the replica has not replayed the credit').to.have.length(0);
+
+      const run = await runReconciliation(
+        { ...service.deps, reads: lenient },
+        { day, rail: 'BANK_TRANSFER' },
+      );
+      expect(run).to.not.equal(null);
+      const { values } = await registry.getSingleMetric('payout_replica_reads_total')!.get();
+      expect(
+        values.find((v) => v.labels.target === 'replica')?.value,
+        "the day's comparison made on the replica",
+      ).to.equal(1);
+      const breaks = await service.deps.orm.em.fork().find(ReconBreak, { reference: credit.sessionId });
+      expect(breaks, 'the line paired again on the primary matches the ledger there').to.deep.equal([]);
     } finally {
       await replica.query('select pg_wal_replay_resume()');
       await lenient.close();
