@@ -364,7 +364,7 @@ async function checkSchedule(
             array_agg(a.status order by a.attempt_number) as records,
             array_agg(a.response_status order by a.attempt_number) as statuses
        from webhook_deliveries d left join webhook_delivery_attempts a on a.delivery_id = d.id
-      group by d.id`,
+      group by d.id, d.status, d.attempts`,
   );
   const jobsPerEvent = await scalar(
     ctx.pool,
