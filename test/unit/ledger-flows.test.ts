@@ -6,7 +6,9 @@ import {
   flowNamed,
   flowTransaction,
   kindsOf,
+  postedFlowNames,
   postingsOf,
+  transitionLedger,
 } from '#src/ledger/flows.ts';
 import { toDecimal } from '#src/lib/money.ts';
 
@@ -160,6 +162,88 @@ describe('ledger (pure)', () => {
       expect(tx).to.include({ tenantId: TENANT, payoutId: PAYOUT, at });
       expect(tx).to.not.have.property('causeId');
       expect(plain(tx.entries)).to.deep.equal(plain(postingsOf(paid, facts())));
+    });
+  });
+
+  describe('postedFlowNames and transitionLedger', () => {
+    const at = new Date('2026-03-01T12:00:00.000Z');
+    /** A second flow of the same cause, moving only the fee. */
+    const feeOnly: Flow = { ...paid, name: 'FEE_KEPT', legs: [paid.legs[1]!] };
+    const post = (flow: string) => ({ type: 'post', params: { flow } });
+    const others = [
+      { type: 'timeline', params: { reasonCode: 'PAYOUT_SUCCEEDED' } },
+      { type: 'emit', params: { event: 'payout.successful' } },
+    ];
+    /** transitionLedger's arguments, counting how often it asks for the facts. */
+    const ledgerOf = (actions: { type: string; params: unknown }[], approvalId?: string | null) => {
+      let asked = 0;
+      const txs = transitionLedger({
+        flows: [paid, feeOnly],
+        cause: 'outflow',
+        causeId: PAYOUT,
+        actions,
+        event: 'PROCESSOR_SUCCEEDED',
+        from: 'PROCESSING',
+        to: 'SUCCESSFUL',
+        facts: () => {
+          asked++;
+          return facts();
+        },
+        tenantId: TENANT,
+        payoutId: PAYOUT,
+        at,
+        ...(approvalId === undefined ? {} : { approvalId }),
+      });
+      return { txs, asked };
+    };
+
+    it('names the flows of the post actions only, in their order', () => {
+      expect(postedFlowNames([others[0]!, post('SUCCEEDED'), others[1]!, post('FEE_KEPT')])).to.deep.equal([
+        'SUCCEEDED',
+        'FEE_KEPT',
+      ]);
+      expect(postedFlowNames(others)).to.deep.equal([]);
+    });
+
+    it('moves no money, and asks for no facts, when the transition posts nothing', () => {
+      expect(ledgerOf(others)).to.deep.equal({ txs: [], asked: 0 });
+      expect(ledgerOf([])).to.deep.equal({ txs: [], asked: 0 });
+    });
+
+    it('writes one transaction per posted flow, named by the transition, with the facts asked once', () => {
+      const { txs, asked } = ledgerOf([post('FEE_KEPT'), ...others, post('SUCCEEDED')]);
+      expect(asked).to.equal(1);
+      const transition = 'PROCESSOR_SUCCEEDED (PROCESSING → SUCCESSFUL)';
+      expect(txs.map((tx) => ({ ...tx, entries: plain(tx.entries) }))).to.deep.equal([
+        {
+          tenantId: TENANT,
+          payoutId: PAYOUT,
+          cause: { object: 'outflow', id: PAYOUT, transition },
+          at,
+          approvalId: null,
+          entries: plain(postingsOf(feeOnly, facts())),
+        },
+        {
+          tenantId: TENANT,
+          payoutId: PAYOUT,
+          cause: { object: 'outflow', id: PAYOUT, transition },
+          at,
+          approvalId: null,
+          entries: plain(postingsOf(paid, facts())),
+        },
+      ]);
+      expect(txs[0]!.entries).to.have.length(2);
+    });
+
+    it('records the four-eyes proposal that made the move, and none when there is none', () => {
+      expect(ledgerOf([post('SUCCEEDED')], 'approval-1').txs[0]!.approvalId).to.equal('approval-1');
+      expect(ledgerOf([post('SUCCEEDED')], null).txs[0]!.approvalId).to.equal(null);
+      expect(ledgerOf([post('SUCCEEDED')]).txs[0]!.approvalId).to.equal(null);
+    });
+
+    it('refuses a post action that names no flow, or a flow its cause does not have', () => {
+      expect(() => ledgerOf([{ type: 'post', params: null }])).to.throw('no outflow flow is named undefined');
+      expect(() => ledgerOf([post('REFUNDED')])).to.throw('no outflow flow is named REFUNDED');
     });
   });
 });
