@@ -187,7 +187,11 @@ describe('payout machine', () => {
     it('PAYEE_NAME_REFUSED fails the payout before any money was asked for: no refund', () => {
       const { next, actions } = take(created(), EVENTS.payeeRefused);
       expect(next.value).to.equal('FAILED');
-      expect(next.context.failure?.code).to.equal('PAYEE_NAME_MISMATCH');
+      // The reason the merchant reads on the failed payout.
+      expect(next.context.failure).to.deep.equal({
+        code: 'PAYEE_NAME_MISMATCH',
+        reason: "the beneficiary's name does not match the account",
+      });
       expect(actions).to.deep.equal([timeline('PAYEE_NAME_MISMATCH'), emit('payout.failed')]);
     });
 
@@ -200,7 +204,11 @@ describe('payout machine', () => {
     it('an operator failing the held payout fails it without a refund', () => {
       const { next, actions } = take(payeeHeld(), EVENTS.operatorFail);
       expect(next.value).to.equal('FAILED');
-      expect(next.context.failure?.code).to.equal('PAYEE_NAME_MISMATCH');
+      // The reason the merchant reads on the failed payout.
+      expect(next.context.failure).to.deep.equal({
+        code: 'PAYEE_NAME_MISMATCH',
+        reason: "the beneficiary's name does not match the account",
+      });
       expect(actions).to.deep.equal([timeline('PAYEE_NAME_REJECTED'), emit('payout.failed')]);
     });
 
