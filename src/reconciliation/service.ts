@@ -260,11 +260,14 @@ export async function runReconciliation(
       report: rail.report,
       processorAccount: rail.processorAccount,
     };
-    const seen = await deps.reads.read(null, async ({ sql }) => ({
-      comparison: await compareDay(sql, compareArgs),
-      collections: await ledgerCollections(sql, args.rail),
-      onReplica: sql !== deps.sql,
-    }));
+    const seen = await deps.reads.read(null, async ({ sql }) => {
+      // Two reads at once, each on a connection of its own: the day's comparison is the long one.
+      const [comparison, collections] = await Promise.all([
+        compareDay(sql, compareArgs),
+        ledgerCollections(sql, args.rail),
+      ]);
+      return { comparison, collections, onReplica: sql !== deps.sql };
+    });
     return await deps.sql.transaction(async (tx) => {
       const [held] = await tx.rows(holdRun, [runId, token]);
       if (!held) throw new Error(`reconciliation run ${runId} lost its lease`);
