@@ -31,10 +31,13 @@ export interface TenantScope {
 /** The scope as a statement parameter: null means every tenant. */
 const scopeParam = (scope: TenantScope) => (scope.tenantIds ? [...scope.tenantIds] : null);
 
-// The target is the payout's notification_url when set, else the tenant's webhook URL.
+// The target is the payout's notification_url when set, else the tenant's webhook URL. The event's
+// time is read as text: a JavaScript Date would drop its microseconds, and the deliveries' copy of
+// it must equal the outbox's to find the event by its whole key.
 const selectUnpublished = statement(
   'webhook_outbox_claim',
-  `select o.id, o.tenant_id, o.payout_id, o.event_type, o.created_at, coalesce(p.notification_url, c.url) as target_url
+  `select o.id, o.tenant_id, o.payout_id, o.event_type, o.created_at::text as event_created_at,
+          coalesce(p.notification_url, c.url) as target_url
      from outbox_events o
      left join payouts p on p.id = o.payout_id
      left join webhook_configs c on c.tenant_id = o.tenant_id
@@ -92,7 +95,7 @@ export async function publishEvents(
       tenant_id: string;
       payout_id: string | null;
       event_type: string;
-      created_at: Date | string;
+      event_created_at: string;
       target_url: string | null;
     }>(selectUnpublished, [args.limit, scopeParam(args)]);
     if (events.length === 0) return { published: 0, jobs: 0 };
@@ -109,7 +112,7 @@ export async function publishEvents(
         event.event_type,
         event.target_url,
         new URL(event.target_url).origin,
-        toDate(event.created_at),
+        event.event_created_at,
       ];
       for (let i = 0; i < row.length; i++) jobs[i]!.push(row[i]);
     }

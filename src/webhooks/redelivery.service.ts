@@ -38,8 +38,9 @@ export interface Redelivery {
 
 const OPEN = `('PENDING', 'ATTEMPTING', 'RETRY_SCHEDULED')`;
 
-/** The DEAD job, and where its event would go now. */
-const CANDIDATE_COLUMNS = `d.id, d.tenant_id, d.event_id, d.payout_id, d.event_type, d.status, d.event_created_at,
+/** The DEAD job, and where its event would go now (its event's time as text, microseconds kept). */
+const CANDIDATE_COLUMNS = `d.id, d.tenant_id, d.event_id, d.payout_id, d.event_type, d.status,
+       d.event_created_at::text as event_created_at,
        coalesce(p.notification_url, c.url) as target_url`;
 
 const selectOne = statement(
@@ -121,7 +122,7 @@ interface CandidateRow {
   payout_id: string | null;
   event_type: string;
   status: string;
-  event_created_at: Date | string;
+  event_created_at: string;
   target_url: string | null;
 }
 
@@ -194,7 +195,7 @@ async function redeliver(sql: Sql, rows: readonly CandidateRow[], now: Date): Pr
       new URL(url).origin,
       r.id,
       // The event's time, as the DEAD job has it: the redelivery goes into the same partition.
-      toDate(r.event_created_at),
+      r.event_created_at,
     ];
     for (let i = 0; i < values.length; i++) columns[i]!.push(values[i]);
   }

@@ -203,6 +203,50 @@ describe('partitioned webhook deliveries and attempts (by week of their event)',
     expect(row).to.deep.equal({ redelivery: week, dead: week });
   });
 
+  it('delivers and redelivers an event whose time has microseconds, keeping them in its deliveries’ copy', async () => {
+    const merchant = await payoutReadyMerchant();
+    const endpoint = await receiver(() => 500);
+    await configureWebhook(merchant, endpoint.url);
+    // Written by the database's clock, as a seed or another writer may: a Date would round it.
+    const eventId = newId();
+    await em().execute(
+      `insert into outbox_events (id, tenant_id, event_type, payload, created_at)
+       values (?, ?, 'payout.created', '{}', ?::timestamptz + interval '123 microseconds')`,
+      [eventId, merchant.tenantId, harness().clock.now()],
+    );
+    await deliverFor([merchant]);
+    const copies = async () =>
+      em().execute<{ same: boolean; attempts: number }[]>(
+        `select d.event_created_at = o.created_at as same,
+                (select count(*)::int from webhook_delivery_attempts a where a.delivery_id = d.id) as attempts
+           from webhook_deliveries d join outbox_events o on o.id = d.event_id
+          where d.event_id = ? order by d.created_at, d.id`,
+        [eventId],
+      );
+    // Claimed by the event's whole key: the attempt was made (and answered 500).
+    expect(await copies()).to.deep.equal([{ same: true, attempts: 1 }]);
+    expect(endpoint.received).to.have.length(1);
+
+    const [first] = await em().execute<{ id: string }[]>(
+      'select id from webhook_deliveries where event_id = ?',
+      [eventId],
+    );
+    await em().execute(`update webhook_deliveries set status = 'DEAD', due_at = null where id = ?`, [
+      first!.id,
+    ]);
+    const { sql } = harness().service.deps;
+    const made = await sql.transaction((tx) =>
+      redeliverOne(tx, { deliveryId: first!.id, now: harness().clock.now() }),
+    );
+    expect(made.created).to.equal(true);
+    await deliverFor([merchant]);
+    expect(await copies()).to.deep.equal([
+      { same: true, attempts: 1 },
+      { same: true, attempts: 1 },
+    ]);
+    expect(endpoint.received).to.have.length(2);
+  });
+
   describe('concurrent duplicates across a week’s boundary', () => {
     beforeEach(function () {
       racesOnlyOnPostgres(this);
