@@ -35,8 +35,10 @@ export const isEntries = (relation: string | undefined): boolean =>
  * a partition reads the same whole or through an index: the planner may well pick a sequential
  * scan there, and that is no read of the entries whole.
  */
-async function entryPartitions(): Promise<{ rootIndex: Map<string, string>; small: Set<string> }> {
-  const em = harness().service.deps.orm.em.fork();
+export async function entryPartitions(
+  within?: EntityManager,
+): Promise<{ rootIndex: Map<string, string>; small: Set<string> }> {
+  const em = within ?? harness().service.deps.orm.em.fork();
   const indexes = await em.execute<{ name: string; root: string; part: string }[]>(
     `select ic.relname as name, coalesce(pg_partition_root(ic.oid)::regclass::text, ic.relname) as root,
             i.indrelid::regclass::text as part
