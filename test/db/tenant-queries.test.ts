@@ -1,3 +1,5 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import http from 'node:http';
 import { expect } from 'chai';
 import pg from 'pg';
 import { TABLE_DISTRIBUTION } from '#src/db/distribution.ts';
@@ -16,6 +18,24 @@ const DISTRIBUTED = Object.entries(TABLE_DISTRIBUTION)
   .filter(([, d]) => d === 'distributed')
   .map(([t]) => t);
 
+/** The path of the HTTP request the service is handling, in that request's async context. */
+const request = new AsyncLocalStorage<string>();
+
+/**
+ * Who sent a statement: the request it was sent for (a merchant's `/v1/*`, a provider's
+ * `/callbacks/*`, an operator's `/trpc/*`), so that a callback arriving on its own while a
+ * merchant's call runs is counted as the callback's; outside any request, the test's phase
+ * (a worker's pass it runs), or `background` while the test waits on merchants' calls.
+ */
+function sender(): string {
+  const path = request.getStore();
+  if (path === undefined) return phase === 'merchant' ? 'background' : phase;
+  if (path.startsWith('/v1/')) return 'merchant';
+  if (path.startsWith('/callbacks/')) return 'callback';
+  if (path.startsWith('/trpc/')) return 'operator';
+  return `request ${path}`;
+}
+
 /** Every statement text sent by any client of `pg` in this process while `work` runs. */
 async function statementsOf(work: () => Promise<void>): Promise<{ text: string; during: string }[]> {
   const sent: { text: string; during: string }[] = [];
@@ -23,13 +43,23 @@ async function statementsOf(work: () => Promise<void>): Promise<{ text: string; 
   pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
     const first = args[0] as string | { text?: string };
     const text = typeof first === 'string' ? first : first?.text;
-    if (text) sent.push({ text, during: phase });
+    if (text) sent.push({ text, during: sender() });
     return (query as (...a: unknown[]) => unknown).apply(this, args);
   } as typeof query;
+  // A server emits 'request' synchronously from its parser: everything its handler does, to the
+  // last statement, runs in the context entered here.
+  const emit = http.Server.prototype.emit;
+  const emitAny = emit as (this: http.Server, ...args: unknown[]) => boolean;
+  http.Server.prototype.emit = function (this: http.Server, ...args: unknown[]) {
+    if (args[0] !== 'request') return emitAny.apply(this, args);
+    const url = (args[1] as http.IncomingMessage).url ?? '';
+    return request.run(url, () => emitAny.apply(this, args));
+  } as typeof emit;
   try {
     await work();
   } finally {
     pg.Client.prototype.query = query;
+    http.Server.prototype.emit = emit;
   }
   return sent;
 }
@@ -282,9 +312,14 @@ describe('every hot query names its tenant (docs/scaling.md, Citus)', () => {
       untenanted.get(during)!.add(shapeOf(text));
     }
     const of = (...phases: string[]) => phases.flatMap((p) => [...(untenanted.get(p) ?? [])]);
+    const known = ['setup', 'merchant', 'worker', 'callback', 'background', 'operator'];
+    expect(
+      [...untenanted.keys()].filter((p) => !known.includes(p)),
+      'statements sent for a request no list covers',
+    ).to.deep.equal([]);
     expect(of('merchant'), "a merchant's call that names no tenant").to.deep.equal([]);
     expect(
-      of('worker', 'callback').filter((s) => !FAN_OUT.includes(s) && !ORM_WRITE_BY_ID.test(s)),
+      of('worker', 'callback', 'background').filter((s) => !FAN_OUT.includes(s) && !ORM_WRITE_BY_ID.test(s)),
       "a worker's or callback's statement that names no tenant and is no documented fan-out",
     ).to.deep.equal([]);
     expect(
