@@ -145,6 +145,11 @@ export interface SeedPayouts {
   withTasks?: boolean;
   /** Milliseconds between consecutive created_at values, newest last. */
   spacingMs?: number;
+  /**
+   * Spreads created_at evenly over this many days before now instead (the list's seed: rows in
+   * several months' partitions of the timeline where those exist); overrides `spacingMs`.
+   */
+  spreadDays?: number;
 }
 
 /**
@@ -155,7 +160,7 @@ export interface SeedPayouts {
 export async function seedPayouts(db: pg.Pool, seed: SeedPayouts): Promise<void> {
   const now = new Date();
   const snapshot = payoutSnapshots(now)[seed.status];
-  const spacing = seed.spacingMs ?? 1;
+  const spacing = seed.spreadDays ? (seed.spreadDays * 86_400_000) / seed.count : (seed.spacingMs ?? 1);
   const start = new Date(now.getTime() - seed.count * spacing - 60_000);
   await db.query(
     `insert into payouts (id, tenant_id, status, snapshot, merchant_reference, destination_type,
@@ -247,4 +252,30 @@ export async function seedSettlement(db: pg.Pool, reference: string): Promise<vo
     [reference, inflowSnapshots().CONFIRMED],
   );
   await db.query('analyze');
+}
+
+export interface PartitionSpan {
+  /** Partitions of `table` that hold the rows counted. */
+  spanned: number;
+  /** Partitions attached to `table`, its default one included. */
+  attached: number;
+  /** Rows counted that sit in the default partition (none, when the partitions were made first). */
+  inDefault: number;
+}
+
+/** How many of `table`'s partitions the rows matching `where` sit in (by each row's tableoid). */
+export async function partitionSpan(
+  db: pg.Pool,
+  table: string,
+  where = 'true',
+  params: unknown[] = [],
+): Promise<PartitionSpan> {
+  const { rows } = await db.query(
+    `select count(distinct tableoid)::int as spanned,
+            count(*) filter (where tableoid::regclass::text = '${table}_default')::int as "inDefault",
+            (select count(*)::int from pg_inherits where inhparent = '${table}'::regclass) as attached
+       from ${table} where ${where}`,
+    params,
+  );
+  return rows[0] as PartitionSpan;
 }

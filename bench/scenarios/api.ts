@@ -12,7 +12,7 @@ import { authenticate, createPayoutPlain, listPayoutsPlain, plainCursor } from '
 import { JOBS, median, middleBy, round } from '../lib/report.ts';
 import { pairs, roundRobin, roundsOf } from '../lib/rounds.ts';
 import { sameSql } from '../lib/same-sql.ts';
-import { api, payoutBody, seedPayouts } from '../lib/seed.ts';
+import { api, partitionSpan, payoutBody, seedPayouts } from '../lib/seed.ts';
 import { traceRequests } from '../lib/trace.ts';
 
 /**
@@ -450,6 +450,19 @@ export async function listScenarios(ctx: BenchContext): Promise<void> {
     count: plan.listRows,
     status: 'CREATED',
     reference: 'list',
+    // The last three months, so that the timeline's rows reach every monthly partition there is.
+    spreadDays: 90,
+  });
+  const span = await partitionSpan(db, 'payout_status_timeline', 'tenant_id = $1', [ctx.listTenant.id]);
+  ctx.log(
+    `list: the seeded timeline rows (90 days) span ${span.spanned} of payout_status_timeline's ${span.attached} partitions, ${span.inDefault} in the default one`,
+  );
+  results.details.listPartitions = span;
+  results.add({
+    scenario: 'list',
+    metric: `seeded timeline partitions spanned (of ${span.attached} attached)`,
+    value: span.spanned,
+    unit: '',
   });
 
   // One payout in a hundred FAILED, for the filtered pages: a status that is rare, as it is in

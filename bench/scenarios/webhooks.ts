@@ -8,7 +8,7 @@ import { cpuSample, cpuUse } from '../lib/cpu.ts';
 import { resetWork, scalar } from '../lib/db.ts';
 import { JOBS, judged, round } from '../lib/report.ts';
 import { workerRoundsOf } from '../lib/rounds.ts';
-import { api } from '../lib/seed.ts';
+import { api, type PartitionSpan, partitionSpan } from '../lib/seed.ts';
 import { traceWorkers } from '../lib/trace.ts';
 
 /**
@@ -167,20 +167,50 @@ function samplePayload(): Record<string, unknown> {
   };
 }
 
-/** `count` unpublished payout.created events, round-robin over the webhook tenants. */
+/** How far back the events go: three weekly partitions, well within both retentions (30 days). */
+const SPREAD_DAYS = 20;
+
+/**
+ * `count` unpublished payout.created events, round-robin over the webhook tenants, their
+ * created_at spread over the last `SPREAD_DAYS` days. The weekly partitions of those past weeks
+ * are made first, by the migrations' own `partition_maintain()` from the oldest week on (a fresh
+ * database only has the current week's and those ahead): no event or delivery lands in a default
+ * partition.
+ */
 async function seedEvents(ctx: BenchContext, count: number): Promise<void> {
   await resetWork(ctx.pool);
+  for (const table of ['outbox_events', 'webhook_deliveries', 'webhook_delivery_attempts']) {
+    await ctx.pool.query(
+      `select partition_maintain($1, 'week', 6, null, now() - $2::int * interval '1 day')`,
+      [table, SPREAD_DAYS],
+    );
+  }
   await ctx.pool.query(
     `insert into outbox_events (id, tenant_id, payout_id, event_type, payload, created_at)
      select id, tenant_id, null, 'payout.created',
             jsonb_build_object('event_id', id, 'event_type', 'payout.created', 'created_at', at,
                                'status', 'CREATED', 'data', $2::jsonb)::text, at
        from (select gen_random_uuid() as id, ($1::uuid[])[1 + n % array_length($1::uuid[], 1)] as tenant_id,
-                    now() - interval '1 minute' + n * interval '1 microsecond' as at
+                    now() - interval '1 minute' - ($4::int * interval '1 day') * ($3::int - n) / $3::int
+                      as at
                from generate_series(1, $3::int) as n) e`,
-    [ctx.webhookTenants.map((t) => t.id), samplePayload(), count],
+    [ctx.webhookTenants.map((t) => t.id), samplePayload(), count, SPREAD_DAYS],
   );
   await ctx.pool.query('analyze');
+}
+
+/** The partitions a run's events and deliveries span, logged and kept in the details. */
+async function logSpan(ctx: BenchContext, name: string): Promise<Record<string, PartitionSpan>> {
+  const spans: Record<string, PartitionSpan> = {};
+  for (const table of ['outbox_events', 'webhook_deliveries', 'webhook_delivery_attempts']) {
+    spans[table] = await partitionSpan(ctx.pool, table);
+  }
+  ctx.log(
+    `${name}: ${SPREAD_DAYS} days of events; rows span ${Object.entries(spans)
+      .map(([t, s]) => `${t} ${s.spanned} of ${s.attached} partitions (${s.inDefault} in default)`)
+      .join(', ')}`,
+  );
+  return spans;
 }
 
 export async function webhookScenario(ctx: BenchContext): Promise<void> {
@@ -306,7 +336,19 @@ async function runVariant(ctx: BenchContext, receiver: Receiver, variant: Varian
   }
 
   await checkSchedule(ctx, receiver, variant.name, events, finished);
+  const partitions = await logSpan(ctx, variant.name);
+  if (variant.target && results.details[variant.name] === undefined) {
+    for (const table of ['outbox_events', 'webhook_deliveries'] as const) {
+      results.add({
+        scenario: variant.name,
+        metric: `${table} partitions spanned (of ${partitions[table]!.attached} attached)`,
+        value: partitions[table]!.spanned,
+        unit: '',
+      });
+    }
+  }
   const run = {
+    partitions,
     events,
     seconds: round(seconds, 1),
     attempts: receiver.requests,
