@@ -28,8 +28,10 @@ import { outflowLedger } from './money.ts';
  *
  * - An attempt is committed (PENDING row, its id the processor's idempotency reference) before
  *   the processor hears of it, and its outcome is recorded in a second transaction. A crash or a
- *   time-out in between leaves the row PENDING; the same reference is submitted again (the
- *   processor answers with its first result) and no second row is created for an unknown outcome.
+ *   time-out in between leaves the row PENDING; the next dispatcher asks the processor for that
+ *   reference and records what it has, or, if it has nothing, submits the same reference again
+ *   (the processor answers a repeat with its first result); no second row is created for an
+ *   unknown outcome.
  * - Every verdict (our submit's answer, a callback, a status query) goes through the outflow
  *   machine first and reaches the payout machine only when the outflow actually changed, so a
  *   duplicate or late callback for an attempt that is already over changes nothing.
@@ -239,6 +241,8 @@ export async function recordVerdict(
 interface Attempt {
   outflow: Outflow;
   payout: Payout;
+  /** An attempt committed earlier whose outcome is unknown: it may already be at the processor. */
+  resumed: boolean;
 }
 
 /**
@@ -257,7 +261,7 @@ async function commitAttempt(deps: Deps, task: ClaimedTask): Promise<Attempt | n
       return null;
     }
     const latest = await latestOutflow(tx, payoutId);
-    if (latest?.status === 'PENDING') return { outflow: latest, payout };
+    if (latest?.status === 'PENDING') return { outflow: latest, payout, resumed: true };
     if (latest && latest.status !== 'FAILED') {
       deps.log.error(
         { payout: payoutId, outflow: latest.id, outflow_status: latest.status, payout_status: payout.status },
@@ -287,7 +291,7 @@ async function commitAttempt(deps: Deps, task: ClaimedTask): Promise<Attempt | n
       dispatchedAt: null,
       settledAt: null,
     });
-    return { outflow, payout };
+    return { outflow, payout, resumed: false };
   });
 }
 
@@ -314,13 +318,15 @@ async function recordInOwnTransaction(
 
 /**
  * The DISPATCH task of one payout: commit the attempt, submit it, record the answer. A transport
- * failure keeps the task (and the PENDING row) for another submit of the same reference.
+ * failure keeps the task (and the PENDING row) for another submit of the same reference, made
+ * only if the processor, asked first, does not have it.
  */
 export async function dispatchPayout(deps: Deps, task: ClaimedTask): Promise<TaskOutcome> {
   const attempt = await commitAttempt(deps, task);
   if (!attempt) return DONE;
   const { outflow, payout } = attempt;
   crashPoint('dispatch.attempt-committed', [payout.id]);
+  if (attempt.resumed && (await answeredByQuery(deps, outflow))) return DONE;
   let result: ProcessorResult;
   try {
     result = await deps.rails.processor.submit({
@@ -350,6 +356,25 @@ export async function dispatchPayout(deps: Deps, task: ClaimedTask): Promise<Tas
   // submit) re-scheduled this open task: completing it then leaves it open and due at once
   // (the task's generation moved), so the next pass carries that attempt.
   return DONE;
+}
+
+/**
+ * Before an attempt of unknown outcome is submitted again (a dispatcher crashed, timed out, or
+ * lost its lease while the processor had it), asks the processor for it: one it already has is
+ * recorded from its answer and not sent twice. True when it was; false when the processor does
+ * not know the reference or cannot be asked, and the same reference is to be submitted.
+ */
+async function answeredByQuery(deps: Deps, outflow: Outflow): Promise<boolean> {
+  let known: ProcessorResult | null;
+  try {
+    known = await deps.rails.processor.query(outflow.id);
+  } catch (err) {
+    if (!(err instanceof ProviderUnavailableError)) throw err;
+    return false;
+  }
+  if (!known) return false;
+  await recordInOwnTransaction(deps, outflow.id, known, 'QUERY');
+  return true;
 }
 
 /**

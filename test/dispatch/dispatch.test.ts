@@ -44,7 +44,38 @@ describe('dispatch: paying the beneficiary through the processor', () => {
     merchant = await payoutReadyMerchant();
   });
 
-  it('pays once when a second dispatcher takes over while the first attempt is at the processor', async () => {
+  it('calls the processor once when a second dispatcher takes over while the first attempt is at the processor', async () => {
+    const id = await paidPayout(merchant, payoutTo('5678'));
+    const references: string[] = [];
+    let tookOver = false;
+    await withSubmit(
+      (real) => async (args) => {
+        references.push(args.reference);
+        const answer = await real(args);
+        // The processor has the transfer; before the first dispatcher records its answer, its
+        // lease lapses and another dispatcher claims the task: it asks, and submits nothing.
+        if (!tookOver && (await outflowsOf(merchant, id)).some((o) => o.id === args.reference)) {
+          tookOver = true;
+          harness().clock.advance(60_001);
+          await runDispatchOnce(deps());
+        }
+        return answer;
+      },
+      async () => {
+        await runDispatchOnce(deps());
+      },
+    );
+    expect(tookOver).to.equal(true);
+    const outflows = await outflowsOf(merchant, id);
+    expect(outflows.map((o: { attempt_number: number }) => o.attempt_number)).to.deep.equal([1]);
+    expect(references.filter((r) => r === outflows[0].id)).to.have.length(1);
+    const record = await callbacksDelivered(outflows[0].id);
+    expect(record).to.include({ submissions: 1, attempt: 1, status: 'SUCCESSFUL' });
+    expect((await outflowsOf(merchant, id))[0]).to.include({ status: 'SUCCESSFUL', attempt_number: 1 });
+    expect((await payoutOf(merchant, id)).status).to.equal('SUCCESSFUL');
+  });
+
+  it('pays once when a second dispatcher takes over before the first attempt reaches the processor', async () => {
     const id = await paidPayout(merchant, payoutTo('5678'));
     const references: string[] = [];
     let tookOver = false;
@@ -54,8 +85,8 @@ describe('dispatch: paying the beneficiary through the processor', () => {
         // The pass may first send payouts other files left due: take over at this payout's own.
         if (!tookOver && (await outflowsOf(merchant, id)).some((o) => o.id === args.reference)) {
           tookOver = true;
-          // The first dispatcher is at the processor; its lease on the task lapses, and another
-          // dispatcher claims the task and dispatches the payout before the first one's call lands.
+          // The first dispatcher's call is on its way; its lease on the task lapses, and another
+          // dispatcher claims the task, finds the processor without it, and submits it first.
           harness().clock.advance(60_001);
           await runDispatchOnce(deps());
         }
@@ -345,31 +376,44 @@ describe('dispatch: paying the beneficiary through the processor', () => {
     });
   });
 
-  it('never creates a second row for an attempt whose outcome is unknown: it resubmits the same reference', async () => {
-    // 1004 never calls back, so only our own submits can tell the outcome.
+  it('never creates a second row for an attempt whose outcome is unknown: it asks the processor, and resubmits only what it lacks', async () => {
+    // 1004 never calls back, so only our own submits and queries can tell the outcome.
     const id = await paidPayout(merchant, payoutTo('1004'));
-    // The processor takes the attempt but the answer is lost on the way back, twice.
+    const mine = async (reference: string) =>
+      (await outflowsOf(merchant, id)).some((o: { id: string }) => o.id === reference);
+    // This payout's first submit never reaches the processor; its second reaches it, and the
+    // answer is lost on the way back.
+    let submits = 0;
     await withSubmit(
       (real) => async (args) => {
+        if (!(await mine(args.reference))) return real(args);
+        submits++;
+        if (submits === 1) throw new ProviderUnavailableError('processor', 'connection refused');
         await real(args);
         throw new ProviderUnavailableError('processor', 'timeout');
       },
       async () => {
         const rows = await dispatch(merchant, id);
         expect(rows.map((o) => o.status)).to.deep.equal(['PENDING']);
+        expect(await processorRecord(rows[0].id)).to.equal(undefined);
         expect((await payoutOf(merchant, id)).status).to.equal('PAYMENT_RECEIVED');
+        // The processor does not have it: the same reference is submitted again.
         harness().clock.advance(5000);
         expect((await dispatch(merchant, id)).map((o) => o.status)).to.deep.equal(['PENDING']);
       },
     );
+    expect(submits).to.equal(2);
     const [pending] = await outflowsOf(merchant, id);
+    expect(await processorRecord(pending.id)).to.include({ submissions: 1, attempt: 1 });
     await processorSettled(pending.id);
+    // The processor has it: the next pass records its answer and submits nothing.
     harness().clock.advance(5000);
     const rows = await dispatch(merchant, id);
     expect(rows.map((o) => [o.id, o.attempt_number, o.status])).to.deep.equal([
       [pending.id, 1, 'SUCCESSFUL'],
     ]);
-    expect(await processorRecord(pending.id)).to.include({ submissions: 3, attempt: 1 });
+    expect(submits).to.equal(2);
+    expect(await processorRecord(pending.id)).to.include({ submissions: 1, attempt: 1 });
     const payout = await payoutOf(merchant, id);
     expect(payout.status).to.equal('SUCCESSFUL');
     expect(timelineOf(payout).slice(-2)).to.deep.equal(['DISPATCHED/SYSTEM', 'PAYOUT_SUCCEEDED/SYSTEM']);

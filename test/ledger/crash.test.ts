@@ -57,7 +57,7 @@ const PLANS: readonly Plan[] = [
  * dies per kill, at whichever armed kill its work reaches first; a payout's own kills come in the
  * order its life passes them. Every point is killed at once; the window that matters most, the
  * processor holding a transfer the service has not recorded, on the payout the processor never
- * calls back about, so that only a resubmit (never a callback) can tell the service the outcome.
+ * calls back about, so that only the next dispatch (never a callback) can tell the service the outcome.
  */
 const KILLS: readonly { point: CrashPoint; payout: string }[] = [
   // The bank's credit callback matches in the service's own thread: rolled back, the bank's retry
