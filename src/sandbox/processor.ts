@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { type Corridors, DESTINATION_TYPES, NETWORK_NAMES, networkNamed } from '#src/corridors/corridors.ts';
 import type { Clock } from '#src/lib/clock.ts';
 import { dayEnd, dayOf } from '#src/lib/days.ts';
-import { currencyDecimals, isCurrency } from '#src/lib/money.ts';
+import { currencyDecimals, type Decimal, isCurrency } from '#src/lib/money.ts';
 import { isChainAddress } from '#src/providers/addresses.ts';
 import type { PayoutProcessor } from '#src/providers/rails.ts';
 import type { CallbackDelivery, CallbackSender } from './callbacks.ts';
@@ -124,6 +124,20 @@ export interface SandboxProcessor {
   returnPayout(reference: string, args?: { at?: Date; reason?: string }): ProcessorPayout;
   /** Leaves a payout out of every settlement report from now on. */
   omitFromReport(reference: string): ProcessorPayout;
+  /**
+   * Records payouts the processor took and paid at the given times, without a request or a
+   * callback: a past day's settlement report for benchmarks and tools. A reference it has already
+   * is left as it is.
+   */
+  recordPaid(payouts: readonly PaidPayout[]): void;
+}
+
+/** A payout paid on a past day, as {@link SandboxProcessor.recordPaid} records it. */
+export interface PaidPayout {
+  reference: string;
+  amount: Decimal;
+  currency: string;
+  settledAt: Date;
 }
 
 type PlanInput = Omit<PayoutSubmission, 'reference' | 'amount' | 'callbackUrl'>;
@@ -294,6 +308,15 @@ export function processorParty(options: {
   const payouts = new Map<string, ProcessorPayout>();
   const reportEpoch = randomBytes(4).toString('hex');
   const settledSignals = new Map<string, PromiseWithResolvers<ProcessorPayout>>();
+  // Bumped by every change a settlement report can show; a day's report is kept until the next
+  // change or the next late return falls due, so that paging through a large day sorts it once.
+  let version = 0;
+  let cachedReport: {
+    day: string;
+    version: number;
+    validUntil: number;
+    lines: { payout: ProcessorPayout; status: SettledStatus }[];
+  } | null = null;
 
   function signal(reference: string): PromiseWithResolvers<ProcessorPayout> {
     let s = settledSignals.get(reference);
@@ -325,6 +348,7 @@ export function processorParty(options: {
   }
 
   function settle(payout: ProcessorPayout): void {
+    version += 1;
     payout.status = payout.plan.outcome.status;
     payout.settledAt = clock.now();
     if (payout.plan.kind === 'ACCEPT' && payout.plan.callback) {
@@ -358,6 +382,7 @@ export function processorParty(options: {
       throw new RailError(409, 'PAYOUT_NOT_SUCCESSFUL', 'Only a payout that succeeded can be returned.');
     }
     if (payout.returnedAt) return payout;
+    version += 1;
     const at = args.at ?? clock.now();
     if (at < payout.settledAt) {
       throw new SandboxError('INVALID_REQUEST', 'returned_at: must not be before the payout settled');
@@ -373,9 +398,21 @@ export function processorParty(options: {
    * payout's own day then lists it RETURNED too), in the order of those events.
    */
   function reportOf(day: string): { payout: ProcessorPayout; status: SettledStatus }[] {
+    const now = clock.now().getTime();
+    if (
+      cachedReport &&
+      cachedReport.day === day &&
+      cachedReport.version === version &&
+      now < cachedReport.validUntil
+    )
+      return cachedReport.lines;
+    let validUntil = Number.POSITIVE_INFINITY;
     const lines: { payout: ProcessorPayout; status: SettledStatus; at: number }[] = [];
     for (const payout of payouts.values()) {
       lateReturns(payout);
+      const after = payout.plan.kind === 'ACCEPT' ? payout.plan.returnAfterMs : null;
+      if (after && payout.status === 'SUCCESSFUL' && payout.settledAt && !payout.returnedAt)
+        validUntil = Math.min(validUntil, payout.settledAt.getTime() + after);
       const status = settledStatus(payout);
       if (!payout.reported || status === null || !payout.settledAt) continue;
       const settledOn = dayOf(payout.settledAt);
@@ -384,6 +421,7 @@ export function processorParty(options: {
       else if (returnedOn === day) lines.push({ payout, status, at: payout.returnedAt!.getTime() });
     }
     lines.sort((a, b) => a.at - b.at || a.payout.reference.localeCompare(b.payout.reference));
+    cachedReport = { day, version, validUntil, lines };
     return lines;
   }
 
@@ -454,6 +492,7 @@ export function processorParty(options: {
       callbacks: [],
     };
     payouts.set(payout.reference, payout);
+    version += 1;
     if (plan.kind === 'REJECT') settle(payout);
     else callbacks.later(options.callbackDelayMs, () => settle(payout));
     ctx.status = 201;
@@ -518,6 +557,7 @@ export function processorParty(options: {
   router.post('/sandbox/processor/payouts/:reference/omit-from-report', (ctx) => {
     const payout = find(pathParam(ctx.params, 'reference'));
     payout.reported = false;
+    version += 1;
     ctx.body = recordJson(payout);
   });
 
@@ -527,7 +567,37 @@ export function processorParty(options: {
     omitFromReport(reference) {
       const payout = find(reference);
       payout.reported = false;
+      version += 1;
       return payout;
+    },
+    recordPaid(paid) {
+      for (const p of paid) {
+        if (payouts.has(p.reference)) continue;
+        payouts.set(p.reference, {
+          reference: p.reference,
+          attempt: 1,
+          destinationType: 'BANK_ACCOUNT',
+          country: 'NG',
+          currency: p.currency,
+          amount: p.amount,
+          accountUnique: '0123456789',
+          providerCode: null,
+          providerName: 'Sandbox Bank',
+          accountName: null,
+          callbackUrl: 'http://127.0.0.1/',
+          processorReference: processorReference(p.reference),
+          status: 'SUCCESSFUL',
+          plan: { kind: 'ACCEPT', outcome: SUCCESS, callback: false },
+          submissions: 1,
+          receivedAt: p.settledAt,
+          settledAt: p.settledAt,
+          returnedAt: null,
+          returnReason: null,
+          reported: true,
+          callbacks: [],
+        });
+      }
+      version += 1;
     },
     payouts: (reference) =>
       [...payouts.values()]

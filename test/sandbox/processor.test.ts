@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { toDecimal } from '#src/lib/money.ts';
 import { verifyCallback } from '#src/providers/callback-signature.ts';
 import { useRailsRig } from './rails-fixtures.ts';
 
@@ -210,6 +211,33 @@ describe('sandbox payout processor', () => {
         returned_at: '2020-01-01T00:00:00Z',
       });
       expect(early.status).to.equal(400);
+    });
+
+    it('lists payouts recorded as paid on a past day, and what arrives after a report was read', async () => {
+      clock.set(new Date('2026-04-02T10:00:00Z'));
+      const paid = [3, 1, 2].map((n) => ({
+        reference: `rec-${n}`,
+        amount: toDecimal(`${n}00.5`),
+        currency: 'NGN',
+        settledAt: new Date(`2026-04-01T0${n}:00:00Z`),
+      }));
+      rig.sandbox.processor.recordPaid(paid);
+      const first = await report('2026-04-01', '&limit=2');
+      expect(first.transfers.map((t: any) => [t.reference, t.status, t.amount])).to.deep.equal([
+        ['rec-1', 'SUCCESSFUL', '100.50'],
+        ['rec-2', 'SUCCESSFUL', '200.50'],
+      ]);
+      expect(first.complete).to.equal(true);
+      // Paid again under a known reference: the first record stands.
+      rig.sandbox.processor.recordPaid([{ ...paid[0]!, amount: toDecimal(1) }]);
+      const rest = await report('2026-04-01', `&cursor=${first.next_cursor}`);
+      expect(rest.transfers.map((t: any) => [t.reference, t.amount])).to.deep.equal([['rec-3', '300.50']]);
+      expect((await report('2026-04-02')).transfers).to.deep.equal([]);
+      await submit('rep-after', '0123456789');
+      await rig.sandbox.processor.settled('rep-after');
+      expect((await report('2026-04-02')).transfers.map((t: any) => t.reference)).to.deep.equal([
+        'rep-after',
+      ]);
     });
 
     it('refuses a day that is not one', async () => {
