@@ -8,9 +8,12 @@ import { systemClock } from '#src/lib/clock.ts';
 import { createLogger } from '#src/lib/log.ts';
 import { startSandbox } from '#src/sandbox/server.ts';
 import { onStop, readChildOptions, sendToParent } from '../lib/ipc.ts';
+import { paidOutflows } from '../lib/recon-outflows.ts';
 
 export interface SandboxChildOptions {
   callbackSecret: string;
+  /** The processor's payouts paid on a past day (the reconciliation scenario's outflows), recorded before it listens. */
+  paidOutflows?: { day: string; rows: number };
 }
 
 const options = readChildOptions<SandboxChildOptions>();
@@ -23,5 +26,8 @@ const sandbox = await startSandbox({
   callbackDelayMs: 0,
   callbackSecret: options.callbackSecret,
 });
+if (options.paidOutflows) {
+  sandbox.processor.recordPaid(paidOutflows(options.paidOutflows.day, options.paidOutflows.rows));
+}
 onStop(() => sandbox.close());
 sendToParent({ type: 'ready', url: sandbox.url });

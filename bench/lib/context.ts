@@ -25,6 +25,8 @@ export interface Plan {
   listRows: number;
   instructionRows: number;
   settlementRows: number;
+  /** Outflows of the reconciliation scenario's day (its bank side is 100,000 in every run). */
+  reconOutflows: number;
   webhookEvents: number;
   /** Upper bound of each worker scenario's wait, after which it reports what it got. */
   workerCapS: number;
@@ -49,6 +51,7 @@ export function planFor(quick: boolean): Plan {
         listRows: 10_000,
         instructionRows: 1_000,
         settlementRows: 1_000,
+        reconOutflows: 10_000,
         webhookEvents: 1_000,
         workerCapS: 60,
         maxRequests: 100_000,
@@ -67,6 +70,7 @@ export function planFor(quick: boolean): Plan {
         listRows: 100_000,
         instructionRows: 50_000,
         settlementRows: 50_000,
+        reconOutflows: 100_000,
         webhookEvents: 20_000,
         workerCapS: 1_200,
         maxRequests: 500_000,

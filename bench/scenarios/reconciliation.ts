@@ -1,22 +1,33 @@
 import type pg from 'pg';
 import { dayBefore, dayEnd, dayOf, dayStart } from '#src/lib/days.ts';
+import { DEFAULT_PROCESSOR_NAME } from '#src/providers/http-rails.ts';
+import type { SandboxChildOptions } from '../children/sandbox.ts';
+import { startChild } from '../lib/children.ts';
 import { type BenchContext, startService } from '../lib/context.ts';
+import { OUTFLOW_AMOUNT_SQL, outflowAtSql, paidOutflows } from '../lib/recon-outflows.ts';
 import { round } from '../lib/report.ts';
 import { roundRobin, roundsOf } from '../lib/rounds.ts';
 
 /**
- * Reconciliation of one day of the bank rail: `RECON_ROWS` lines of the bank's statement, as a
- * run keeps them (`recon_rail_lines`), against as many inflows the service recorded that day with
- * their ledger entries (received on the virtual account, attributed to a payout: four entries
+ * Reconciliation of one day of two rails. The bank: `RECON_ROWS` lines of the bank's statement,
+ * as a run keeps them (`recon_rail_lines`), against as many inflows the service recorded that day
+ * with their ledger entries (received on the virtual account, attributed to a payout: four entries
  * each, as the machines write them); one line in a thousand has an amount that differs (a break
- * each). Measured: `recon run --date <day> --rail BANK_TRANSFER` end to end through a service
- * instance (`admin.recon.run`: the statement's new lines asked of the sandbox, the day's lines
- * compared with the ledger's entries in one statement, the run's counts and breaks stored),
- * against a plain SQL full join of the same rows by reference (the day's lines with the entries
- * of the day's inflows on their collection accounts) that returns each difference and the sums:
- * the baseline of the target, round-robin (two rounds in a quick run, three in a full one).
- * Target: ≤ 1.5 ×. The join of the lines with the inflow rows alone, the baseline before the
- * ledger's entries were compared, is measured alongside and reported.
+ * each). The processor: `plan.reconOutflows` outflows paid that day (100,000 in a full run) with
+ * their entries (handed to the processor, paid to the beneficiary: four each; the conversion legs
+ * of the hand-over are left out, the run reads none), against the processor's settlement report
+ * of the day, which lists each of them paid: the report is held by a sandbox of the scenario's
+ * own (bench/children/sandbox.ts) and pulled over HTTP by every run, as the run reads it in
+ * production. Measured: `recon run --date <day> --rail BANK_TRANSFER` then `--rail PROCESSOR`
+ * end to end through a service instance (`admin.recon.run`: the statement's new lines asked of
+ * the sandbox, the processor's report read page by page, each rail's day compared with the
+ * ledger's entries in one statement, the runs' counts and breaks stored), against plain SQL full
+ * joins of the same rows by reference (the day's statement lines with the entries of the day's
+ * inflows on their collection accounts; the report's lines, sent as arrays, with the entries of
+ * the day's outflows on `world:beneficiaries`) that return each difference and the sums: the
+ * baseline of the target, round-robin (one round in a quick run, three in a full one). Target:
+ * ≤ 1.5 ×. The joins of the lines with the inflow and outflow rows alone, the baseline before the
+ * ledger's entries were compared, are measured alongside and reported.
  */
 
 /** Both sides of the day, in the quick run too: the issue's figure is one day of 100,000. */
@@ -70,7 +81,54 @@ async function seed(db: pg.Pool, tenantId: string, day: string): Promise<void> {
      select account, currency, 'BANK_TRANSFER', sum(amount) from recon_rail_lines
       where rail = 'BANK_TRANSFER' group by account, currency`,
   );
-  await db.query('vacuum analyze inflows, ledger_entries, recon_rail_lines, recon_rail_totals');
+}
+
+/**
+ * The day's outflows, each paid (SENT then PAID, as the outflow machine posts them), and their
+ * payouts (SUCCESSFUL); the processor's report of them is the sandbox's (../lib/recon-outflows.ts).
+ */
+async function seedOutflows(db: pg.Pool, tenantId: string, day: string, rows: number): Promise<void> {
+  const at = outflowAtSql(2, rows);
+  const amount = OUTFLOW_AMOUNT_SQL;
+  const outflowId = `md5('recon-bench-outflow-' || n)::uuid`;
+  const payoutId = `md5('recon-bench-outpayout-' || n)::uuid`;
+  await db.query(
+    `delete from outflows where payout_id in (select id from payouts where merchant_reference like 'recon-bench-%')`,
+  );
+  await db.query(`delete from payouts where merchant_reference like 'recon-bench-%'`);
+  await db.query(
+    `insert into payouts (id, tenant_id, status, snapshot, merchant_reference, destination_type, destination_country,
+        destination_currency, destination_amount, destination_account_unique, destination_provider_name,
+        settlement_currency, settlement_amount, exchange_rate, mid_market_rate, platform_fee_amount,
+        network_fee_amount, total_fee_amount, received_amount, is_refunded, created_at, updated_at)
+     select ${payoutId}, $1, 'SUCCESSFUL', '{"value":"SUCCESSFUL","status":"done"}'::jsonb, 'recon-bench-' || n,
+            'BANK_ACCOUNT', 'NG', 'NGN', ${amount}, '0123456789', 'Guaranty Trust Bank', 'NGN', ${amount}, 1, 1, 0, 0, 0,
+            ${amount}, false, ${at}, ${at}
+       from generate_series(1, ${rows}) as n`,
+    [tenantId, dayStart(day)],
+  );
+  await db.query(
+    `insert into outflows (id, tenant_id, payout_id, status, snapshot, processor, attempt_number, destination_amount,
+        destination_currency, processor_reference, dispatched_at, settled_at, created_at, updated_at)
+     select ${outflowId}, $1, ${payoutId}, 'SUCCESSFUL', '{"value":"SUCCESSFUL","status":"done"}'::jsonb, $3, 1,
+            ${amount}, 'NGN', 'prc-recon-bench-' || n, ${at}, ${at}, ${at}, ${at}
+       from generate_series(1, ${rows}) as n`,
+    [tenantId, dayStart(day), DEFAULT_PROCESSOR_NAME],
+  );
+  await db.query(
+    `insert into ledger_entries (id, transaction_id, account, currency, amount, tenant_id, payout_id, movement,
+        cause_object, cause_id, transition, created_at)
+     select gen_random_uuid(), md5('recon-bench-out-tx-' || e.tx || '-' || n)::uuid, e.account, 'NGN', e.amount, $1::uuid,
+            ${payoutId}, e.movement, 'outflow', ${outflowId}, e.transition, ${at}
+       from generate_series(1, ${rows}) as n,
+            lateral (values
+              ('tenants:' || $1::text || ':payouts:' || ${payoutId}, -${amount}, null, 'SENT (PENDING → PROCESSING)', 1),
+              ('transit:processor:' || $3, ${amount}, null, 'SENT (PENDING → PROCESSING)', 1),
+              ('transit:processor:' || $3, -${amount}, 'paid_out', 'PAID (PROCESSING → SUCCESSFUL)', 2),
+              ('world:beneficiaries', ${amount}, null, 'PAID (PROCESSING → SUCCESSFUL)', 2)
+            ) as e(account, amount, movement, transition, tx)`,
+    [tenantId, dayStart(day), DEFAULT_PROCESSOR_NAME],
+  );
 }
 
 /**
@@ -84,6 +142,36 @@ const PLAIN_JOIN = `
        books as (select i.external_ref as reference, -e.amount as amount, e.currency
                    from inflows i join ledger_entries e on e.cause_id = i.id and left(e.account, 11) = 'collection:'
                   where i.rail = 'BANK_TRANSFER' and i.arrived_at >= $1 and i.arrived_at < $2)
+  select coalesce(r.reference, b.reference) as reference, r.amount as rail_amount, b.amount as ledger_amount,
+         count(*) filter (where r.amount = b.amount and r.currency = b.currency) over () as matched,
+         sum(r.amount) over () as rail_sum, sum(b.amount) over () as ledger_sum
+    from rail r full join books b on b.reference = r.reference
+   order by (r.amount = b.amount and r.currency = b.currency) nulls first
+   limit 1000`;
+
+/**
+ * The processor's side in one plain statement: the report's lines ($3…$5, as arrays) joined by
+ * reference with the ledger's entries of the day's paid outflows on `world:beneficiaries`.
+ */
+const PLAIN_PROCESSOR_JOIN = `
+  with rail as (select reference, amount, currency
+                  from unnest($3::text[], $4::numeric[], $5::text[]) as t(reference, amount, currency)),
+       books as (select o.id::text as reference, e.amount, e.currency
+                   from outflows o join ledger_entries e on e.cause_id = o.id and e.account = 'world:beneficiaries'
+                  where o.status = 'SUCCESSFUL' and o.settled_at >= $1 and o.settled_at < $2)
+  select coalesce(r.reference, b.reference) as reference, r.amount as rail_amount, b.amount as ledger_amount,
+         count(*) filter (where r.amount = b.amount and r.currency = b.currency) over () as matched,
+         sum(r.amount) over () as rail_sum, sum(b.amount) over () as ledger_sum
+    from rail r full join books b on b.reference = r.reference
+   order by (r.amount = b.amount and r.currency = b.currency) nulls first
+   limit 1000`;
+
+/** The processor's baseline before the ledger's entries were compared: the report with the outflow rows alone. */
+const ROWS_PROCESSOR_JOIN = `
+  with rail as (select reference, amount, currency
+                  from unnest($3::text[], $4::numeric[], $5::text[]) as t(reference, amount, currency)),
+       books as (select id::text as reference, destination_amount as amount, destination_currency as currency
+                   from outflows where status = 'SUCCESSFUL' and settled_at >= $1 and settled_at < $2)
   select coalesce(r.reference, b.reference) as reference, r.amount as rail_amount, b.amount as ledger_amount,
          count(*) filter (where r.amount = b.amount and r.currency = b.currency) over () as matched,
          sum(r.amount) over () as rail_sum, sum(b.amount) over () as ledger_sum
@@ -106,57 +194,112 @@ const ROWS_JOIN = `
 
 export async function reconciliationScenario(ctx: BenchContext): Promise<void> {
   const { pool, results } = ctx;
+  const outflows = ctx.plan.reconOutflows;
   const day = dayBefore(dayOf(new Date()));
-  ctx.log(`reconciliation: seeding ${RECON_ROWS} statement lines and ${RECON_ROWS} inflows of ${day}`);
+  ctx.log(
+    `reconciliation: seeding ${RECON_ROWS} statement lines and ${RECON_ROWS} inflows, ` +
+      `${outflows} outflows and the processor's report of them, of ${day}`,
+  );
   await seed(pool, ctx.tenants[0]!.id, day);
-  const service = await startService(ctx);
+  await seedOutflows(pool, ctx.tenants[0]!.id, day, outflows);
+  await pool.query(
+    'vacuum analyze inflows, outflows, payouts, ledger_entries, recon_rail_lines, recon_rail_totals',
+  );
+  // The processor of this scenario's own sandbox has paid the day's outflows; the run pulls its report.
+  const sandboxOptions: SandboxChildOptions = {
+    callbackSecret: ctx.secrets.callbackSecret,
+    paidOutflows: { day, rows: outflows },
+  };
+  const sandbox = await startChild('sandbox', sandboxOptions, { readyTimeoutMs: 120_000 });
+  const report = paidOutflows(day, outflows);
+  const reportParams = [
+    report.map((p) => p.reference),
+    report.map((p) => p.amount.toFixed()),
+    report.map((p) => p.currency),
+  ];
+  const service = await startService({ ...ctx, sandboxUrl: sandbox.url });
   try {
-    const serviceRun = async () => {
+    const runRail = async (rail: 'BANK_TRANSFER' | 'PROCESSOR', account: (name: string) => boolean) => {
       const started = performance.now();
       const res = await fetch(`${service.url}/trpc/admin.recon.run`, {
         method: 'POST',
         headers: { authorization: `Bearer ${ctx.secrets.adminToken}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ date: day, rail: 'BANK_TRANSFER' }),
+        body: JSON.stringify({ date: day, rail }),
       });
       const body = (await res.json()) as any;
       const ms = performance.now() - started;
-      if (res.status !== 200) throw new Error(`admin.recon.run: ${res.status} ${JSON.stringify(body)}`);
-      const account = body.result.data.runs[0].accounts.find((a: any) => a.account === 'collection:bank');
-      return { ms: round(ms, 1), matched: account.matched_count, breaks: account.breaks };
+      if (res.status !== 200)
+        throw new Error(`admin.recon.run ${rail}: ${res.status} ${JSON.stringify(body)}`);
+      const found = body.result.data.runs[0].accounts.find((a: any) => account(a.account));
+      return { ms, matched: found?.matched_count ?? 0, breaks: found?.breaks ?? 0 };
     };
-    const plainRun = async (text: string) => {
-      const started = performance.now();
-      const { rows } = await pool.query(text, [dayStart(day), dayEnd(day)]);
-      const ms = performance.now() - started;
-      const differ = rows.filter(
+    const serviceRun = async () => {
+      const bank = await runRail('BANK_TRANSFER', (a) => a === 'collection:bank');
+      const processor = await runRail('PROCESSOR', (a) => a.startsWith('transit:processor:'));
+      return {
+        ms: round(bank.ms + processor.ms, 1),
+        bankMs: round(bank.ms, 1),
+        processorMs: round(processor.ms, 1),
+        matched: bank.matched,
+        breaks: bank.breaks,
+        processorMatched: processor.matched,
+        processorBreaks: processor.breaks,
+      };
+    };
+    const differences = (rows: any[]) =>
+      rows.filter(
         (r) => r.rail_amount === null || r.ledger_amount === null || r.rail_amount !== r.ledger_amount,
-      );
-      return { ms: round(ms, 1), matched: Number(rows[0]?.matched ?? 0), breaks: differ.length };
+      ).length;
+    const plainRun = async (bankText: string, processorText: string) => {
+      const window = [dayStart(day), dayEnd(day)];
+      const started = performance.now();
+      const bank = (await pool.query(bankText, window)).rows;
+      const bankMs = performance.now() - started;
+      const processor = (await pool.query(processorText, [...window, ...reportParams])).rows;
+      const ms = performance.now() - started;
+      return {
+        ms: round(ms, 1),
+        bankMs: round(bankMs, 1),
+        processorMs: round(ms - bankMs, 1),
+        matched: Number(bank[0]?.matched ?? 0),
+        breaks: differences(bank),
+        processorMatched: Number(processor[0]?.matched ?? 0),
+        processorBreaks: differences(processor),
+      };
     };
     const runs = await roundRobin(ctx, 'reconciliation', roundsOf(ctx.plan), {
       'recon run (service)': serviceRun,
-      'plain SQL full join, lines with ledger entries': () => plainRun(PLAIN_JOIN),
-      'plain SQL full join, lines with inflow rows': () => plainRun(ROWS_JOIN),
+      'plain SQL full join, lines with ledger entries': () => plainRun(PLAIN_JOIN, PLAIN_PROCESSOR_JOIN),
+      'plain SQL full join, lines with inflow and outflow rows': () =>
+        plainRun(ROWS_JOIN, ROWS_PROCESSOR_JOIN),
     });
     const service_ = runs['recon run (service)'];
     const plain = runs['plain SQL full join, lines with ledger entries'];
-    const rowsJoin = runs['plain SQL full join, lines with inflow rows'];
+    const rowsJoin = runs['plain SQL full join, lines with inflow and outflow rows'];
+    const all = [...service_, ...plain, ...rowsJoin];
     const expectedBreaks = RECON_ROWS / DIFFER_EVERY;
+    const describe = (r: (typeof all)[number]) =>
+      `bank ${r.matched} matched, ${r.breaks} breaks; processor ${r.processorMatched} matched, ${r.processorBreaks} breaks`;
     ctx.results.check(
-      'reconciliation: every row matched or one break, on both sides alike',
-      [...service_, ...plain, ...rowsJoin].every(
-        (r) => r.matched === RECON_ROWS - expectedBreaks && r.breaks === expectedBreaks,
-      ),
+      'reconciliation: every bank line matched or one break, on both sides alike',
+      all.every((r) => r.matched === RECON_ROWS - expectedBreaks && r.breaks === expectedBreaks),
       [
-        ...service_.map((r) => `service ${r.matched} matched, ${r.breaks} breaks`),
-        ...plain.map((r) => `plain ${r.matched} matched, ${r.breaks} differences`),
-        ...rowsJoin.map((r) => `rows ${r.matched} matched, ${r.breaks} differences`),
+        ...service_.map((r) => `service ${describe(r)}`),
+        ...plain.map((r) => `plain ${describe(r)}`),
+        ...rowsJoin.map((r) => `rows ${describe(r)}`),
       ].join('; '),
+    );
+    ctx.results.check(
+      "reconciliation: the processor rail matched every line of the processor's report, no break",
+      all.every((r) => r.processorMatched === outflows && r.processorBreaks === 0),
+      all.map(describe).join('; '),
     );
     results.perRound(
       {
         scenario: 'reconciliation',
-        metric: `one day of ${RECON_ROWS} statement lines + ${RECON_ROWS} inflows' ledger entries, ms vs plain SQL full join`,
+        metric:
+          `one day of ${RECON_ROWS} statement lines + ${RECON_ROWS} inflows' ledger entries and ` +
+          `${outflows} report lines + ${outflows} outflows' ledger entries (both rails), ms vs plain SQL full joins`,
         unit: 'ms',
         target: '≤ 1.5',
       },
@@ -166,13 +309,15 @@ export async function reconciliationScenario(ctx: BenchContext): Promise<void> {
     results.perRound(
       {
         scenario: 'reconciliation',
-        metric: `the same run, ms vs plain SQL full join of the lines with the inflow rows alone (shown, not judged)`,
+        metric:
+          'the same runs, ms vs plain SQL full joins of the lines with the inflow and outflow rows alone (shown, not judged)',
         unit: 'ms',
       },
       service_.map((r, i) => ({ value: r.ms, baseline: rowsJoin[i]!.ms })),
     );
-    results.details.reconciliation = { rows: RECON_ROWS, day, service: service_, plain, rowsJoin };
+    results.details.reconciliation = { rows: RECON_ROWS, outflows, day, service: service_, plain, rowsJoin };
   } finally {
     await service.stop();
+    await sandbox.stop();
   }
 }
