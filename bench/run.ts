@@ -4,7 +4,7 @@
  * run on the same machine, prints the table and writes `bench/results/<date>.json`. Everything runs against a database of its
  * own (`bench_<random>` on the local PostgreSQL), dropped at the end.
  *
- * Options: --quick; --only=create,list,instructions,settlement,reconciliation,webhooks,console-counts,console-lists,
+ * Options: --quick; --only=create,list,instructions,settlement,dispatch,reconciliation,webhooks,console-counts,console-lists,
  * idle-memory; --profile (CPU profiles
  * of every measured service instance, one per thread, into bench/results/profiles/);
  * --service-flag=<flag>, repeatable (a Node or V8 flag for every measured service instance, e.g.
@@ -22,6 +22,7 @@ import { migrateAndCreateTenants, setRefundDestinations } from './lib/seed.ts';
 import { createScenarios, listScenarios } from './scenarios/api.ts';
 import { consoleCountsScenario } from './scenarios/console-counts.ts';
 import { consoleListsScenario } from './scenarios/console-lists.ts';
+import { dispatchScenario } from './scenarios/dispatch.ts';
 import { idleMemoryScenario } from './scenarios/idle-memory.ts';
 import { instructionScenario } from './scenarios/instructions.ts';
 import { reconciliationScenario } from './scenarios/reconciliation.ts';
@@ -34,6 +35,7 @@ const SCENARIOS = {
   list: listScenarios,
   instructions: instructionScenario,
   settlement: settlementScenario,
+  dispatch: dispatchScenario,
   reconciliation: reconciliationScenario,
   webhooks: webhookScenario,
   'console-counts': consoleCountsScenario,

@@ -27,6 +27,8 @@ export interface Plan {
   settlementRows: number;
   /** Outflows of the reconciliation scenario's day (its bank side is 100,000 in every run). */
   reconOutflows: number;
+  /** Payouts the dispatch scenario sends (fewer than settlement's: dispatch submits one at a time). */
+  dispatchRows: number;
   webhookEvents: number;
   /** Upper bound of each worker scenario's wait, after which it reports what it got. */
   workerCapS: number;
@@ -52,6 +54,7 @@ export function planFor(quick: boolean): Plan {
         instructionRows: 1_000,
         settlementRows: 1_000,
         reconOutflows: 10_000,
+        dispatchRows: 300,
         webhookEvents: 1_000,
         workerCapS: 60,
         maxRequests: 100_000,
@@ -71,6 +74,7 @@ export function planFor(quick: boolean): Plan {
         instructionRows: 50_000,
         settlementRows: 50_000,
         reconOutflows: 100_000,
+        dispatchRows: 10_000,
         webhookEvents: 20_000,
         workerCapS: 1_200,
         maxRequests: 500_000,

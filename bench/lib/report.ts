@@ -34,6 +34,7 @@ export const JOBS = {
   none: 'none (API instance)',
   instructions: 'instructions',
   settlement: 'settlement (2 instances)',
+  dispatch: 'dispatch',
   webhooks: 'webhooks',
 } as const;
 

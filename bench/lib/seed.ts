@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { type AnyStateMachine, transition } from 'xstate';
 import { inflowMachine } from '#machines/inflow.machine.ts';
+import { outflowMachine } from '#machines/outflow.machine.ts';
 import { paymentInstructionMachine } from '#machines/payment-instruction.machine.ts';
 import { payoutMachine } from '#machines/payout.machine.ts';
 import { migrate, openOrm } from '#src/db/orm.ts';
@@ -107,10 +108,20 @@ export function payoutSnapshots(now: Date) {
     triggeredBy: 'SYSTEM',
     now,
   };
+  const accepted = { type: 'DISPATCH_ACCEPTED', triggeredBy: 'SYSTEM', now };
   return {
     CREATED: snapshotAfter(payoutMachine, {}, []),
     PENDING_PAYMENT: snapshotAfter(payoutMachine, {}, [created]),
     PAYMENT_RECEIVED: snapshotAfter(payoutMachine, {}, [created, settled]),
+    PROCESSING: snapshotAfter(payoutMachine, {}, [created, settled, accepted]),
+  };
+}
+
+/** Outflow snapshots: an attempt just committed, and one the processor accepted (its reference set per row). */
+export function outflowSnapshots(now: Date) {
+  return {
+    PENDING: snapshotAfter(outflowMachine, {}, []),
+    PROCESSING: snapshotAfter(outflowMachine, {}, [{ type: 'ACCEPTED', processorReference: null, now }]),
   };
 }
 

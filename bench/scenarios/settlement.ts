@@ -236,7 +236,10 @@ async function doubleMatches(pool: pg.Pool, rows: number): Promise<{ ok: boolean
  * dispatch task and the ledger's entries (two per inflow, balanced, as matching posts them).
  * One transaction per batch.
  */
-async function plainSettlement(pool: pg.Pool, rows: number): Promise<{ rate: number; seconds: number }> {
+export async function plainSettlement(
+  pool: pg.Pool,
+  rows: number,
+): Promise<{ rate: number; seconds: number }> {
   const now = new Date();
   const payoutSnapshot = payoutSnapshots(now).PAYMENT_RECEIVED;
   const paidSnapshot = instructionSnapshots(new Date(now.getTime() + 3_600_000)).PAID;
