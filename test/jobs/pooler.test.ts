@@ -80,7 +80,20 @@ describe('four instances behind one PgBouncer in transaction mode', function () 
       await maintenance.end();
     });
     direct = new pg.Pool({ connectionString: sameServer(directUrl!, name), max: 2 });
-    stops.push(() => direct.end());
+    stops.push(async () => {
+      // end() resolves once each client is told to close, not once it has: the database's drop
+      // (the stop pushed first, so run last), with force, would otherwise terminate a closing
+      // client, whose error no listener would catch. Bounded, so a lost event cannot hang the hook.
+      let open = direct.totalCount;
+      const closed = new Promise<void>((resolve) => {
+        if (open === 0) resolve();
+        direct.on('remove', () => {
+          if (--open === 0) resolve();
+        });
+      });
+      await direct.end();
+      await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 5_000))]);
+    });
 
     const callbackSecret = randomBytes(32).toString('base64url');
     sandbox = await startSandbox({
