@@ -31,10 +31,14 @@ async function queueRow(page: Page, queue: string, selector: string, hasText?: s
   const section = page.locator(`[data-queue="${queue}"]`);
   const row = section.locator(`tr${selector}`, hasText === undefined ? {} : { hasText });
   const more = section.locator('button.more:not([disabled])');
+  const deadline = Date.now() + 4 * WAIT;
   for (;;) {
     await row.or(more).first().waitFor();
     if ((await row.count()) > 0) return row;
-    await more.click();
+    if (Date.now() > deadline) throw new Error(`no row ${selector} in the queue ${queue}, page after page`);
+    // The button can go between the look and the click (the page refreshes its queues, and the row
+    // may come with the refresh): look again rather than wait for a button that is gone.
+    await more.click({ timeout: 2_000 }).catch(() => undefined);
   }
 }
 
