@@ -4,6 +4,7 @@ import type { Child } from '../lib/children.ts';
 import { type BenchContext, startService, waitFor } from '../lib/context.ts';
 import { cpuSample, cpuUse } from '../lib/cpu.ts';
 import { fewerThan, resetWork, scalar, settle } from '../lib/db.ts';
+import { insertEventsAndTasks } from '../lib/plain-steps.ts';
 import { JOBS, judged, middleBy, round } from '../lib/report.ts';
 import { roundRobin, workerRoundsOf } from '../lib/rounds.ts';
 import {
@@ -371,19 +372,7 @@ async function plainDispatch(
            from outflows o where o.id = any($1)`,
         [outflowIds],
       );
-      await client.query(
-        `insert into outbox_events (id, tenant_id, payout_id, event_type, payload, created_at)
-         select gen_random_uuid(), p.tenant_id, p.id, 'payout.processing',
-                jsonb_build_object('event_type', 'payout.processing', 'status', p.status, 'data', to_jsonb(p) - 'snapshot')::text,
-                now()
-           from payouts p where p.id = any($1)`,
-        [payoutIds],
-      );
-      await client.query(
-        `insert into tasks (id, kind, subject_id, due_at, attempts, created_at, updated_at)
-         select gen_random_uuid(), 'QUERY_OUTFLOW', id, now(), 0, now(), now() from unnest($1::uuid[]) as id`,
-        [payoutIds],
-      );
+      await insertEventsAndTasks(client, payoutIds, 'payout.processing', 'QUERY_OUTFLOW');
       // The SENT flow, one balanced transaction per attempt: the payout's money converted at
       // its locked rate (settlement amount less fees), the destination amount to the processor.
       await client.query(

@@ -3,6 +3,7 @@ import type { Child } from '../lib/children.ts';
 import { type BenchContext, startService, waitFor } from '../lib/context.ts';
 import { cpuSample, cpuUse } from '../lib/cpu.ts';
 import { fewerThan, resetWork, scalar } from '../lib/db.ts';
+import { insertEventsAndTasks } from '../lib/plain-steps.ts';
 import { JOBS, judged, middleBy, round } from '../lib/report.ts';
 import { roundRobin, workerRoundsOf } from '../lib/rounds.ts';
 import {
@@ -291,19 +292,7 @@ export async function plainSettlement(
            from payouts p where p.id = any($1)`,
         [payoutIds],
       );
-      await client.query(
-        `insert into outbox_events (id, tenant_id, payout_id, event_type, payload, created_at)
-         select gen_random_uuid(), p.tenant_id, p.id, 'payout.payment_received',
-                jsonb_build_object('event_type', 'payout.payment_received', 'status', p.status, 'data', to_jsonb(p) - 'snapshot')::text,
-                now()
-           from payouts p where p.id = any($1)`,
-        [payoutIds],
-      );
-      await client.query(
-        `insert into tasks (id, kind, subject_id, due_at, attempts, created_at, updated_at)
-         select gen_random_uuid(), 'DISPATCH', id, now(), 0, now(), now() from unnest($1::uuid[]) as id`,
-        [payoutIds],
-      );
+      await insertEventsAndTasks(client, payoutIds, 'payout.payment_received', 'DISPATCH');
       // The ledger, as matching posts it in the same transaction (the inflow's ATTRIBUTED flow):
       // one balanced transaction per inflow, its money from the tenant's suspense to the payout.
       await client.query(
