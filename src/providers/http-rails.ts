@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { NETWORKS } from '#src/corridors/corridors.ts';
+import { NETWORKS, type Network } from '#src/corridors/corridors.ts';
 import type { Logger } from '#src/lib/log.ts';
 import { toDecimal } from '#src/lib/money.ts';
 import { isChainAddress } from './addresses.ts';
@@ -41,40 +41,30 @@ const decimalString = z.string().regex(/^\d+(\.\d+)?$/, 'must be a decimal strin
 
 const addressBody = z.object({ address: z.string() });
 
-const transfersBody = z.object({
-  transfers: z.array(
-    z.object({
-      tx_hash: z.string().min(1),
-      network: z.enum(NETWORKS),
-      to_address: z.string().min(1),
-      from_address: z.string().min(1),
-      amount: decimalString,
-      currency: z.literal('USDT'),
-      block_number: z.number().int().nonnegative(),
-      block_time: z.iso.datetime({ offset: true }),
-    }),
-  ),
+/** What a chain says of every transfer it lists, into the service's addresses or out of its hot wallet. */
+const chainLine = z.object({
+  tx_hash: z.string().min(1),
+  network: z.enum(NETWORKS),
+  to_address: z.string().min(1),
+  amount: decimalString,
+  currency: z.literal('USDT'),
+  block_number: z.number().int().nonnegative(),
+  block_time: z.iso.datetime({ offset: true }),
+});
+
+/** One page of a chain's listing: where the next page starts, and the chain's tip and its time. */
+const chainPage = z.object({
   next_cursor: z.string().min(1).nullable(),
   tip: z.number().int().nonnegative(),
   tip_time: z.iso.datetime({ offset: true }),
 });
 
-const sendsBody = z.object({
-  sends: z.array(
-    z.object({
-      reference: z.string().min(1),
-      tx_hash: z.string().min(1),
-      network: z.enum(NETWORKS),
-      to_address: z.string().min(1),
-      amount: decimalString,
-      currency: z.literal('USDT'),
-      block_number: z.number().int().nonnegative(),
-      block_time: z.iso.datetime({ offset: true }),
-    }),
-  ),
-  next_cursor: z.string().min(1).nullable(),
-  tip: z.number().int().nonnegative(),
-  tip_time: z.iso.datetime({ offset: true }),
+const transfersBody = chainPage.extend({
+  transfers: z.array(chainLine.extend({ from_address: z.string().min(1) })),
+});
+
+const sendsBody = chainPage.extend({
+  sends: z.array(chainLine.extend({ reference: z.string().min(1) })),
 });
 
 const statementBody = z.object({
@@ -164,53 +154,24 @@ export function httpChainGateway(client: HttpClient): ChainGateway {
     },
 
     async listTransfers(network, args) {
-      const searchParams: Record<string, string> = { limit: String(args.limit) };
-      if (args.cursor !== null) searchParams['cursor'] = args.cursor;
-      const response = await send(client, {
-        method: 'GET',
-        path: `chains/${network}/transfers`,
-        searchParams,
-      });
-      if (response.status !== 200) throw unexpected(client, response);
-      const body = parse(client, transfersBody, response.body);
-      const transfers = body.transfers.map((t): ChainTransfer => {
-        // A transfer from another chain, or from a block the chain has not reached, is not one we can count.
-        if (t.network !== network) throw unavailable(client, `transfer listed for ${t.network}`);
-        if (t.block_number > body.tip) throw unavailable(client, 'transfer in a block beyond the tip');
-        return {
-          txHash: t.tx_hash,
-          network: t.network,
-          toAddress: t.to_address,
+      const body = parse(client, transfersBody, await getChainPage(client, network, 'transfers', args));
+      const transfers = body.transfers.map(
+        (t): ChainTransfer => ({
+          ...chainLineOf(client, network, body.tip, 'transfer', t),
           fromAddress: t.from_address,
-          amount: toDecimal(t.amount),
-          currency: t.currency,
-          blockNumber: t.block_number,
-          blockTime: new Date(t.block_time),
-        };
-      });
+        }),
+      );
       return { transfers, nextCursor: body.next_cursor, tip: body.tip, tipTime: new Date(body.tip_time) };
     },
 
     async listSends(network, args) {
-      const searchParams: Record<string, string> = { limit: String(args.limit) };
-      if (args.cursor !== null) searchParams['cursor'] = args.cursor;
-      const response = await send(client, { method: 'GET', path: `chains/${network}/sends`, searchParams });
-      if (response.status !== 200) throw unexpected(client, response);
-      const body = parse(client, sendsBody, response.body);
-      const sends = body.sends.map((t): ChainSendLine => {
-        if (t.network !== network) throw unavailable(client, `send listed for ${t.network}`);
-        if (t.block_number > body.tip) throw unavailable(client, 'send in a block beyond the tip');
-        return {
+      const body = parse(client, sendsBody, await getChainPage(client, network, 'sends', args));
+      const sends = body.sends.map(
+        (t): ChainSendLine => ({
           reference: t.reference,
-          txHash: t.tx_hash,
-          network: t.network,
-          toAddress: t.to_address,
-          amount: toDecimal(t.amount),
-          currency: t.currency,
-          blockNumber: t.block_number,
-          blockTime: new Date(t.block_time),
-        };
-      });
+          ...chainLineOf(client, network, body.tip, 'send', t),
+        }),
+      );
       return { sends, nextCursor: body.next_cursor, tip: body.tip, tipTime: new Date(body.tip_time) };
     },
 
@@ -230,6 +191,44 @@ export function httpChainGateway(client: HttpClient): ChainGateway {
       });
       return isUnknownReference(response) ? null : railTransfer(client, response, reference);
     },
+  };
+}
+
+/** The body of one page of a chain's `transfers` or `sends` listing after `cursor`. */
+async function getChainPage(
+  client: HttpClient,
+  network: Network,
+  listing: 'transfers' | 'sends',
+  args: { cursor: string | null; limit: number },
+): Promise<unknown> {
+  const searchParams: Record<string, string> = { limit: String(args.limit) };
+  if (args.cursor !== null) searchParams['cursor'] = args.cursor;
+  const response = await send(client, { method: 'GET', path: `chains/${network}/${listing}`, searchParams });
+  if (response.status !== 200) throw unexpected(client, response);
+  return response.body;
+}
+
+/**
+ * A listed line's common fields; a line from another chain, or from a block the chain has not
+ * reached, is not one we can count.
+ */
+function chainLineOf(
+  client: HttpClient,
+  network: Network,
+  tip: number,
+  noun: string,
+  t: z.infer<typeof chainLine>,
+) {
+  if (t.network !== network) throw unavailable(client, `${noun} listed for ${t.network}`);
+  if (t.block_number > tip) throw unavailable(client, `${noun} in a block beyond the tip`);
+  return {
+    txHash: t.tx_hash,
+    network: t.network,
+    toAddress: t.to_address,
+    amount: toDecimal(t.amount),
+    currency: t.currency,
+    blockNumber: t.block_number,
+    blockTime: new Date(t.block_time),
   };
 }
 
