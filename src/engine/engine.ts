@@ -214,6 +214,8 @@ export function step<TMachine extends AnyStateMachine>(
  * Applies `event` to the row `id` of `entity` inside the caller's transaction: locks the row
  * (SELECT ... FOR UPDATE), restores the snapshot, transitions, and when a transition is taken
  * saves the new snapshot and status and runs `onTransition`. An ignored event writes nothing.
+ * With `tenantId`, the row is looked up by its tenant too (an entity whose `tenant` is the
+ * tenant's): by its primary key `(id, tenant_id)`, on one node once tenants are sharded.
  */
 export async function applyEvent<TMachine extends AnyStateMachine, TRow extends MachineRow>(
   em: EntityManager,
@@ -221,12 +223,15 @@ export async function applyEvent<TMachine extends AnyStateMachine, TRow extends 
     machine: TMachine;
     entity: EntityName<TRow>;
     id: string;
+    /** The row's tenant, when the caller knows it and the entity has one. */
+    tenantId?: string | null;
     event: EventFromLogic<TMachine>;
     onTransition?: TransitionHook<NoInfer<TRow>, EventFromLogic<TMachine>>;
   },
 ): Promise<Transition<TRow, EventFromLogic<TMachine>>> {
   const { machine, event } = args;
-  const row = (await em.findOne(args.entity, args.id as never, {
+  const where = args.tenantId ? { id: args.id, tenant: args.tenantId } : args.id;
+  const row = (await em.findOne(args.entity, where as never, {
     lockMode: LockMode.PESSIMISTIC_WRITE,
   })) as TRow | null;
   if (!row) throw new Error(`${String(args.entity)} ${args.id} does not exist`);

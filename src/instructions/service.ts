@@ -73,12 +73,14 @@ const readCreatedPayouts = statement(
       and coalesce(p.snapshot->'value'->>'CREATED', '') <> 'payeeHeld'`,
 );
 
-// The check completed by the job is a fact about the payout, written as soon as it is known.
+// The check completed by the job is a fact about the payout, written as soon as it is known (each
+// payout with its tenant).
 const recordPayeeChecks = statement(
   'instructions_payee_checks',
   `update payouts p set payee_check = c.verdict, payee_institution_name = c.name, payee_checked_at = c.at
-     from unnest($1::uuid[], $2::text[], $3::text[], $4::timestamptz[]) as c(id, verdict, name, at)
-    where p.id = c.id and p.payee_check = 'PENDING'`,
+     from unnest($1::uuid[], $2::text[], $3::text[], $4::timestamptz[], $5::uuid[])
+          as c(id, verdict, name, at, tenant_id)
+    where p.id = c.id and p.tenant_id = c.tenant_id and p.payee_check = 'PENDING'`,
 );
 
 const readDepositAddresses = statement(
@@ -419,6 +421,7 @@ async function payeeChecks(
       done.map((d) => d.check),
       done.map((d) => d.institutionName),
       done.map((d) => d.checkedAt),
+      pending.map((p) => p.tenant_id),
     ]);
   }
   const checks = new Map(pending.map((p, i) => [p.id, done[i]!.check] as const));
@@ -775,7 +778,7 @@ async function writeIsolating(
  */
 const lapsedInstructions = statement(
   'instructions_lapsed_lock',
-  `select i.id, i.payout_id, i.status, i.snapshot
+  `select i.id, i.tenant_id, i.payout_id, i.status, i.snapshot
      from payment_instructions i
      join rail_cursors c on c.source = coalesce(i.chain, 'BANK')
     where i.status = 'UNPAID' and i.expires_at <= $1 and c.read_through >= i.expires_at
@@ -793,12 +796,13 @@ const updateInstructionStatus = statement(
   `update payment_instructions i
       set status = u->>1, snapshot = u->2, paid_at = coalesce((u->>3)::timestamptz, i.paid_at), updated_at = $2
      from jsonb_array_elements($1::jsonb) as u
-    where i.id = (u->>0)::uuid`,
+    where i.id = (u->>0)::uuid and i.tenant_id = (u->>4)::uuid`,
 );
 
 /** A payment instruction's transition, as the machine's `step()` computed it. */
 export interface InstructionWrite {
   id: string;
+  tenantId: string;
   status: string;
   snapshot: Record<string, unknown>;
   /** Set when the transition paid the instruction; null keeps the column as it is. */
@@ -816,9 +820,9 @@ export async function writeInstructionSteps(
   now: Date,
 ): Promise<void> {
   if (writes.length === 0) return;
-  // One JSON array of `[id, status, snapshot, paid_at]` rows: the snapshots go as JSON, not
-  // escaped into an array literal (see applyPayoutSteps).
-  const rows = writes.map((w) => [w.id, w.status, w.snapshot, w.paidAt]);
+  // One JSON array of `[id, status, snapshot, paid_at, tenant_id]` rows: the snapshots go as JSON,
+  // not escaped into an array literal (see applyPayoutSteps).
+  const rows = writes.map((w) => [w.id, w.status, w.snapshot, w.paidAt, w.tenantId]);
   await tx.rows(updateInstructionStatus, [JSON.stringify(rows), now]);
 }
 
@@ -832,6 +836,7 @@ export async function expireInstructions(deps: Deps, limit = 200): Promise<numbe
     // Instructions first, then their payouts: the lock order settlement matching uses too.
     const due = await tx.rows<{
       id: string;
+      tenant_id: string;
       payout_id: string;
       status: string;
       snapshot: Record<string, unknown>;
@@ -843,7 +848,13 @@ export async function expireInstructions(deps: Deps, limit = 200): Promise<numbe
     if (expired.length > 0) {
       await writeInstructionSteps(
         tx,
-        expired.map((e) => ({ id: e.row.id, status: e.done.to, snapshot: e.done.snapshot, paidAt: null })),
+        expired.map((e) => ({
+          id: e.row.id,
+          tenantId: e.row.tenant_id,
+          status: e.done.to,
+          snapshot: e.done.snapshot,
+          paidAt: null,
+        })),
         now,
       );
       // Read after the update: the payload of payout.expired shows the instruction EXPIRED.

@@ -11,7 +11,7 @@ export const TASK_KINDS = [
 export type TaskKind = (typeof TASK_KINDS)[number];
 
 /**
- * Background work as rows: what to do, to what, from when. Jobs claim due rows with
+ * Background work as rows: what to do, to what (and whose), from when. Jobs claim due rows with
  * `FOR UPDATE SKIP LOCKED`, so any number of instances can run them; a crash loses nothing
  * because the row stays until the work is done.
  *
@@ -37,6 +37,8 @@ export const Task = defineEntity({
     id: idColumn(),
     kind: p.enum(TASK_KINDS),
     subjectId: p.uuid(),
+    /** The subject's tenant; null on tasks scheduled before tasks carried it. */
+    tenantId: p.uuid().nullable(),
     dueAt: p.datetime(),
     /** Claimed by a worker until then; a task whose worker died is claimable again afterwards. */
     leasedUntil: p.datetime().nullable(),

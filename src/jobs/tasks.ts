@@ -4,39 +4,41 @@ import { newId } from '#src/lib/ids.ts';
 import type { TaskKind } from './entities.ts';
 
 /**
- * Makes `kind` due for `subjectId` at `dueAt` inside the caller's transaction. At most one open
- * task exists per kind and subject (a partial unique index), so the same work is never queued
- * twice; scheduling an open task again bumps its generation, so that a worker handling it right
- * now cannot complete away the work just asked for. Its due time is left alone: a task waiting out
- * a retry's backoff keeps waiting, and a task a worker holds becomes due at once when that worker
- * completes it (see {@link completeTask}).
+ * Makes `kind` due for `subjectId` (of `tenantId`) at `dueAt` inside the caller's transaction. At
+ * most one open task exists per kind and subject (a partial unique index), so the same work is
+ * never queued twice; scheduling an open task again bumps its generation, so that a worker
+ * handling it right now cannot complete away the work just asked for. Its due time is left alone:
+ * a task waiting out a retry's backoff keeps waiting, and a task a worker holds becomes due at
+ * once when that worker completes it (see {@link completeTask}).
  */
 export async function scheduleTask(
   em: EntityManager,
-  args: { kind: TaskKind; subjectId: string; dueAt: Date; now: Date },
+  args: { kind: TaskKind; subjectId: string; tenantId: string; dueAt: Date; now: Date },
 ): Promise<void> {
   await em.execute(
-    `insert into tasks (id, kind, subject_id, due_at, attempts, created_at, updated_at)
-     values (?, ?, ?, ?, 0, ?, ?)
+    `insert into tasks (id, kind, subject_id, tenant_id, due_at, attempts, created_at, updated_at)
+     values (?, ?, ?, ?, ?, 0, ?, ?)
      on conflict (kind, subject_id) where done_at is null
-     do update set generation = tasks.generation + 1, updated_at = excluded.updated_at`,
-    [newId(), args.kind, args.subjectId, args.dueAt, args.now, args.now],
+     do update set generation = tasks.generation + 1, tenant_id = coalesce(tasks.tenant_id, excluded.tenant_id),
+                   updated_at = excluded.updated_at`,
+    [newId(), args.kind, args.subjectId, args.tenantId, args.dueAt, args.now, args.now],
   );
 }
 
 const scheduleMany = statement(
   'tasks_schedule',
-  `insert into tasks (id, kind, subject_id, due_at, attempts, generation, created_at, updated_at)
-   select t.id, t.kind, t.subject_id, $4, 0, 0, $5, $5
-     from unnest($1::uuid[], $2::text[], $3::uuid[]) as t(id, kind, subject_id)
+  `insert into tasks (id, kind, subject_id, tenant_id, due_at, attempts, generation, created_at, updated_at)
+   select t.id, t.kind, t.subject_id, t.tenant_id, $4, 0, 0, $5, $5
+     from unnest($1::uuid[], $2::text[], $3::uuid[], $6::uuid[]) as t(id, kind, subject_id, tenant_id)
    on conflict (kind, subject_id) where done_at is null
-   do update set generation = tasks.generation + 1, updated_at = excluded.updated_at`,
+   do update set generation = tasks.generation + 1, tenant_id = coalesce(tasks.tenant_id, excluded.tenant_id),
+                 updated_at = excluded.updated_at`,
 );
 
 /** {@link scheduleTask} for many (kind, subject) pairs in one statement. */
 export async function scheduleTasks(
   sql: Sql,
-  items: readonly { kind: TaskKind; subjectId: string }[],
+  items: readonly { kind: TaskKind; subjectId: string; tenantId: string }[],
   args: { dueAt: Date; now: Date },
 ): Promise<void> {
   // One row per pair: a statement may not bump the same open task twice.
@@ -48,6 +50,7 @@ export async function scheduleTasks(
     unique.map((i) => i.subjectId),
     args.dueAt,
     args.now,
+    unique.map((i) => i.tenantId),
   ]);
 }
 
@@ -55,9 +58,22 @@ export interface ClaimedTask {
   id: string;
   kind: TaskKind;
   subjectId: string;
+  /** The subject's tenant, null on a task scheduled before tasks carried it. */
+  tenantId: string | null;
   attempts: number;
   /** The generation claimed: completing is refused once the task was scheduled again. */
   generation: number;
+}
+
+/**
+ * How a worker finds a task's subject through the ORM: by id and tenant (the primary key of the
+ * tenants' tables), or by id alone on a task scheduled before tasks carried the tenant.
+ */
+export function taskSubject(task: Pick<ClaimedTask, 'subjectId' | 'tenantId'>): {
+  id: string;
+  tenant?: string;
+} {
+  return task.tenantId ? { id: task.subjectId, tenant: task.tenantId } : { id: task.subjectId };
 }
 
 /**
@@ -73,7 +89,14 @@ export async function claimTasks(
   args: { kind: TaskKind; now: Date; limit: number; leaseMs: number },
 ): Promise<ClaimedTask[]> {
   const rows = await em.execute<
-    { id: string; kind: TaskKind; subject_id: string; attempts: number; generation: number }[]
+    {
+      id: string;
+      kind: TaskKind;
+      subject_id: string;
+      tenant_id: string | null;
+      attempts: number;
+      generation: number;
+    }[]
   >(
     `update tasks set leased_until = ?, attempts = attempts + 1, updated_at = ?
       where id in (
@@ -82,13 +105,14 @@ export async function claimTasks(
          order by due_at
          limit ?
          for update skip locked)
-      returning id, kind, subject_id, attempts, generation`,
+      returning id, kind, subject_id, tenant_id, attempts, generation`,
     [new Date(args.now.getTime() + args.leaseMs), args.now, args.kind, args.now, args.now, args.limit],
   );
   return rows.map((r) => ({
     id: r.id,
     kind: r.kind,
     subjectId: r.subject_id,
+    tenantId: r.tenant_id,
     attempts: r.attempts,
     generation: r.generation,
   }));

@@ -27,6 +27,7 @@ export const payeeMoves = {
         payout.id,
         { type: 'PAYEE_NAME_ACCEPTED', triggeredBy: 'ADMIN', now },
         { reasonDetail: { payee_name_check: payout.payeeCheck }, metadata: actorMetadata(actor) },
+        payout.tenant.id,
       );
       if (!t.taken) throw invalidField('payout_id', `is ${payout.status}, not held by the payee name check`);
       return { payout: { id: t.row.id, status: t.row.status, payee_name_check: t.row.payeeCheck } };

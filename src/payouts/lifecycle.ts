@@ -116,7 +116,9 @@ async function recordEffects(em: EntityManager, effects: Effects): Promise<void>
       createdAt: now,
     });
   }
-  for (const kind of wanted.tasks) await scheduleTask(em, { kind, subjectId: payout.id, dueAt: now, now });
+  for (const kind of wanted.tasks) {
+    await scheduleTask(em, { kind, subjectId: payout.id, tenantId: payout.tenant.id, dueAt: now, now });
+  }
   if (wanted.posts) {
     await post(
       emSql(em),
@@ -136,7 +138,8 @@ async function recordEffects(em: EntityManager, effects: Effects): Promise<void>
       ),
     );
   }
-  if (failsHoldingMoney(effects.from, effects.to)) await handHeldToRefund(emSql(em), [payout.id], now);
+  if (failsHoldingMoney(effects.from, effects.to))
+    await handHeldToRefund(emSql(em), [{ id: payout.id, tenantId: payout.tenant.id }], now);
   if (wanted.events.length > 0) await emitPayoutEvents(em, payout, wanted.events, now);
 }
 
@@ -266,8 +269,8 @@ function insertPayoutText(withKey: boolean): string {
       from payout, unnest($23::uuid[], $24::text[], $25::text[]) as e(id, type, payload)
   ),
   tasks as (
-    insert into tasks (id, kind, subject_id, due_at, attempts, generation, created_at, updated_at)
-    select t.id, t.kind, payout.id, $18, 0, 0, $18, $18
+    insert into tasks (id, kind, subject_id, tenant_id, due_at, attempts, generation, created_at, updated_at)
+    select t.id, t.kind, payout.id, $2, $18, 0, 0, $18, $18
       from payout, unnest($26::uuid[], $27::text[]) as t(id, kind)
   )
   select (select ok from destination) as has_destination, exists (select 1 from payout) as created`;
@@ -403,19 +406,22 @@ export async function insertNewPayout(
 }
 
 /**
- * Applies one event to a payout inside the caller's transaction (row locked). Returns the
- * engine's transition; an event the machine ignores writes nothing.
+ * Applies one event to a payout inside the caller's transaction (row locked), the payout looked
+ * up with its tenant when the caller knows it. Returns the engine's transition; an event the
+ * machine ignores writes nothing.
  */
 export async function applyPayoutEvent(
   em: EntityManager,
   payoutId: string,
   event: PayoutEvent,
   note?: TransitionNote,
+  tenantId?: string | null,
 ): Promise<Transition<Payout, PayoutEvent>> {
   return applyEvent(em, {
     machine: payoutMachine,
     entity: Payout,
     id: payoutId,
+    tenantId,
     event,
     onTransition: (tx, t: Transition<Payout, PayoutEvent>) =>
       recordEffects(tx, {
@@ -466,7 +472,8 @@ export interface StepOutcome {
 
 // One JSON array of rows, each `[id, status, snapshot, settlement_amount, exchange_rate,
 // mid_market_rate, platform_fee_amount, network_fee_amount, total_fee_amount, received_amount,
-// updated_at]`, amounts as decimal strings or null (kept), like the events below.
+// updated_at, tenant_id]`, amounts as decimal strings or null (kept), like the events below. The
+// tenant makes each row's lookup the primary key's, and a sharded cluster's a single node's.
 const updatePayouts = statement(
   'payouts_apply_steps',
   `update payouts p
@@ -480,7 +487,7 @@ const updatePayouts = statement(
           received_amount = coalesce((u->>9)::numeric, p.received_amount),
           updated_at = (u->>10)::timestamptz
      from jsonb_array_elements($1::jsonb) as u
-    where p.id = (u->>0)::uuid`,
+    where p.id = (u->>0)::uuid and p.tenant_id = (u->>11)::uuid`,
 );
 
 // One JSON array of rows, each `[id, payout_id, tenant_id, from_status, to_status, triggered_by,
@@ -530,9 +537,9 @@ export async function applyPayoutSteps(tx: Sql, steps: readonly PayoutStep[]): P
     payload: string;
     at: Date;
   }[] = [];
-  const tasks: { kind: TaskKind; subjectId: string }[] = [];
+  const tasks: { kind: TaskKind; subjectId: string; tenantId: string }[] = [];
   const ledger: LedgerTransaction[] = [];
-  const failedHolding: string[] = [];
+  const failedHolding: { id: string; tenantId: string }[] = [];
   for (const item of steps) {
     const { payout, event } = item;
     if (seen.has(payout.id)) throw new Error(`payout ${payout.id} appears twice in one batch`);
@@ -616,7 +623,7 @@ export async function applyPayoutSteps(tx: Sql, steps: readonly PayoutStep[]): P
         });
       }
     }
-    for (const kind of effects.tasks) tasks.push({ kind, subjectId: payout.id });
+    for (const kind of effects.tasks) tasks.push({ kind, subjectId: payout.id, tenantId: payout.tenant_id });
     if (effects.posts) {
       ledger.push(
         ...payoutLedger(
@@ -635,7 +642,8 @@ export async function applyPayoutSteps(tx: Sql, steps: readonly PayoutStep[]): P
         ),
       );
     }
-    if (failsHoldingMoney(done.from as PayoutStatus, done.to as PayoutStatus)) failedHolding.push(payout.id);
+    if (failsHoldingMoney(done.from as PayoutStatus, done.to as PayoutStatus))
+      failedHolding.push({ id: payout.id, tenantId: payout.tenant_id });
     updates.push({ step: item, status: done.to, snapshot: done.snapshot });
   }
   if (updates.length === 0) return outcomes;
@@ -652,6 +660,7 @@ export async function applyPayoutSteps(tx: Sql, steps: readonly PayoutStep[]): P
     decimalOrNull(set.totalFeeAmount),
     decimalOrNull(set.receivedAmount),
     event.now,
+    payout.tenant_id,
   ]);
   await tx.rows(updatePayouts, [JSON.stringify(rows)]);
   if (timeline.length > 0) await tx.rows(insertTimeline, [JSON.stringify(timeline)]);

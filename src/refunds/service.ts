@@ -1,4 +1,10 @@
-import { type EntityManager, LockMode, raw, UniqueConstraintViolationException } from '@mikro-orm/postgresql';
+import {
+  type EntityManager,
+  LockMode,
+  raw,
+  UniqueConstraintViolationException,
+  wrap,
+} from '@mikro-orm/postgresql';
 import {
   type RefundContext,
   type RefundEvent,
@@ -13,7 +19,7 @@ import { applyEvent, initialState, type MachineAction, type Transition } from '#
 import { AppError } from '#src/http/errors.ts';
 import { type PageMeta, type PageRequest, paginate } from '#src/http/pagination.ts';
 import { DONE, type TaskOutcome } from '#src/jobs/runner.ts';
-import { type ClaimedTask, completeTask, scheduleTask, taskBackoffMs } from '#src/jobs/tasks.ts';
+import { type ClaimedTask, completeTask, scheduleTask, taskBackoffMs, taskSubject } from '#src/jobs/tasks.ts';
 import { post } from '#src/ledger/ledger.ts';
 import { crashPoint } from '#src/lib/crash-points.ts';
 import { isUuid } from '#src/lib/ids.ts';
@@ -76,7 +82,13 @@ async function recordRefundEffects(
         break;
       case 'schedule': {
         const { task } = params as unknown as RefundScheduleParams;
-        await scheduleTask(em, { kind: task, subjectId: refund.id, dueAt: now, now });
+        await scheduleTask(em, {
+          kind: task,
+          subjectId: refund.id,
+          tenantId: refund.tenant.id,
+          dueAt: now,
+          now,
+        });
         break;
       }
       case 'post':
@@ -106,21 +118,29 @@ async function recordRefundEffects(
     );
   }
   if (emitted.length > 0) {
-    const payout = await em.findOneOrFail(Payout, refund.payout.id);
+    // The payout the refund was raised with, or read by its key: its id and the refund's tenant.
+    const payout = wrap(refund.payout).isInitialized()
+      ? refund.payout
+      : await em.findOneOrFail(Payout, { id: refund.payout.id, tenant: refund.tenant.id });
     await emitPayoutEvents(em, payout, emitted, now);
   }
 }
 
-/** Applies one event to a refund inside the caller's transaction (row locked); ignored events write nothing. */
+/**
+ * Applies one event to a refund inside the caller's transaction (row locked, looked up with its
+ * tenant when the caller knows it); ignored events write nothing.
+ */
 export async function applyRefundEvent(
   em: EntityManager,
   refundId: string,
   event: RefundEvent,
+  tenantId?: string | null,
 ): Promise<Transition<Refund, RefundEvent>> {
   return applyEvent(em, {
     machine: refundMachine,
     entity: Refund,
     id: refundId,
+    tenantId,
     event,
     onTransition: (tx, t: Transition<Refund, RefundEvent>) =>
       recordRefundEffects(
@@ -207,10 +227,16 @@ export type RaiseOutcome =
  * destination for the settlement currency. Safe to run any number of times, concurrently too:
  * the payout lock and the unique index on refunds.payout_id leave exactly one refund.
  */
-export async function raiseRefund(deps: Deps, payoutId: string): Promise<RaiseOutcome> {
+export async function raiseRefund(
+  deps: Deps,
+  payoutId: string,
+  tenantId: string | null = null,
+): Promise<RaiseOutcome> {
   const now = deps.clock.now();
   try {
-    return await deps.orm.em.fork().transactional((tx) => raiseRefundIn(tx, deps, payoutId, now));
+    return await deps.orm.em
+      .fork()
+      .transactional((tx) => raiseRefundIn(tx, deps, payoutId, now, { tenantId }));
   } catch (err) {
     if (err instanceof UniqueConstraintViolationException) {
       return { kind: 'ALREADY_RAISED', refundId: null };
@@ -221,17 +247,23 @@ export async function raiseRefund(deps: Deps, payoutId: string): Promise<RaiseOu
 
 /**
  * {@link raiseRefund} inside the caller's transaction (an operator's approved proposal): the
- * payout's lock makes a concurrent raiser wait and then find the refund.
+ * payout's lock makes a concurrent raiser wait and then find the refund. With `tenantId`, the
+ * payout, its refund and its inflow are looked up with their tenant.
  */
 export async function raiseRefundIn(
   tx: EntityManager,
   deps: Pick<Deps, 'corridors'>,
   payoutId: string,
   now: Date,
-  options: { afterReturn?: boolean } = {},
+  options: { afterReturn?: boolean; tenantId?: string | null } = {},
 ): Promise<RaiseOutcome> {
   if (!isUuid(payoutId)) return { kind: 'NO_PAYOUT' };
-  const payout = await tx.findOne(Payout, payoutId, { lockMode: LockMode.PESSIMISTIC_WRITE });
+  const tenant = options.tenantId ? { tenant: options.tenantId } : {};
+  const payout = await tx.findOne(
+    Payout,
+    { id: payoutId, ...tenant },
+    { lockMode: LockMode.PESSIMISTIC_WRITE },
+  );
   if (!payout) return { kind: 'NO_PAYOUT' };
   // A SUCCESSFUL payout is refunded only when the processor returned its money after success, as
   // an approved reconciliation resolution establishes (`src/reconciliation/breaks.ts`).
@@ -244,7 +276,7 @@ export async function raiseRefundIn(
   if (!received.gt(0)) {
     return { kind: 'NOT_ELIGIBLE', reason: 'received no money; there is nothing to refund' };
   }
-  const existing = await tx.findOne(Refund, { payout: payoutId });
+  const existing = await tx.findOne(Refund, { payout: payoutId, tenant: payout.tenant.id });
   if (existing || payout.isRefunded) {
     return { kind: 'ALREADY_RAISED', refundId: existing?.id ?? payout.refundReference ?? null };
   }
@@ -255,7 +287,11 @@ export async function raiseRefundIn(
   const snapshot = destinationSnapshot(destination);
   const amounts = refundAmounts(deps.corridors, currency, snapshot.destinationNetwork, received);
   // The inflow whose money goes back: the first one attributed to the payout.
-  const inflow = await tx.findOne(Inflow, { payout: payoutId }, { orderBy: { createdAt: 'asc', id: 'asc' } });
+  const inflow = await tx.findOne(
+    Inflow,
+    { payout: payoutId, tenant: payout.tenant.id },
+    { orderBy: { createdAt: 'asc', id: 'asc' } },
+  );
   const initial = initialState(refundMachine, {});
   const refund = tx.create(Refund, {
     tenant: payout.tenant,
@@ -289,7 +325,7 @@ export async function raiseRefundIn(
 
 /** The RAISE_REFUND task of one payout. Without a destination the money stays held for operators. */
 export async function raiseRefundTask(deps: Deps, task: ClaimedTask): Promise<TaskOutcome> {
-  const outcome = await raiseRefund(deps, task.subjectId);
+  const outcome = await raiseRefund(deps, task.subjectId, task.tenantId);
   switch (outcome.kind) {
     case 'RAISED':
       deps.log.info({ payout: task.subjectId, refund: outcome.refund.id }, 'refund raised');
@@ -376,11 +412,11 @@ async function recordAttempt(
   const now = deps.clock.now();
   let failed = null as Record<string, unknown> | null;
   const status = await deps.orm.em.fork().transactional(async (tx) => {
-    const refund = await tx.findOne(Refund, refundId, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    const refund = await tx.findOne(Refund, taskSubject(task), { lockMode: LockMode.PESSIMISTIC_WRITE });
     if (!refund || refund.attemptNumber !== attemptNumber) return refund?.status ?? null;
     const providerReference = 'providerReference' in result ? result.providerReference : null;
     const apply = async (event: RefundEvent) => {
-      const t = await applyRefundEvent(tx, refundId, event);
+      const t = await applyRefundEvent(tx, refundId, event, refund.tenant.id);
       if (!t.taken) return;
       const context = t.row.snapshot.context as RefundContext;
       if (event.type === 'DISPATCHED') {
@@ -440,7 +476,7 @@ async function recordAttempt(
  * whether it received one), a PROCESSING one is checked with the rail until it settles.
  */
 export async function dispatchRefund(deps: Deps, task: ClaimedTask): Promise<TaskOutcome> {
-  const refund = await deps.orm.em.fork().findOne(Refund, task.subjectId);
+  const refund = await deps.orm.em.fork().findOne(Refund, taskSubject(task));
   if (!refund) return DONE;
   const poll = (error: string): TaskOutcome => ({
     done: false,
@@ -588,11 +624,12 @@ export async function retryRefundIn(
   if (!corrected) {
     throw refusal('the tenant’s active destination is the one that failed; it must be corrected first');
   }
-  const t = await applyRefundEvent(tx, refundId, {
-    type: 'OPERATOR_RETRY',
-    destinationCorrected: corrected,
-    now,
-  });
+  const t = await applyRefundEvent(
+    tx,
+    refundId,
+    { type: 'OPERATOR_RETRY', destinationCorrected: corrected, now },
+    locked.tenant.id,
+  );
   if (!t.taken) throw refusal(`the refund machine refused the retry from ${t.from}`);
   const row = t.row;
   const snapshot = destinationSnapshot(destination);

@@ -53,7 +53,11 @@ export function creditOfNotice(body: z.output<typeof bankCreditBody>): BankCredi
  * repeated notification, so that the caller can finish matching an earlier attempt that stopped
  * half-way), or null for a credit to an account no instruction owns.
  */
-export async function recordBankCredit(deps: Deps, credit: BankCredit, log: Logger): Promise<string | null> {
+export async function recordBankCredit(
+  deps: Deps,
+  credit: BankCredit,
+  log: Logger,
+): Promise<{ id: string; tenantId: string } | null> {
   const recorded = await deps.sql.transaction((tx) => recordBankCredits(tx, [credit], deps.clock.now(), log));
   return recorded.ids.get(credit.sessionId) ?? null;
 }
@@ -83,10 +87,11 @@ const insertCredits = statement(
    returning id, external_ref`,
 );
 
+// `$2`: the tenants owning the credits' accounts (a rail's reference belongs to one account).
 const recordedCredits = statement(
   'bank_credit_recorded',
-  `select id, external_ref, amount, to_account from inflows
-    where rail = 'BANK_TRANSFER' and external_ref = any($1::text[])`,
+  `select id, tenant_id, external_ref, amount, to_account from inflows
+    where rail = 'BANK_TRANSFER' and external_ref = any($1::text[]) and tenant_id = any($2::uuid[])`,
 );
 
 /**
@@ -108,8 +113,8 @@ export async function recordBankCredits(
   credits: readonly BankCredit[],
   now: Date,
   log: Logger,
-): Promise<{ ids: Map<string, string>; recorded: number }> {
-  const ids = new Map<string, string>();
+): Promise<{ ids: Map<string, { id: string; tenantId: string }>; recorded: number }> {
+  const ids = new Map<string, { id: string; tenantId: string }>();
   if (credits.length === 0) return { ids, recorded: 0 };
   const owners = new Map(
     (
@@ -157,7 +162,10 @@ export async function recordBankCredits(
     start.state,
     JSON.stringify(start.snapshot),
   ]);
-  for (const row of inserted) ids.set(row.external_ref, row.id);
+  for (const row of inserted) {
+    const credit = listed.get(row.external_ref)!;
+    ids.set(row.external_ref, { id: row.id, tenantId: owners.get(credit.accountNumber)!.tenant_id });
+  }
   // The money counts as it is recorded: one ledger transaction per new credit, in one statement.
   await post(
     tx,
@@ -182,12 +190,18 @@ export async function recordBankCredits(
   );
   const known = [...listed.keys()].filter((sessionId) => !ids.has(sessionId));
   if (known.length > 0) {
-    const existing = await tx.rows<{ id: string; external_ref: string; amount: string; to_account: string }>(
-      recordedCredits,
-      [known],
-    );
+    const existing = await tx.rows<{
+      id: string;
+      tenant_id: string;
+      external_ref: string;
+      amount: string;
+      to_account: string;
+    }>(recordedCredits, [
+      known,
+      [...new Set(known.map((s) => owners.get(listed.get(s)!.accountNumber)!.tenant_id))],
+    ]);
     for (const row of existing) {
-      ids.set(row.external_ref, row.id);
+      ids.set(row.external_ref, { id: row.id, tenantId: row.tenant_id });
       const credit = listed.get(row.external_ref)!;
       if (!toDecimal(row.amount).eq(credit.amount) || row.to_account !== credit.accountNumber) {
         // The first report is the record; a different one under the same session id is the

@@ -13,7 +13,7 @@ export const bankCreditCallback = callbackRoute({
   path: '/callbacks/bank',
   body: bankCreditBody,
   async handle(deps, body, { log }) {
-    const inflowId = await recordBankCredit(deps, creditOfNotice(body), log);
-    if (inflowId) await matchInflow(deps, inflowId);
+    const inflow = await recordBankCredit(deps, creditOfNotice(body), log);
+    if (inflow) await matchInflow(deps, inflow);
   },
 });

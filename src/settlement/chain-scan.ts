@@ -204,12 +204,13 @@ const countConfirmationsTo = statement(
     where confirmations_received >= confirmations_required`,
 );
 
-// One JSON array of `[id, state, snapshot]` rows, as the instructions' and payouts' steps are written.
+// One JSON array of `[id, state, snapshot, tenant_id]` rows, as the instructions' and payouts'
+// steps are written: each row found by its primary key.
 const writeInflowSteps = statement(
   'chain_scan_confirm',
   `update inflows f set state = u->>1, snapshot = u->2, updated_at = $2
      from jsonb_array_elements($1::jsonb) as u
-    where f.id = (u->>0)::uuid`,
+    where f.id = (u->>0)::uuid and f.tenant_id = (u->>3)::uuid`,
 );
 
 /**
@@ -233,7 +234,7 @@ async function countConfirmations(tx: Sql, network: Network, tip: number, now: D
   }));
   if (steps.length > 0) {
     await tx.rows(writeInflowSteps, [
-      JSON.stringify(steps.map((s) => [s.inflow.id, s.done.to, s.done.snapshot])),
+      JSON.stringify(steps.map((s) => [s.inflow.id, s.done.to, s.done.snapshot, s.inflow.tenant_id])),
       now,
     ]);
     // Confirmed, the money counts: one ledger transaction per inflow, in one statement.

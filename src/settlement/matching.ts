@@ -111,10 +111,11 @@ const claimOldest = statement(
     for update skip locked`,
 );
 
+// The given inflows, `$2` their tenants (the same rows, on those tenants' nodes once sharded).
 const claimByIds = statement(
   'settlement_claim_inflows_by_id',
   `select ${INFLOW_COLUMNS} from inflows
-    where id = any($1::uuid[]) and state = 'CONFIRMED'
+    where id = any($1::uuid[]) and tenant_id = any($2::uuid[]) and state = 'CONFIRMED'
     order by created_at, id
     for update skip locked`,
 );
@@ -122,7 +123,8 @@ const claimByIds = statement(
 // Without a lock: the oldest money, to try one by one when a batch failed before it claimed any.
 const peekOldest = statement(
   'settlement_confirmed_inflows',
-  `select id from inflows where state = 'CONFIRMED' and id <> all($2::uuid[]) order by created_at, id limit $1`,
+  `select id, tenant_id from inflows where state = 'CONFIRMED' and id <> all($2::uuid[])
+    order by created_at, id limit $1`,
 );
 
 // The lock instruction generation takes on a shared address, in the same (address) order: no
@@ -239,19 +241,21 @@ const lockInstructionOfPayout = statement(
  * Money attributed to the payouts before and held (read after their locks, so that nothing is
  * missed). Only HELD: money that covered a payout (MATCHED) moved it past PENDING_PAYMENT in the
  * same transaction, so a payout that can still take money has none; and the few HELD rows are
- * what the query reads whatever the planner thinks of the many MATCHED ones.
+ * what the query reads whatever the planner thinks of the many MATCHED ones. `$2` holds the
+ * payouts' tenants: the same rows, found on those tenants' nodes alone once sharded.
  */
 const earlierInflows = statement(
   'settlement_earlier_inflows',
   `select id, payout_id, amount, state, snapshot from inflows
-    where payout_id = any($1::uuid[]) and state = 'HELD'
+    where payout_id = any($1::uuid[]) and tenant_id = any($2::uuid[]) and state = 'HELD'
     order by created_at, id`,
 );
 
 // Null keeps a column as it is: an inflow moved to HELD or UNMATCHED changes its state and little else.
 // The ids are also given as a list: the planner then finds the rows through the primary key
-// whatever it thinks of the table's size (joined to the unnest alone, it hashed all of it). The
-// machine snapshots come as text in binary (`TextArray`), each parsed once into its column.
+// whatever it thinks of the table's size (joined to the unnest alone, it hashed all of it), each
+// row with its tenant. The machine snapshots come as text in binary (`TextArray`), each parsed
+// once into its column.
 const updateInflows = statement(
   'settlement_update_inflows',
   `update inflows f
@@ -265,10 +269,10 @@ const updateInflows = statement(
           overpayment_amount = coalesce(u.overpayment_amount, f.overpayment_amount),
           updated_at = $9
      from unnest($1::uuid[], $2::text[], $3::boolean[], $4::timestamptz[], $5::boolean[], $6::uuid[], $7::uuid[],
-                 $8::numeric[], $10::text[])
+                 $8::numeric[], $10::text[], $11::uuid[])
           as u(id, state, is_matched, matched_at, is_underpaid, payout_id, instruction_id, overpayment_amount,
-               snapshot)
-    where f.id = any($1::uuid[]) and f.id = u.id`,
+               snapshot, tenant_id)
+    where f.id = any($1::uuid[]) and f.id = u.id and f.tenant_id = u.tenant_id`,
 );
 
 /** How an inflow came to be attributed, recorded on the payout's timeline. */
@@ -276,6 +280,7 @@ export type AttributionRule = 'EXACT' | 'TOP_UP' | 'OVERPAYMENT' | 'ACCOUNT' | '
 
 /** The inflow's side of a decision. */
 export interface InflowFacts extends InflowMachineRow {
+  tenantId: string;
   amount: Decimal;
   currency: string;
   rail: 'CRYPTO' | 'BANK_TRANSFER';
@@ -287,6 +292,7 @@ export interface InflowFacts extends InflowMachineRow {
 interface Attribution {
   inflow: InflowFacts;
   instruction: InstructionRow;
+  /** The inflow's payout, of the inflow's tenant. */
   payout: LockedPayout;
   rule: AttributionRule;
   triggeredBy: TriggeredBy;
@@ -305,6 +311,7 @@ interface Unattributed {
 /** One inflow's change, columns left null are kept. */
 interface InflowWrite {
   id: string;
+  tenantId: string;
   state: InflowStatus;
   snapshot: Record<string, unknown>;
   isMatched: boolean | null;
@@ -333,14 +340,21 @@ const emptyWrites = (): SettlementWrites => ({
   outcomes: [],
 });
 
+/** An inflow by its primary key. */
+export interface InflowKey {
+  id: string;
+  tenantId: string;
+}
+
 /**
  * Matches one CONFIRMED inflow (the bank credit callback): the batch of one. Returns null when
  * there is nothing to do: the inflow is not CONFIRMED (already matched, or still waiting for
  * confirmations) or another instance holds it right now.
  */
-export async function matchInflow(deps: Deps, inflowId: string): Promise<MatchOutcome | null> {
+export async function matchInflow(deps: Deps, inflow: InflowKey): Promise<MatchOutcome | null> {
+  const inflowId = inflow.id;
   for (let attempt = 0; attempt < MAX_SINGLE_ATTEMPTS; attempt++) {
-    const batch = await deps.sql.transaction((tx) => matchBatch(deps, tx, { ids: [inflowId] }));
+    const batch = await deps.sql.transaction((tx) => matchBatch(deps, tx, { keys: [inflow] }));
     crashPoint('matching.committed', payoutsOf(batch.outcomes));
     if (batch.claimed === 0) return null;
     // Deferred: the payout it was judged for ended meanwhile; judge it again on what is now true.
@@ -372,7 +386,7 @@ export async function matchConfirmedInflows(
   };
   for (let round = 0; round < MAX_MATCH_ROUNDS; round++) {
     let batch: BatchResult;
-    const claim = { ids: [] as string[] };
+    const claim = { keys: [] as InflowKey[] };
     try {
       batch = await deps.sql.transaction((tx) =>
         matchBatch(deps, tx, { oldest: batchSize, excluding: failed, claimed: claim }),
@@ -380,13 +394,15 @@ export async function matchConfirmedInflows(
     } catch (err) {
       deps.log.warn({ err }, 'matching a batch of inflows failed; matching them one at a time');
       // The batch's own inflows when it got as far as claiming them, else the oldest.
-      const ids =
-        claim.ids.length > 0
-          ? claim.ids
-          : (await deps.sql.rows<{ id: string }>(peekOldest, [batchSize, failed])).map((r) => r.id);
-      for (const id of ids) {
+      const keys =
+        claim.keys.length > 0
+          ? claim.keys
+          : (await deps.sql.rows<{ id: string; tenant_id: string }>(peekOldest, [batchSize, failed])).map(
+              (r) => ({ id: r.id, tenantId: r.tenant_id }),
+            );
+      for (const { id, tenantId } of keys) {
         try {
-          const outcome = await matchInflow(deps, id);
+          const outcome = await matchInflow(deps, { id, tenantId });
           if (outcome) tally([outcome]);
         } catch (error) {
           failed.push(id);
@@ -428,14 +444,17 @@ async function matchBatch(
   deps: Deps,
   tx: Sql,
   which:
-    | { ids: readonly string[] }
-    | { oldest: number; excluding: readonly string[]; claimed: { ids: string[] } },
+    | { keys: readonly InflowKey[] }
+    | { oldest: number; excluding: readonly string[]; claimed: { keys: InflowKey[] } },
 ): Promise<BatchResult> {
   const now = deps.clock.now();
   const recentMs = deps.config.PAYMENT_INSTRUCTION_TTL_MS;
   let inflows: InflowRow[];
-  if ('ids' in which) {
-    inflows = await tx.rows<InflowRow>(claimByIds, [which.ids]);
+  if ('keys' in which) {
+    inflows = await tx.rows<InflowRow>(claimByIds, [
+      which.keys.map((k) => k.id),
+      [...new Set(which.keys.map((k) => k.tenantId))],
+    ]);
     const addresses = [...new Set(inflows.filter((f) => f.rail === 'CRYPTO').map((f) => f.to_account))];
     if (addresses.length > 0) await tx.rows(lockAddresses, [addresses]);
   } else {
@@ -450,7 +469,7 @@ async function matchBatch(
       held.map((a) => a.address),
     ]);
     // Known to the caller should the batch fail: it then matches these one at a time.
-    which.claimed.ids = inflows.map((f) => f.id);
+    which.claimed.keys = inflows.map((f) => ({ id: f.id, tenantId: f.tenant_id }));
   }
   if (inflows.length === 0) return { claimed: 0, outcomes: [], deferred: 0 };
 
@@ -486,7 +505,7 @@ async function matchBatch(
   const payouts = new Map(
     chosen.size === 0 ? [] : (await lockPayouts(tx, [...chosen])).map((p) => [p.id, p] as const),
   );
-  const earlier = await readEarlier(tx, [...chosen]);
+  const earlier = await readEarlier(tx, [...payouts.values()]);
 
   const blocked = new Set<string>();
   const writes = emptyWrites();
@@ -499,6 +518,7 @@ async function matchBatch(
     }
     const facts: InflowFacts = {
       id: inflow.id,
+      tenantId: inflow.tenant_id,
       state: inflow.state,
       snapshot: inflow.snapshot,
       amount: toDecimal(inflow.amount),
@@ -642,10 +662,15 @@ function factsOf(r: InstructionRow): InstructionFacts {
 
 type EarlierInflow = InflowMachineRow & { payout_id: string; amount: string };
 
-async function readEarlier(tx: Sql, payoutIds: readonly string[]): Promise<Map<string, EarlierInflow[]>> {
+/** The HELD inflows of `payouts`, by payout; `payouts` are locked, each read with its tenant. */
+async function readEarlier(
+  tx: Sql,
+  payouts: readonly Pick<LockedPayout, 'id' | 'tenant_id'>[],
+): Promise<Map<string, EarlierInflow[]>> {
   const byPayout = new Map<string, EarlierInflow[]>();
-  if (payoutIds.length === 0) return byPayout;
-  for (const row of await tx.rows<EarlierInflow>(earlierInflows, [payoutIds])) {
+  if (payouts.length === 0) return byPayout;
+  const args = [payouts.map((p) => p.id), [...new Set(payouts.map((p) => p.tenant_id))]];
+  for (const row of await tx.rows<EarlierInflow>(earlierInflows, args)) {
     const list = byPayout.get(row.payout_id) ?? [];
     list.push(row);
     byPayout.set(row.payout_id, list);
@@ -661,6 +686,7 @@ function addUnattributed(writes: SettlementWrites, args: Unattributed): void {
   });
   writes.inflows.push({
     id: inflow.id,
+    tenantId: inflow.tenantId,
     state: done.to,
     snapshot: done.snapshot,
     isMatched: null,
@@ -701,7 +727,13 @@ function addAttribution(
     if (instruction.status === 'UNPAID') {
       const paid = step(paymentInstructionMachine, instruction, { type: 'PAYMENT_MATCHED', now });
       if (!paid.taken) throw new Error(`instruction ${instruction.id} ignored PAYMENT_MATCHED`);
-      writes.instructions.push({ id: instruction.id, status: paid.to, snapshot: paid.snapshot, paidAt: now });
+      writes.instructions.push({
+        id: instruction.id,
+        tenantId: instruction.tenant_id,
+        status: paid.to,
+        snapshot: paid.snapshot,
+        paidAt: now,
+      });
       if (view) view = { ...view, status: paid.to as InstructionFacts['status'], paid_at: now };
     }
     for (const held of others.filter((e) => e.state === 'HELD')) {
@@ -726,6 +758,7 @@ function addAttribution(
   } else {
     writes.inflows.push({
       id: inflow.id,
+      tenantId: inflow.tenantId,
       state: done.to,
       snapshot: done.snapshot,
       isMatched: false,
@@ -777,6 +810,7 @@ function matchedWrite(
 ): InflowWrite {
   return {
     id,
+    tenantId: a.payout.tenant_id,
     state: done.to,
     snapshot: done.snapshot,
     isMatched: true,
@@ -808,6 +842,7 @@ async function writeSettlement(tx: Sql, writes: SettlementWrites, now: Date): Pr
       w.map((i) => (i.overpayment === null ? null : i.overpayment.toFixed())),
       now,
       new TextArray(w.map((i) => JSON.stringify(i.snapshot))),
+      w.map((i) => i.tenantId),
     ]);
   }
   await writeInstructionSteps(tx, writes.instructions, now);
@@ -847,7 +882,7 @@ export async function attributeLocked(
     now: Date;
   },
 ): Promise<MatchOutcome> {
-  const earlier = await readEarlier(tx, [args.payout.id]);
+  const earlier = await readEarlier(tx, [args.payout]);
   const writes = emptyWrites();
   addAttribution(writes, args, earlier.get(args.payout.id) ?? [], args.now);
   await writeSettlement(tx, writes, args.now);

@@ -123,6 +123,7 @@ export async function attributeInflow(
   return attributeLocked(tx, {
     inflow: {
       id: inflow.id,
+      tenantId: inflow.tenant.id,
       state: inflow.state,
       snapshot: inflow.snapshot,
       amount: inflow.amount,
@@ -167,6 +168,7 @@ export async function failHeldPayout(
     payout.id,
     { type: 'OPERATOR_FAIL', triggeredBy: 'ADMIN', now: args.now },
     { reasonDetail, metadata: args.metadata ?? null },
+    payout.tenant.id,
   );
   if (!transition.taken) {
     const where =

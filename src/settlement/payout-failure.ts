@@ -31,11 +31,15 @@ export function failsHoldingMoney(from: PayoutStatus | null, to: PayoutStatus): 
   return from === 'PENDING_PAYMENT' && to === 'FAILED';
 }
 
-/** The HELD inflows of the payouts being failed, locked (the payouts are locked first). */
+/**
+ * The HELD inflows of the payouts being failed, locked (the payouts are locked first). `$2` holds
+ * those payouts' tenants: with the payout ids it names the same rows, and a sharded cluster only
+ * those tenants' nodes.
+ */
 const lockHeldOfPayouts = statement(
   'inflows_held_of_failing_payouts',
-  `select id, state, snapshot from inflows
-    where payout_id = any($1::uuid[]) and state = 'HELD'
+  `select id, tenant_id, state, snapshot from inflows
+    where payout_id = any($1::uuid[]) and tenant_id = any($2::uuid[]) and state = 'HELD'
     order by id
     for update`,
 );
@@ -50,7 +54,7 @@ const lockHeldOfPayouts = statement(
  */
 export const claimHeldOfFailedPayouts = statement(
   'inflows_held_of_failed_payouts_claim',
-  `select f.id, f.state, f.snapshot from inflows f
+  `select f.id, f.tenant_id, f.state, f.snapshot from inflows f
     where f.state = 'HELD' and f.payout_id is not null
       and (select p.status from payouts p where p.id = f.payout_id) = 'FAILED'
     limit $1
@@ -58,17 +62,21 @@ export const claimHeldOfFailedPayouts = statement(
 );
 
 // The ids are also given as a list, so that the rows are found through the primary key (see
-// matching's `settlement_update_inflows`); snapshots as text, parsed once into their column.
+// matching's `settlement_update_inflows`), each with its tenant; snapshots as text, parsed once
+// into their column.
 const writeInflowSteps = statement(
   'inflows_hand_to_refund',
   `update inflows f
       set state = u.state, snapshot = u.snapshot::jsonb, updated_at = $4
-     from unnest($1::uuid[], $2::text[], $3::text[]) as u(id, state, snapshot)
-    where f.id = any($1::uuid[]) and f.id = u.id`,
+     from unnest($1::uuid[], $2::text[], $3::text[], $5::uuid[]) as u(id, state, snapshot, tenant_id)
+    where f.id = any($1::uuid[]) and f.id = u.id and f.tenant_id = u.tenant_id`,
 );
 
+/** A held inflow as handing it over reads it: its machine and its tenant. */
+type HeldInflow = InflowMachineRow & { tenant_id: string };
+
 /** Steps each locked inflow through PAYOUT_FAILED and writes the results in one statement. */
-async function handOver(tx: Sql, inflows: readonly InflowMachineRow[], now: Date): Promise<string[]> {
+async function handOver(tx: Sql, inflows: readonly HeldInflow[], now: Date): Promise<string[]> {
   if (inflows.length === 0) return [];
   const done = inflows.map((inflow) => stepInflowOrThrow(inflow, { type: 'PAYOUT_FAILED', now }));
   await tx.rows(writeInflowSteps, [
@@ -76,17 +84,30 @@ async function handOver(tx: Sql, inflows: readonly InflowMachineRow[], now: Date
     done.map((d) => d.to),
     new TextArray(done.map((d) => JSON.stringify(d.snapshot))),
     now,
+    inflows.map((i) => i.tenant_id),
   ]);
   return inflows.map((i) => i.id);
 }
 
 /**
- * Hands the money held against `payoutIds` to their refunds, inside the caller's transaction,
- * which has just failed those payouts (locked) through their machine. Returns the inflows moved.
+ * Hands the money held against `payouts` (each with its tenant) to their refunds, inside the
+ * caller's transaction, which has just failed those payouts (locked) through their machine.
+ * Returns the inflows moved.
  */
-export async function handHeldToRefund(tx: Sql, payoutIds: readonly string[], now: Date): Promise<string[]> {
-  if (payoutIds.length === 0) return [];
-  return handOver(tx, await tx.rows<InflowMachineRow>(lockHeldOfPayouts, [payoutIds]), now);
+export async function handHeldToRefund(
+  tx: Sql,
+  payouts: readonly { id: string; tenantId: string }[],
+  now: Date,
+): Promise<string[]> {
+  if (payouts.length === 0) return [];
+  return handOver(
+    tx,
+    await tx.rows<HeldInflow>(lockHeldOfPayouts, [
+      payouts.map((p) => p.id),
+      [...new Set(payouts.map((p) => p.tenantId))],
+    ]),
+    now,
+  );
 }
 
 /**
@@ -102,7 +123,7 @@ export async function sweepHeldOfFailedPayouts(
   for (let round = 0; round < MAX_SWEEP_ROUNDS; round++) {
     const now = deps.clock.now();
     const ids = await deps.sql.transaction(async (tx) =>
-      handOver(tx, await tx.rows<InflowMachineRow>(claimHeldOfFailedPayouts, [batch]), now),
+      handOver(tx, await tx.rows<HeldInflow>(claimHeldOfFailedPayouts, [batch]), now),
     );
     if (ids.length > 0) {
       deps.log.info({ inflows: ids }, 'money held against failed payouts handed to their refunds');

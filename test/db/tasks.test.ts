@@ -9,6 +9,7 @@ import {
   retryTask,
   retryTasks,
   scheduleTask,
+  taskSubject,
 } from '#src/jobs/tasks.ts';
 import { harness } from '../harness.ts';
 import { racesOnlyOnPostgres } from '../races.ts';
@@ -18,6 +19,8 @@ describe('task rows', () => {
   // A clock of its own, far from the harness's, so no other test's tasks are due here.
   let now = new Date('1990-01-01T00:00:00Z');
   const later = (ms: number) => new Date(now.getTime() + ms);
+  // The subjects' tenant: tasks name it, and nothing here reads the subjects.
+  const tenantId = randomUUID();
 
   async function open(subjectId: string) {
     return em().find(Task, { subjectId, doneAt: null });
@@ -31,15 +34,15 @@ describe('task rows', () => {
 
   it('keeps one open task per kind and subject however often it is scheduled', async () => {
     const subjectId = randomUUID();
-    await scheduleTask(em(), { kind: 'DISPATCH', subjectId, dueAt: now, now });
-    await scheduleTask(em(), { kind: 'DISPATCH', subjectId, dueAt: now, now });
+    await scheduleTask(em(), { kind: 'DISPATCH', subjectId, tenantId, dueAt: now, now });
+    await scheduleTask(em(), { kind: 'DISPATCH', subjectId, tenantId, dueAt: now, now });
     expect(await open(subjectId)).to.have.length(1);
   });
 
   it('never hands one due task to two claimers: a claim skips the row another claim holds', async function () {
     racesOnlyOnPostgres(this);
     const subjectId = randomUUID();
-    await scheduleTask(em(), { kind: 'QUERY_OUTFLOW', subjectId, dueAt: now, now });
+    await scheduleTask(em(), { kind: 'QUERY_OUTFLOW', subjectId, tenantId, dueAt: now, now });
     const claim = (on: EntityManager) =>
       claimTasks(on, { kind: 'QUERY_OUTFLOW', now, limit: 10, leaseMs: 60_000 });
     const { promise: release, resolve: letGo } = Promise.withResolvers<void>();
@@ -66,15 +69,37 @@ describe('task rows', () => {
     ).to.deep.equal([]);
   });
 
+  it("hands a claim its subject's tenant, and gives an open task without one its tenant when scheduled again", async () => {
+    now = later(3_600_000);
+    const [named, unnamed] = [randomUUID(), randomUUID()];
+    await scheduleTask(em(), { kind: 'DISPATCH', subjectId: named, tenantId, dueAt: now, now });
+    // As a task scheduled before tasks carried the tenant (the migration leaves such done tasks).
+    await em().execute(
+      `insert into tasks (id, kind, subject_id, due_at, attempts, created_at, updated_at)
+       values (?, 'DISPATCH', ?, ?, 0, ?, ?)`,
+      [randomUUID(), unnamed, now, now, now],
+    );
+    const claimed = await claimTasks(em(), { kind: 'DISPATCH', now, limit: 100, leaseMs: 60_000 });
+    const of = (subjectId: string) => claimed.find((t) => t.subjectId === subjectId);
+    expect(of(named)).to.deep.include({ tenantId });
+    expect(of(unnamed)).to.deep.include({ tenantId: null });
+    expect(taskSubject(of(named)!)).to.deep.equal({ id: named, tenant: tenantId });
+    expect(taskSubject(of(unnamed)!)).to.deep.equal({ id: unnamed });
+    await scheduleTask(em(), { kind: 'DISPATCH', subjectId: unnamed, tenantId, dueAt: now, now });
+    const [rescheduled] = await open(unnamed);
+    expect(rescheduled).to.deep.include({ tenantId, generation: 1 });
+    await completeTask(em(), of(named)!, now);
+  });
+
   it('does not lose work scheduled while a worker handles the task', async () => {
     now = later(3_600_000);
     const subjectId = randomUUID();
-    await scheduleTask(em(), { kind: 'RAISE_REFUND', subjectId, dueAt: now, now });
+    await scheduleTask(em(), { kind: 'RAISE_REFUND', subjectId, tenantId, dueAt: now, now });
     const [claimed] = (
       await claimTasks(em(), { kind: 'RAISE_REFUND', now, limit: 100, leaseMs: 60_000 })
     ).filter((t) => t.subjectId === subjectId);
     expect(claimed).to.not.equal(undefined);
-    await scheduleTask(em(), { kind: 'RAISE_REFUND', subjectId, dueAt: now, now });
+    await scheduleTask(em(), { kind: 'RAISE_REFUND', subjectId, tenantId, dueAt: now, now });
     await completeTask(em(), claimed!, now);
     const [still] = await open(subjectId);
     expect(still, 'the new work keeps the task open').to.not.equal(undefined);
@@ -90,7 +115,7 @@ describe('task rows', () => {
   it('retries later with the error kept, or at once when rescheduled meanwhile', async () => {
     now = later(3_600_000);
     const subjectId = randomUUID();
-    await scheduleTask(em(), { kind: 'DISPATCH_REFUND', subjectId, dueAt: now, now });
+    await scheduleTask(em(), { kind: 'DISPATCH_REFUND', subjectId, tenantId, dueAt: now, now });
     const [claimed] = (
       await claimTasks(em(), { kind: 'DISPATCH_REFUND', now, limit: 100, leaseMs: 60_000 })
     ).filter((t) => t.subjectId === subjectId);
@@ -104,14 +129,14 @@ describe('task rows', () => {
     now = later(7_200_000);
     const [quiet, busy] = [randomUUID(), randomUUID()];
     for (const subjectId of [quiet, busy]) {
-      await scheduleTask(em(), { kind: 'GENERATE_INSTRUCTION', subjectId, dueAt: now, now });
+      await scheduleTask(em(), { kind: 'GENERATE_INSTRUCTION', subjectId, tenantId, dueAt: now, now });
     }
     const claimed = (
       await claimTasks(em(), { kind: 'GENERATE_INSTRUCTION', now, limit: 100, leaseMs: 60_000 })
     ).filter((t) => t.subjectId === quiet || t.subjectId === busy);
     expect(claimed).to.have.length(2);
     // New work for `busy` while its worker handles it: its generation moves on.
-    await scheduleTask(em(), { kind: 'GENERATE_INSTRUCTION', subjectId: busy, dueAt: now, now });
+    await scheduleTask(em(), { kind: 'GENERATE_INSTRUCTION', subjectId: busy, tenantId, dueAt: now, now });
     const retryAt = later(8000);
     await retryTasks(
       harness().service.deps.sql,
@@ -129,7 +154,7 @@ describe('task rows', () => {
   it('leases a claim without moving its due time, and hands it out again once the lease runs out', async () => {
     now = later(10_800_000);
     const subjectId = randomUUID();
-    await scheduleTask(em(), { kind: 'DISPATCH', subjectId, dueAt: now, now });
+    await scheduleTask(em(), { kind: 'DISPATCH', subjectId, tenantId, dueAt: now, now });
     const claim = (at: Date) => claimOf('DISPATCH', subjectId, at);
     expect(await claim(now)).to.have.length(1);
     const [held] = await open(subjectId);
@@ -148,7 +173,7 @@ describe('task rows', () => {
   it('ends the lease when a task is put back, so it is due at its retry time, not at the end of the lease', async () => {
     now = later(10_800_000);
     const subjectId = randomUUID();
-    await scheduleTask(em(), { kind: 'QUERY_OUTFLOW', subjectId, dueAt: now, now });
+    await scheduleTask(em(), { kind: 'QUERY_OUTFLOW', subjectId, tenantId, dueAt: now, now });
     const claim = (at: Date) => claimOf('QUERY_OUTFLOW', subjectId, at);
     const [claimed] = await claim(now);
     await retryTask(em(), { task: claimed!, dueAt: later(5000), error: 'processor busy', now });
@@ -160,7 +185,7 @@ describe('task rows', () => {
     now = later(10_800_000);
     const subjects: string[] = [randomUUID(), randomUUID(), randomUUID()];
     for (const subjectId of subjects)
-      await scheduleTask(em(), { kind: 'RAISE_REFUND', subjectId, dueAt: now, now });
+      await scheduleTask(em(), { kind: 'RAISE_REFUND', subjectId, tenantId, dueAt: now, now });
     // This connection's counters, read before and after the claim within one transaction: nothing
     // any other connection does shows in them.
     const counts = await em().transactional(async (tx) => {

@@ -229,6 +229,7 @@ describe('instruction generation in batches', () => {
       id: t.id,
       kind: t.kind,
       subjectId: t.subjectId,
+      tenantId: t.tenantId ?? null,
       attempts: t.attempts + 1,
       generation: t.generation,
     }));

@@ -74,7 +74,7 @@ describe('retention job', () => {
     const at = (hours: number) => new Date(now.getTime() + hours * HOUR);
     const subjects = { old: randomUUID(), recent: randomUUID(), open: randomUUID() };
     for (const subjectId of Object.values(subjects)) {
-      await scheduleTask(em(), { kind: 'QUERY_OUTFLOW', subjectId, dueAt: now, now });
+      await scheduleTask(em(), { kind: 'QUERY_OUTFLOW', subjectId, tenantId: randomUUID(), dueAt: now, now });
     }
     const tasks = await em().execute<{ id: string; generation: number; subject_id: string }[]>(
       'select id, generation, subject_id from tasks where subject_id in (?, ?, ?)',

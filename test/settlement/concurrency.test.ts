@@ -76,10 +76,12 @@ describe('settlement with several instances', () => {
     expect(inflow.state).to.equal('CONFIRMED');
 
     const outcome = await whileLocked('select id from inflows where id = ? for update', [inflow.id], () =>
-      matchInflow(deps(), inflow.id),
+      matchInflow(deps(), { id: inflow.id, tenantId: inflow.tenant.id }),
     );
     expect(outcome).to.equal(null);
     expect((await deps().orm.em.fork().findOneOrFail(Inflow, inflow.id)).state).to.equal('CONFIRMED');
-    expect((await matchInflow(deps(), inflow.id))?.state).to.equal('MATCHED');
+    expect((await matchInflow(deps(), { id: inflow.id, tenantId: inflow.tenant.id }))?.state).to.equal(
+      'MATCHED',
+    );
   });
 });

@@ -238,6 +238,26 @@ describe('the engine', () => {
       expect(asked).to.deep.equal([{ id: 'door-2', lockMode: LockMode.PESSIMISTIC_WRITE }]);
     });
 
+    it("asks for the row by id and tenant when the caller knows the row's tenant", async () => {
+      const { em, asked } = memoryEm([doorRow()]);
+      let error: Error | undefined;
+      try {
+        await applyEvent(em, {
+          machine: doorMachine,
+          entity: DOOR,
+          id: 'door-1',
+          tenantId: 'tenant-1',
+          event: { type: 'LOCK' },
+        });
+      } catch (err) {
+        error = err as Error;
+      }
+      expect(error?.message).to.equal('Door door-1 does not exist');
+      expect(asked).to.deep.equal([
+        { id: { id: 'door-1', tenant: 'tenant-1' }, lockMode: LockMode.PESSIMISTIC_WRITE },
+      ]);
+    });
+
     it('saves status and snapshot on the row without a hook', async () => {
       const row = doorRow();
       const { em } = memoryEm([row]);
