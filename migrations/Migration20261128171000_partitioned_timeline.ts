@@ -1,4 +1,5 @@
 import { Migration } from '@mikro-orm/migrations';
+import { CREATE_PARTMAN, registerMonthlyPartitions, unpartitionStatements } from '#src/db/partitions.ts';
 
 /**
  * Partitions `payout_status_timeline` by month of `created_at` (docs/scaling.md, "Partitioned
@@ -38,38 +39,13 @@ begin
   execute format('alter table payout_status_timeline attach partition %I for values from (minvalue) to (%L)', v_current, v_next);
   -- A role that may not create the extension (a managed server's) goes without: the service's
   -- own maintenance takes over, and the migration does not fail for it.
-  if exists (select 1 from pg_available_extensions where name = 'pg_partman') then
-    begin
-      create schema if not exists partman;
-      create extension if not exists pg_partman schema partman;
-    exception when insufficient_privilege then
-      raise notice 'pg_partman is available but this role may not create it: partition_maintain() keeps the partitions';
-    end;
-  end if;
-  if to_regproc('partman.create_parent') is not null then
-    perform partman.create_parent(p_parent_table => 'public.payout_status_timeline', p_control => 'created_at',
-      p_type => 'native', p_interval => 'monthly', p_premake => 3, p_start_partition => v_next::text,
-      p_jobmon => false);
-  else
-    create table payout_status_timeline_default partition of payout_status_timeline default;
-    perform partition_maintain('payout_status_timeline', 'month', 3, null, now());
-  end if;
+${CREATE_PARTMAN}
+${registerMonthlyPartitions('payout_status_timeline', { quoted: false })}
 end $$;`);
   }
 
   override down(): void | Promise<void> {
-    this.addSql(`do $$
-begin
-  if to_regclass('partman.part_config') is not null then
-    delete from partman.part_config where parent_table = 'public.payout_status_timeline';
-  end if;
-end $$;`);
-    this.addSql('alter table payout_status_timeline rename to payout_status_timeline_partitioned;');
-    this.addSql(
-      'create table payout_status_timeline (like payout_status_timeline_partitioned including defaults including constraints);',
-    );
-    this.addSql('insert into payout_status_timeline select * from payout_status_timeline_partitioned;');
-    this.addSql('drop table payout_status_timeline_partitioned cascade;');
+    for (const text of unpartitionStatements('payout_status_timeline')) this.addSql(text);
     this.addSql(`alter table payout_status_timeline add constraint payout_status_timeline_pkey primary key (id),
       add constraint payout_status_timeline_tenant_id_foreign foreign key (tenant_id) references tenants (id),
       add constraint payout_status_timeline_payout_id_tenant_foreign foreign key (tenant_id, payout_id) references payouts (tenant_id, id);`);

@@ -1,4 +1,5 @@
 import { Migration } from '@mikro-orm/migrations';
+import { CREATE_PARTMAN } from '#src/db/partitions.ts';
 
 /**
  * Partitions `webhook_deliveries` and `webhook_delivery_attempts` by ISO week (UTC) of their
@@ -82,14 +83,7 @@ begin
     add constraint webhook_delivery_attempts_tenant_id_foreign foreign key (tenant_id) references tenants (id);
 
   -- The weeks from the oldest event's to three ahead: by pg_partman where the server has it.
-  if exists (select 1 from pg_available_extensions where name = 'pg_partman') then
-    begin
-      create schema if not exists partman;
-      create extension if not exists pg_partman schema partman;
-    exception when insufficient_privilege then
-      raise notice 'pg_partman is available but this role may not create it: partition_maintain() keeps the partitions';
-    end;
-  end if;
+${CREATE_PARTMAN}
   foreach v_table in array array['webhook_deliveries', 'webhook_delivery_attempts'] loop
     if to_regproc('partman.create_parent') is not null then
       perform partman.create_parent(p_parent_table => 'public.' || v_table, p_control => 'event_created_at',

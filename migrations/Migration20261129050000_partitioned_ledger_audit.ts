@@ -1,4 +1,5 @@
 import { Migration } from '@mikro-orm/migrations';
+import { CREATE_PARTMAN, registerMonthlyPartitions } from '#src/db/partitions.ts';
 
 /**
  * Partitions `ledger_entries` and `audit` by month of `created_at` (docs/scaling.md, "Partitioned
@@ -109,22 +110,8 @@ ${indexes.map(([name, def]) => `  create index "${name}" on "${table}" ${def};`)
 ${triggers.map(([, text]) => `  ${on(text, table)};`).join('\n')}
   execute format('alter table %I rename to %I', '${table}_filled', v_current);
   execute format('alter table %I attach partition %I for values from (minvalue) to (%L)', '${table}', v_current, v_next);
-  if exists (select 1 from pg_available_extensions where name = 'pg_partman') then
-    begin
-      create schema if not exists partman;
-      create extension if not exists pg_partman schema partman;
-    exception when insufficient_privilege then
-      raise notice 'pg_partman is available but this role may not create it: partition_maintain() keeps the partitions';
-    end;
-  end if;
-  if to_regproc('partman.create_parent') is not null then
-    perform partman.create_parent(p_parent_table => 'public.${table}', p_control => 'created_at',
-      p_type => 'native', p_interval => 'monthly', p_premake => 3, p_start_partition => v_next::text,
-      p_jobmon => false);
-  else
-    create table "${table}_default" partition of "${table}" default;
-    perform partition_maintain('${table}', 'month', 3, null, now());
-  end if;
+${CREATE_PARTMAN}
+${registerMonthlyPartitions(table, { quoted: true })}
   perform partition_guard('${table}');
 end $$;`;
 }

@@ -1,4 +1,5 @@
 import { Migration } from '@mikro-orm/migrations';
+import { CREATE_PARTMAN, unpartitionStatements } from '#src/db/partitions.ts';
 
 /**
  * Partitions `outbox_events` by week of `created_at` (docs/scaling.md, "Partitioned tables"), named
@@ -46,14 +47,7 @@ begin
     add constraint outbox_events_tenant_id_foreign foreign key (tenant_id) references tenants (id);
 
   -- The weeks from the oldest event's to three ahead: by pg_partman where the server has it.
-  if exists (select 1 from pg_available_extensions where name = 'pg_partman') then
-    begin
-      create schema if not exists partman;
-      create extension if not exists pg_partman schema partman;
-    exception when insufficient_privilege then
-      raise notice 'pg_partman is available but this role may not create it: partition_maintain() keeps the partitions';
-    end;
-  end if;
+${CREATE_PARTMAN}
   if to_regproc('partman.create_parent') is not null then
     perform partman.create_parent(p_parent_table => 'public.outbox_events', p_control => 'created_at',
       p_type => 'native', p_interval => 'weekly', p_premake => 3,
@@ -70,18 +64,7 @@ end $$;`);
   }
 
   override down(): void | Promise<void> {
-    this.addSql(`do $$
-begin
-  if to_regclass('partman.part_config') is not null then
-    delete from partman.part_config where parent_table = 'public.outbox_events';
-  end if;
-end $$;`);
-    this.addSql('alter table outbox_events rename to outbox_events_partitioned;');
-    this.addSql(
-      'create table outbox_events (like outbox_events_partitioned including defaults including constraints);',
-    );
-    this.addSql('insert into outbox_events select * from outbox_events_partitioned;');
-    this.addSql('drop table outbox_events_partitioned cascade;');
+    for (const text of unpartitionStatements('outbox_events')) this.addSql(text);
     this.addSql(`alter table outbox_events add constraint outbox_events_pkey primary key (id),
       add constraint outbox_events_id_tenant_id_unique unique (id, tenant_id),
       add constraint outbox_events_tenant_id_foreign foreign key (tenant_id) references tenants (id);`);

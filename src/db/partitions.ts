@@ -181,3 +181,60 @@ export async function maintainPartitions(
   }
   return changes;
 }
+
+/*
+ * SQL that the partitioning migrations (20261128171000, 20261129040000, 20261129050000 and
+ * 20261129051000) run inside their DO blocks. Those migrations have run on deployed databases:
+ * this text stays as it is, to the byte; a later migration that needs other SQL writes its own.
+ */
+
+/**
+ * Creates pg_partman where the server offers it; a role that may not create it (a managed
+ * server's) goes without, and `partition_maintain()` keeps the partitions.
+ */
+export const CREATE_PARTMAN = `  if exists (select 1 from pg_available_extensions where name = 'pg_partman') then
+    begin
+      create schema if not exists partman;
+      create extension if not exists pg_partman schema partman;
+    exception when insufficient_privilege then
+      raise notice 'pg_partman is available but this role may not create it: partition_maintain() keeps the partitions';
+    end;
+  end if;`;
+
+/**
+ * Registers a table partitioned by month of `created_at`, whose rows before `v_next` (the next
+ * month, a variable of the DO block) are already attached: with pg_partman from `v_next` on where
+ * it was created, else a default partition and `partition_maintain()`'s coming months. `quoted`:
+ * whether the partition table names are written in double quotes (as each migration wrote them).
+ */
+export function registerMonthlyPartitions(table: string, { quoted }: { quoted: boolean }): string {
+  const name = (n: string) => (quoted ? `"${n}"` : n);
+  return `  if to_regproc('partman.create_parent') is not null then
+    perform partman.create_parent(p_parent_table => 'public.${table}', p_control => 'created_at',
+      p_type => 'native', p_interval => 'monthly', p_premake => 3, p_start_partition => v_next::text,
+      p_jobmon => false);
+  else
+    create table ${name(`${table}_default`)} partition of ${name(table)} default;
+    perform partition_maintain('${table}', 'month', 3, null, now());
+  end if;`;
+}
+
+/**
+ * The first steps of undoing a partitioning migration: `table` taken off pg_partman where it was
+ * registered, and made again as one plain table holding every row, without keys, indexes or
+ * foreign keys (the migration adds its own).
+ */
+export function unpartitionStatements(table: string): string[] {
+  return [
+    `do $$
+begin
+  if to_regclass('partman.part_config') is not null then
+    delete from partman.part_config where parent_table = 'public.${table}';
+  end if;
+end $$;`,
+    `alter table ${table} rename to ${table}_partitioned;`,
+    `create table ${table} (like ${table}_partitioned including defaults including constraints);`,
+    `insert into ${table} select * from ${table}_partitioned;`,
+    `drop table ${table}_partitioned cascade;`,
+  ];
+}
