@@ -60,8 +60,8 @@ interface PayoutToPrice {
 }
 
 // A payout held by the payee name check (CREATED.payeeHeld) waits for an operator, not for this job.
-const readCreatedPayouts = statement(
-  'instructions_created_payouts',
+// With `$2`, the payouts' tenants as their tasks name them: the same rows, by their primary key.
+const createdPayouts = (ofTenants: boolean) =>
   `select p.id, p.tenant_id, t.name as tenant_name, p.settlement_currency, p.settlement_network,
           p.destination_country, p.destination_currency, p.destination_amount::text as destination_amount, p.quote_id,
           p.destination_type, p.destination_account_unique, p.destination_provider_code, p.destination_account_name,
@@ -69,9 +69,22 @@ const readCreatedPayouts = statement(
           exists (select 1 from payout_status_timeline l
                    where l.payout_id = p.id and l.reason_code = 'PAYEE_NAME_ACCEPTED') as payee_accepted
      from payouts p join tenants t on t.id = p.tenant_id
-    where p.id = any($1::uuid[]) and p.status = 'CREATED'
-      and coalesce(p.snapshot->'value'->>'CREATED', '') <> 'payeeHeld'`,
+    where p.id = any($1::uuid[])${ofTenants ? ' and p.tenant_id = any($2::uuid[])' : ''} and p.status = 'CREATED'
+      and coalesce(p.snapshot->'value'->>'CREATED', '') <> 'payeeHeld'`;
+const readCreatedPayouts = statement('instructions_created_payouts', createdPayouts(false));
+const readCreatedPayoutsOfTenants = statement(
+  'instructions_created_payouts_of_tenants',
+  createdPayouts(true),
 );
+
+/**
+ * The tenants of the tasks' subjects, or undefined when a task (scheduled before tasks carried
+ * the tenant) names none: the subjects are then read by id alone.
+ */
+function tenantsOf(tasks: readonly ClaimedTask[]): string[] | undefined {
+  const tenants = tasks.map((t) => t.tenantId);
+  return tenants.every((t) => t !== null) ? [...new Set(tenants)] : undefined;
+}
 
 // The check completed by the job is a fact about the payout, written as soon as it is known (each
 // payout with its tenant).
@@ -353,14 +366,17 @@ async function receivingAccounts(
   );
 }
 
+/** The CREATED payouts of the tasks. */
+function readCreated(deps: Deps, tasks: readonly ClaimedTask[]): Promise<PayoutToPrice[]> {
+  const ids = tasks.map((t) => t.subjectId);
+  const tenants = tenantsOf(tasks);
+  if (tenants) return deps.sql.rows<PayoutToPrice>(readCreatedPayoutsOfTenants, [ids, tenants]);
+  return deps.sql.rows<PayoutToPrice>(readCreatedPayouts, [ids]);
+}
+
 /** Everything a claimed batch needs from outside the database, fetched with no transaction open. */
 async function prepare(deps: Deps, tasks: readonly ClaimedTask[], expiresAt: Date): Promise<Prepared[]> {
-  const payouts = new Map(
-    (await deps.sql.rows<PayoutToPrice>(readCreatedPayouts, [tasks.map((t) => t.subjectId)])).map((p) => [
-      p.id,
-      p,
-    ]),
-  );
+  const payouts = new Map((await readCreated(deps, tasks)).map((p) => [p.id, p]));
   const stopped = await payeeChecks(deps, [...payouts.values()]);
   const live = tasks.filter((t) => payouts.has(t.subjectId) && !stopped.has(t.subjectId));
   const prices = await priceAll(
@@ -593,9 +609,16 @@ async function writeBatch(
 ): Promise<Retry[]> {
   const touched = prepared
     .filter((p) => p.kind === 'ready' || p.kind === 'fail' || p.kind === 'payee')
-    .map((p) => p.task.subjectId);
+    .map((p) => p.task);
   const locked = new Map(
-    (touched.length > 0 ? await lockPayouts(tx, touched) : []).map((p) => [p.id, p] as const),
+    (touched.length > 0
+      ? await lockPayouts(
+          tx,
+          touched.map((t) => t.subjectId),
+          tenantsOf(touched),
+        )
+      : []
+    ).map((p) => [p.id, p] as const),
   );
   const ready = prepared.filter(
     (p): p is Ready => p.kind === 'ready' && locked.get(p.payout.id)?.status === 'CREATED',
@@ -861,6 +884,7 @@ export async function expireInstructions(deps: Deps, limit = 200): Promise<numbe
       const payouts = await lockPayouts(
         tx,
         expired.map((e) => e.row.payout_id),
+        expired.map((e) => e.row.tenant_id),
       );
       await applyPayoutSteps(
         tx,

@@ -174,7 +174,7 @@ export async function emitPayoutEvents(
   now: Date,
 ): Promise<void> {
   await em.flush();
-  const [view] = await readPayouts(emSql(em), [payout.id]);
+  const [view] = await readPayouts(emSql(em), [payout.id], [payout.tenant.id]);
   if (!view) throw new Error(`payout ${payout.id} vanished inside its own transaction`);
   const resourceJson = JSON.stringify(toPayoutResource(view));
   for (const eventType of eventTypes) {

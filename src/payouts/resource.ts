@@ -330,6 +330,19 @@ const byIdsLocked = statement(
   `${selectView('p.snapshot, p.received_amount, ')} where p.id = any($1::uuid[]) order by p.id for update of p`,
   { replan: true },
 );
+// The same, `$2` holding the payouts' tenants: the same rows, by their primary key `(id, tenant_id)`,
+// on those tenants' nodes alone once sharded.
+const byIdsOfTenants = statement(
+  'payouts_by_ids_of_tenants',
+  `${SELECT_VIEW} where p.id = any($1::uuid[]) and p.tenant_id = any($2::uuid[]) order by p.id`,
+  { replan: true },
+);
+const byIdsOfTenantsLocked = statement(
+  'payouts_by_ids_of_tenants_locked',
+  `${selectView('p.snapshot, p.received_amount, ')} where p.id = any($1::uuid[]) and p.tenant_id = any($2::uuid[])
+    order by p.id for update of p`,
+  { replan: true },
+);
 const oneOfTenant = statement('payout_of_tenant', `${SELECT_VIEW} where p.id = $1 and p.tenant_id = $2`);
 const firstPage = statement(
   'payouts_first_page',
@@ -342,8 +355,16 @@ const nextPage = statement(
     order by p.created_at desc, p.id desc limit $4`,
 );
 
-/** Payouts with their instruction and timeline by id, in id order. */
-export function readPayouts(sql: Sql, ids: readonly string[]): Promise<PayoutView[]> {
+/**
+ * Payouts with their instruction and timeline by id, in id order; with `tenants` (the payouts'
+ * tenants, when the caller knows them) by id and tenant.
+ */
+export function readPayouts(
+  sql: Sql,
+  ids: readonly string[],
+  tenants?: readonly string[],
+): Promise<PayoutView[]> {
+  if (tenants) return sql.rows<PayoutView>(byIdsOfTenants, [ids, [...new Set(tenants)]]);
   return sql.rows<PayoutView>(byIds, [ids]);
 }
 
@@ -356,10 +377,17 @@ export interface LockedPayout extends PayoutView {
 
 /**
  * Payouts by id with their rows locked FOR UPDATE until the caller's transaction ends, in id order
- * (the one lock order for payouts, so that two batches never wait on each other in a cycle).
+ * (the one lock order for payouts, so that two batches never wait on each other in a cycle); with
+ * `tenants` (the payouts' tenants, when the caller knows them) by id and tenant.
  */
-export function lockPayouts(tx: Sql, ids: readonly string[]): Promise<LockedPayout[]> {
-  return tx.rows<LockedPayout>(byIdsLocked, [[...new Set(ids)].sort()]);
+export function lockPayouts(
+  tx: Sql,
+  ids: readonly string[],
+  tenants?: readonly string[],
+): Promise<LockedPayout[]> {
+  const sorted = [...new Set(ids)].sort();
+  if (tenants) return tx.rows<LockedPayout>(byIdsOfTenantsLocked, [sorted, [...new Set(tenants)]]);
+  return tx.rows<LockedPayout>(byIdsLocked, [sorted]);
 }
 
 /** One payout of one tenant, or null (another tenant's payout does not exist for this one). */

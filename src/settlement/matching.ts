@@ -503,7 +503,15 @@ async function matchBatch(
   let { deferred } = judged;
 
   const payouts = new Map(
-    chosen.size === 0 ? [] : (await lockPayouts(tx, [...chosen])).map((p) => [p.id, p] as const),
+    chosen.size === 0
+      ? []
+      : (
+          await lockPayouts(
+            tx,
+            [...chosen],
+            judged.verdicts.flatMap((v) => ('instruction' in v ? [v.instruction.tenant_id] : [])),
+          )
+        ).map((p) => [p.id, p] as const),
   );
   const earlier = await readEarlier(tx, [...payouts.values()]);
 
