@@ -87,6 +87,43 @@ function insertDelivery(
 
 const uniqueViolation = (e: unknown) => (e as { code?: string }).code === '23505';
 
+/** Writes a DEAD delivery of the event, created at `createdAt` (what a redelivery names); its id. */
+async function deadDeliveryOf(merchant: Merchant, eventId: string, createdAt: Date): Promise<string> {
+  const [text, params] = insertDelivery({ merchant, eventId, createdAt, status: 'DEAD' });
+  await em().execute(text, params);
+  return params[0] as string;
+}
+
+/**
+ * Writes, in `tx`, a published event of the merchant made at `at` and one delivery of it with its
+ * first attempt: a DEAD delivery's attempt is DEAD, a PENDING one's (to be retried) FAILED. The
+ * delivery's id.
+ */
+async function deliveryWithAttempt(
+  tx: EntityManager,
+  merchant: Merchant,
+  at: Date,
+  status: 'DEAD' | 'PENDING',
+): Promise<string> {
+  const eventId = newId();
+  const deliveryId = newId();
+  await tx.execute(
+    `insert into outbox_events (id, tenant_id, event_type, payload, published_at, created_at)
+     values (?, ?, 'payout.created', '{}', ?, ?)`,
+    [eventId, merchant.tenantId, at, at],
+  );
+  const [text, params] = insertDelivery({ merchant, eventId, createdAt: at, status }, deliveryId);
+  await tx.execute(text, params);
+  await tx.execute(
+    `insert into webhook_delivery_attempts (id, tenant_id, delivery_id, event_id, event_type, attempt_number,
+        target_url, status, created_at, event_created_at)
+     select ?, tenant_id, id, event_id, event_type, 1, target_url, ?, created_at, event_created_at
+       from webhook_deliveries where id = ?`,
+    [newId(), status === 'DEAD' ? 'DEAD' : 'FAILED', deliveryId],
+  );
+  return deliveryId;
+}
+
 describe('partitioned webhook deliveries and attempts (by week of their event)', () => {
   const receiver = receiversClosedAfterEach();
   const thisWeek = () => weekStart(harness().clock.now());
@@ -178,14 +215,7 @@ describe('partitioned webhook deliveries and attempts (by week of their event)',
     const merchant = await payoutReadyMerchant();
     await configureWebhook(merchant, 'https://hooks.example/partitions');
     const eventId = await eventAt(merchant, beforeBoundary());
-    const [dead, deadParams] = insertDelivery({
-      merchant,
-      eventId,
-      createdAt: beforeBoundary(),
-      status: 'DEAD',
-    });
-    await em().execute(dead, deadParams);
-    const deliveryId = deadParams[0] as string;
+    const deliveryId = await deadDeliveryOf(merchant, eventId, beforeBoundary());
     const { sql } = harness().service.deps;
     const made = await sql.transaction((tx) =>
       redeliverOne(tx, { deliveryId, now: new Date(thisWeek().getTime() + DAY) }),
@@ -295,14 +325,7 @@ describe('partitioned webhook deliveries and attempts (by week of their event)',
       await ensureWeek(beforeBoundary());
       const merchant = await payoutReadyMerchant();
       const eventId = await eventAt(merchant, beforeBoundary());
-      const [dead, deadParams] = insertDelivery({
-        merchant,
-        eventId,
-        createdAt: beforeBoundary(),
-        status: 'DEAD',
-      });
-      await em().execute(dead, deadParams);
-      const deadId = deadParams[0] as string;
+      const deadId = await deadDeliveryOf(merchant, eventId, beforeBoundary());
       const { outcomes, waited } = await insertRaced(
         insertDelivery({
           merchant,
@@ -332,14 +355,7 @@ describe('partitioned webhook deliveries and attempts (by week of their event)',
       const merchant = await payoutReadyMerchant();
       await configureWebhook(merchant, 'https://hooks.example/partitions');
       const eventId = await eventAt(merchant, beforeBoundary());
-      const [dead, deadParams] = insertDelivery({
-        merchant,
-        eventId,
-        createdAt: beforeBoundary(),
-        status: 'DEAD',
-      });
-      await em().execute(dead, deadParams);
-      const deliveryId = deadParams[0] as string;
+      const deliveryId = await deadDeliveryOf(merchant, eventId, beforeBoundary());
       const { sql } = harness().service.deps;
       const results = await Promise.all(
         [-1_000, 1_000].map((offset) =>
@@ -387,25 +403,7 @@ describe('partitioned webhook deliveries and attempts (by week of their event)',
       for (const table of TABLES) {
         await tx.execute(`select * from partition_maintain(?, 'week', 0, null, ?)`, [table, old]);
       }
-      const eventId = newId();
-      const deliveryId = newId();
-      await tx.execute(
-        `insert into outbox_events (id, tenant_id, event_type, payload, published_at, created_at)
-         values (?, ?, 'payout.created', '{}', ?, ?)`,
-        [eventId, merchant.tenantId, old, old],
-      );
-      const [text, params] = insertDelivery(
-        { merchant, eventId, createdAt: old, status: 'DEAD' },
-        deliveryId,
-      );
-      await tx.execute(text, params);
-      await tx.execute(
-        `insert into webhook_delivery_attempts (id, tenant_id, delivery_id, event_id, event_type, attempt_number,
-            target_url, status, created_at, event_created_at)
-         select ?, tenant_id, id, event_id, event_type, 1, target_url, 'DEAD', created_at, event_created_at
-           from webhook_deliveries where id = ?`,
-        [newId(), deliveryId],
-      );
+      const deliveryId = await deliveryWithAttempt(tx, merchant, old, 'DEAD');
       const sql = emSql(tx);
       // 63 days old: kept with a retention of 90 days, dropped with the default 30.
       const kept = await maintainPartitions(sql, {
@@ -444,22 +442,8 @@ describe('partitioned webhook deliveries and attempts (by week of their event)',
   it('keeps the attempts’ foreign key: a week of deliveries cannot go while its attempts are there', async () => {
     const merchant = await payoutReadyMerchant();
     const failed = await rolledBack(async (tx) => {
-      const eventId = newId();
-      const deliveryId = newId();
       const at = harness().clock.now();
-      await tx.execute(
-        `insert into outbox_events (id, tenant_id, event_type, payload, published_at, created_at) values (?, ?, 'payout.created', '{}', ?, ?)`,
-        [eventId, merchant.tenantId, at, at],
-      );
-      const [text, params] = insertDelivery({ merchant, eventId, createdAt: at }, deliveryId);
-      await tx.execute(text, params);
-      await tx.execute(
-        `insert into webhook_delivery_attempts (id, tenant_id, delivery_id, event_id, event_type, attempt_number,
-            target_url, status, created_at, event_created_at)
-         select ?, tenant_id, id, event_id, event_type, 1, target_url, 'FAILED', created_at, event_created_at
-           from webhook_deliveries where id = ?`,
-        [newId(), deliveryId],
-      );
+      await deliveryWithAttempt(tx, merchant, at, 'PENDING');
       // The deliveries alone, far enough ahead that this week is past the retention.
       return tx
         .execute(`select * from partition_maintain('webhook_deliveries', 'week', 0, '30 days', ?)`, [

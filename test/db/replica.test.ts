@@ -8,8 +8,6 @@ import sinon from 'sinon';
 import { loadConfig } from '#src/config.ts';
 import { REPLICA_APPLICATION_NAME } from '#src/db/orm.ts';
 import { openReads, readYourWritesMs } from '#src/db/replica.ts';
-import { PaymentInstruction } from '#src/instructions/entities.ts';
-import { runInstructionsOnce } from '#src/instructions/job.ts';
 import { dayOf } from '#src/lib/days.ts';
 import { createLogger } from '#src/lib/log.ts';
 import { ReconBreak } from '#src/reconciliation/entities.ts';
@@ -23,7 +21,7 @@ import { call, type Merchant } from '../client.ts';
 import { deps, merchantWith, payoutTo } from '../dispatch/fixtures.ts';
 import { harness } from '../harness.ts';
 import { bankPayout, payoutReadyMerchant } from '../payouts/fixtures.ts';
-import { payBank } from '../settlement/fixtures.ts';
+import { payBank, payoutWithInstruction } from '../settlement/fixtures.ts';
 import { skipBecause } from '../skip.ts';
 
 // Generous for a machine whose WAL is busy with other work: a list should land on the replica.
@@ -129,6 +127,37 @@ describe('lists from a streaming replica (DATABASE_REPLICA_URL)', function () {
     });
   }
 
+  /**
+   * The virtual account to pay for an NGN-settled payout of a fresh merchant, created through the
+   * harness's service (the primary), which also generates its instruction.
+   */
+  async function ngnVirtualAccount(suffix: string): Promise<string> {
+    const { instruction } = await payoutWithInstruction(await merchantWith(), payoutTo(suffix, 'NGN'));
+    return instruction.account_unique;
+  }
+
+  /**
+   * Reads over the real replica that allow it ten minutes of lag, with a registry of their own:
+   * `replicaReads()` counts the reads they sent to the replica.
+   */
+  function lenientReads() {
+    const registry = new Registry();
+    const reads = openReads({
+      primary: { orm: service.deps.orm, sql: service.deps.sql },
+      replicaUrl: harness().replicaUrl,
+      maxLagMs: 600_000,
+      poolSize: 2,
+      log: createLogger({ level: 'silent' }),
+      registry,
+      clock: harness().clock,
+    });
+    const replicaReads = async () => {
+      const { values } = await registry.getSingleMetric('payout_replica_reads_total')!.get();
+      return values.find((v) => v.labels.target === 'replica')?.value;
+    };
+    return Object.assign(reads, { replicaReads });
+  }
+
   it('reads the merchant lists from the replica, and a GET of one payout from the primary', async () => {
     const id = await payoutOnReplica();
     const startedAt = new Date();
@@ -183,29 +212,14 @@ describe('lists from a streaming replica (DATABASE_REPLICA_URL)', function () {
 
   it("reconciles from the replica's books, and reads again on the primary what the replica has not replayed", async () => {
     const { clock } = harness();
-    const ngn = await merchantWith();
-    const created = await call('POST', '/v1/payouts', { key: ngn.key, body: payoutTo('7741', 'NGN') });
-    expect(created.status, created.text).to.equal(201);
     // The harness's service opens the virtual account and records the bank's credit.
-    await runInstructionsOnce(deps());
-    const instruction = await deps()
-      .orm.em.fork()
-      .findOneOrFail(PaymentInstruction, { payout: created.body.id });
+    const account = await ngnVirtualAccount('7741');
     // A replica that has stopped replaying, but is allowed ten minutes of lag: the run's books come
     // from it, without the credit below.
-    const registry = new Registry();
-    const lenient = openReads({
-      primary: { orm: service.deps.orm, sql: service.deps.sql },
-      replicaUrl: harness().replicaUrl,
-      maxLagMs: 600_000,
-      poolSize: 2,
-      log: createLogger({ level: 'silent' }),
-      registry,
-      clock,
-    });
+    const lenient = lenientReads();
     await replica.query('select pg_wal_replay_pause()');
     try {
-      const paid = await payBank(instruction.accountUnique, '1500.00');
+      const paid = await payBank(account, '1500.00');
       await until('the credit to be recorded on the primary', async () =>
         (await service.deps.orm.em.fork().count(Inflow, { externalRef: paid.session_id })) === 1
           ? true
@@ -221,11 +235,7 @@ describe('lists from a streaming replica (DATABASE_REPLICA_URL)', function () {
         { day: dayOf(clock.now()), rail: 'BANK_TRANSFER' },
       );
       expect(run).to.not.equal(null);
-      const { values } = await registry.getSingleMetric('payout_replica_reads_total')!.get();
-      expect(
-        values.find((v) => v.labels.target === 'replica')?.value,
-        "the day's books read on the replica",
-      ).to.equal(1);
+      expect(await lenient.replicaReads(), "the day's books read on the replica").to.equal(1);
       const breaks = await service.deps.orm.em.fork().find(ReconBreak, { reference: paid.session_id });
       expect(breaks, 'a credit the replica had not replayed is no break').to.deep.equal([]);
     } finally {
@@ -236,17 +246,11 @@ describe('lists from a streaming replica (DATABASE_REPLICA_URL)', function () {
 
   it("pairs again on the primary what the replica's day did not match: a line whose inflow it has not replayed is no break", async () => {
     const { clock } = harness();
-    const ngn = await merchantWith();
-    const created = await call('POST', '/v1/payouts', { key: ngn.key, body: payoutTo('7742', 'NGN') });
-    expect(created.status, created.text).to.equal(201);
-    await runInstructionsOnce(deps());
-    const instruction = await deps()
-      .orm.em.fork()
-      .findOneOrFail(PaymentInstruction, { payout: created.body.id });
+    const account = await ngnVirtualAccount('7742');
     // A credit the bank never notifies: its statement alone shows it. Reconciliation keeps the
     // statement's line before the service records the credit, and the replica replays the line.
     const credit = harness().sandbox.bank.credit({
-      accountNumber: instruction.accountUnique,
+      accountNumber: account,
       amount: '1500',
       callback: false,
     });
@@ -258,16 +262,7 @@ describe('lists from a streaming replica (DATABASE_REPLICA_URL)', function () {
         ? true
         : undefined,
     );
-    const registry = new Registry();
-    const lenient = openReads({
-      primary: { orm: service.deps.orm, sql: service.deps.sql },
-      replicaUrl: harness().replicaUrl,
-      maxLagMs: 600_000,
-      poolSize: 2,
-      log: createLogger({ level: 'silent' }),
-      registry,
-      clock,
-    });
+    const lenient = lenientReads();
     await replica.query('select pg_wal_replay_pause()');
     try {
       // The statement pull records the credit on the primary; the paused replica never sees it.
@@ -288,11 +283,7 @@ describe('lists from a streaming replica (DATABASE_REPLICA_URL)', function () {
         { day, rail: 'BANK_TRANSFER' },
       );
       expect(run).to.not.equal(null);
-      const { values } = await registry.getSingleMetric('payout_replica_reads_total')!.get();
-      expect(
-        values.find((v) => v.labels.target === 'replica')?.value,
-        "the day's comparison made on the replica",
-      ).to.equal(1);
+      expect(await lenient.replicaReads(), "the day's comparison made on the replica").to.equal(1);
       const breaks = await service.deps.orm.em.fork().find(ReconBreak, { reference: credit.sessionId });
       expect(breaks, 'the line paired again on the primary matches the ledger there').to.deep.equal([]);
     } finally {
