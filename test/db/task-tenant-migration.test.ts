@@ -1,0 +1,75 @@
+import { randomUUID } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { expect } from 'chai';
+import { runRefundsOnce } from '#src/refunds/job.ts';
+import { Migration20261129090000_task_tenant as TaskTenant } from '../../migrations/Migration20261129090000_task_tenant.ts';
+import { deps, dispatch, merchantWith, paidPayout, payoutTo } from '../dispatch/fixtures.ts';
+
+/**
+ * The migration that gives tasks their subject's tenant, run down and up again on the test
+ * database once a payout has failed and has a refund, with open tasks of both kinds of subject, in
+ * a transaction rolled back at the end.
+ */
+describe("tasks naming their subject's tenant (Migration20261129090000)", () => {
+  it('fills the tenant of open tasks from their payout or refund, and leaves done tasks and lost subjects without', async () => {
+    const merchant = await merchantWith();
+    const payoutId = await paidPayout(merchant, payoutTo('1001', 'USDT'));
+    const [rejected] = await dispatch(merchant, payoutId);
+    expect(rejected.status).to.equal('FAILED');
+    await runRefundsOnce(deps());
+
+    const { orm } = deps();
+    const migration = new TaskTenant(orm.em.getDriver(), orm.config);
+    const statements = async (em: EntityManager, step: 'up' | 'down') => {
+      migration.reset();
+      await migration[step]();
+      for (const sql of migration.getQueries()) await em.execute(sql as string);
+    };
+    const rolledBack = new Error('rolled back');
+    await orm.em
+      .fork()
+      .transactional(async (em) => {
+        const [refund] = await em.execute<{ id: string }[]>('select id from refunds where payout_id = ?', [
+          payoutId,
+        ]);
+        expect(refund, 'the failed payout has a refund').to.not.equal(undefined);
+        const lost = randomUUID();
+        await statements(em, 'down');
+        const now = new Date();
+        await em.execute('update tasks set done_at = ? where subject_id in (?, ?) and done_at is null', [
+          now,
+          payoutId,
+          refund!.id,
+        ]);
+        const open = { payout: randomUUID(), refund: randomUUID(), lost: randomUUID() };
+        for (const [id, kind, subject] of [
+          [open.payout, 'RAISE_REFUND', payoutId],
+          [open.refund, 'DISPATCH_REFUND', refund!.id],
+          [open.lost, 'DISPATCH', lost],
+        ]) {
+          await em.execute(
+            `insert into tasks (id, kind, subject_id, due_at, attempts, created_at, updated_at)
+             values (?, ?, ?, ?, 0, ?, ?)`,
+            [id, kind, subject, now, now, now],
+          );
+        }
+
+        await statements(em, 'up');
+        const tenants = await em.execute<{ id: string; done: boolean; tenant_id: string | null }[]>(
+          `select id, done_at is not null as done, tenant_id from tasks where subject_id in (?, ?, ?)`,
+          [payoutId, refund!.id, lost],
+        );
+        const tenantOf = (id: string) => tenants.find((t) => t.id === id)?.tenant_id;
+        expect(tenantOf(open.payout), "a payout's task").to.equal(merchant.tenantId);
+        expect(tenantOf(open.refund), "a refund's task").to.equal(merchant.tenantId);
+        expect(tenantOf(open.lost), 'a task whose subject is gone').to.equal(null);
+        const done = tenants.filter((t) => t.done);
+        expect(done.length, 'the payout went through several tasks').to.be.greaterThan(1);
+        expect(done.map((t) => t.tenant_id)).to.deep.equal(done.map(() => null));
+        throw rolledBack;
+      })
+      .catch((err: unknown) => {
+        if (err !== rolledBack) throw err;
+      });
+  });
+});
