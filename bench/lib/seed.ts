@@ -290,3 +290,49 @@ export async function partitionSpan(
   );
   return rows[0] as PartitionSpan;
 }
+
+/**
+ * Gives `payout_status_timeline` a partition of its own for each month from `days` ago on, as a
+ * database migrated long before has: the migration attached everything before its next month as
+ * one partition (from minvalue), which on the freshly migrated bench database holds no row and is
+ * replaced here by `partition_maintain()`'s monthly ones. False, and nothing changed, when that
+ * partition holds rows.
+ */
+export async function timelineMonthsBack(db: pg.Pool, days: number): Promise<boolean> {
+  const client = await db.connect();
+  try {
+    await client.query('begin');
+    const { rows } = await client.query(
+      `select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid
+        where i.inhparent = 'payout_status_timeline'::regclass
+          and pg_get_expr(c.relpartbound, c.oid) like '%MINVALUE%'`,
+    );
+    const catchAll = (rows[0] as { name: string } | undefined)?.name;
+    if (catchAll) {
+      const held = await client.query(`select 1 from "${catchAll}" limit 1`);
+      if (held.rows.length > 0) {
+        await client.query('rollback');
+        return false;
+      }
+      await client.query(`alter table payout_status_timeline detach partition "${catchAll}"`);
+      await client.query(`drop table "${catchAll}"`);
+    }
+    // From the month `days` (and a day) ago to three months ahead of this one.
+    await client.query(
+      `select partition_maintain('payout_status_timeline', 'month',
+                (12 * (extract(year from now_utc) - extract(year from first_utc))
+                   + extract(month from now_utc) - extract(month from first_utc))::int + 3,
+                null, first_utc at time zone 'UTC')
+         from (select now() at time zone 'UTC' as now_utc,
+                      (now() - ($1::int + 1) * interval '1 day') at time zone 'UTC' as first_utc) t`,
+      [days],
+    );
+    await client.query('commit');
+    return true;
+  } catch (err) {
+    await client.query('rollback').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}

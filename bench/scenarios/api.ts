@@ -12,7 +12,7 @@ import { authenticate, createPayoutPlain, listPayoutsPlain, plainCursor } from '
 import { JOBS, median, middleBy, round } from '../lib/report.ts';
 import { pairs, roundRobin, roundsOf } from '../lib/rounds.ts';
 import { sameSql } from '../lib/same-sql.ts';
-import { api, partitionSpan, payoutBody, seedPayouts } from '../lib/seed.ts';
+import { api, partitionSpan, payoutBody, seedPayouts, timelineMonthsBack } from '../lib/seed.ts';
 import { traceRequests } from '../lib/trace.ts';
 
 /**
@@ -439,23 +439,29 @@ async function traceCreate(ctx: BenchContext): Promise<void> {
   ctx.results.details.traceReplay = { ...replays, trips: replays.trips.slice(0, 10) };
 }
 
+/** How far back the list's payouts and their timeline rows go. */
+const LIST_SPREAD_DAYS = 90;
+
 /** `GET /v1/payouts?limit=20` over one tenant with `listRows` payouts: first page and deep pages. */
 export async function listScenarios(ctx: BenchContext): Promise<void> {
   const { plan, results } = ctx;
   const db = ctx.pool;
   await resetWork(db);
+  // The last three months, each in its own partition of the timeline, as in production.
+  const months = await timelineMonthsBack(db, LIST_SPREAD_DAYS);
+  if (!months)
+    ctx.log('list: the timeline’s partition from minvalue holds rows: its partitions are left as they are');
   ctx.log(`list: seeding ${plan.listRows.toLocaleString('en-US')} payouts`);
   await seedPayouts(db, {
     tenantIds: [ctx.listTenant.id],
     count: plan.listRows,
     status: 'CREATED',
     reference: 'list',
-    // The last three months, so that the timeline's rows reach every monthly partition there is.
-    spreadDays: 90,
+    spreadDays: LIST_SPREAD_DAYS,
   });
   const span = await partitionSpan(db, 'payout_status_timeline', 'tenant_id = $1', [ctx.listTenant.id]);
   ctx.log(
-    `list: the seeded timeline rows (90 days) span ${span.spanned} of payout_status_timeline's ${span.attached} partitions, ${span.inDefault} in the default one`,
+    `list: the seeded timeline rows (${LIST_SPREAD_DAYS} days) span ${span.spanned} of payout_status_timeline's ${span.attached} partitions, ${span.inDefault} in the default one`,
   );
   results.details.listPartitions = span;
   results.add({
