@@ -62,7 +62,10 @@ const anyUnpublished = statement(
 const insertDeliveries = statement(
   'webhook_deliveries_publish',
   `with published as (
-     update outbox_events set published_at = $1 where id = any($2::uuid[])
+     update outbox_events o set published_at = $1
+       from unnest($2::uuid[], $15::uuid[], $16::timestamptz[]) as p(id, tenant_id, created_at)
+      where o.id = any($2::uuid[]) and o.created_at = any($16::timestamptz[])
+        and o.id = p.id and o.tenant_id = p.tenant_id and o.created_at = p.created_at
    )
    insert into webhook_deliveries (id, tenant_id, event_id, payout_id, event_type, target_url, target_origin,
        status, snapshot, attempts, due_at, created_at, updated_at, event_created_at)
@@ -126,6 +129,8 @@ export async function publishEvents(
       context.attempts,
       context.dueAt,
       ...jobs,
+      events.map((e) => e.tenant_id),
+      events.map((e) => e.event_created_at),
     ]);
     return { published: events.length, jobs: jobs[0]!.length };
   });
@@ -134,6 +139,9 @@ export async function publishEvents(
 /** A job as a claim or a record reads and writes it: enough to step its machine and log an attempt. */
 interface DeliveryRow {
   id: string;
+  tenant_id: string;
+  /** The partition key, as text (microseconds kept): with the id, it finds the row in its week. */
+  event_created_at: string;
   status: string;
   snapshot: Record<string, unknown>;
 }
@@ -194,19 +202,19 @@ const selectDue = statement(
       where status = 'ATTEMPTING' and due_at > $1 group by target_origin
    ),
    candidates as (
-     select w.id, w.status, coalesce(b.n, 0) as busy,
+     select w.id, w.event_created_at, w.status, coalesce(b.n, 0) as busy,
             row_number() over (partition by w.target_origin, w.status = 'ATTEMPTING' order by w.due_at) as rank
-       from (select id, status, target_origin, due_at from webhook_deliveries
+       from (select id, event_created_at, status, target_origin, due_at from webhook_deliveries
               where due_at is not null and due_at <= $1
                 and ($4::uuid[] is null or tenant_id = any($4::uuid[]))
               order by due_at limit $5) w
        left join busy b on b.target_origin = w.target_origin
       where w.status = 'ATTEMPTING' or coalesce(b.n, 0) < $2
    )
-   select d.id, d.tenant_id, d.event_type, d.target_url, d.target_origin, d.status, d.snapshot,
-          k.busy, e.payload, c.secret_sealed, c.secret_version
+   select d.id, d.tenant_id, d.event_created_at::text as event_created_at, d.event_type, d.target_url,
+          d.target_origin, d.status, d.snapshot, k.busy, e.payload, c.secret_sealed, c.secret_version
      from candidates k
-     join webhook_deliveries d on d.id = k.id
+     join webhook_deliveries d on d.id = k.id and d.event_created_at = k.event_created_at
      -- By the outbox's whole key: its week is the delivery's, so one partition is read.
      join outbox_events e on e.id = d.event_id and e.tenant_id = d.tenant_id and e.created_at = d.event_created_at
      left join webhook_configs c on c.tenant_id = d.tenant_id
@@ -228,9 +236,14 @@ function applyStepsText(withTurn: boolean): string {
   return `with changed as (
      update webhook_deliveries d
         set status = u.status, snapshot = u.snapshot, attempts = u.attempts, due_at = u.due_at, updated_at = $1
-       from unnest($2::uuid[], $3::jsonb[], $4::text[], $5::jsonb[], $6::int[], $7::timestamptz[])
-            as u(id, before, status, snapshot, attempts, due_at)
-      where d.id = u.id and d.snapshot = u.before
+       from unnest($2::uuid[], $3::uuid[], $4::timestamptz[], $5::jsonb[], $6::text[], $7::jsonb[], $8::int[],
+                   $9::timestamptz[])
+            as u(id, tenant_id, event_created_at, before, status, snapshot, attempts, due_at)
+      -- By the whole key, the lists first: each partition is searched in its key's index for the
+      -- batch's ids, never scanned (a join on the id alone hashed every partition, batch after batch).
+      where d.id = any($2::uuid[]) and d.event_created_at = any($4::timestamptz[])
+        and d.id = u.id and d.tenant_id = u.tenant_id and d.event_created_at = u.event_created_at
+        and d.snapshot = u.before
      returning d.id, d.tenant_id, d.event_id, d.payout_id, d.event_type, d.target_url, d.event_created_at
    ),
    recorded as (
@@ -239,7 +252,7 @@ function applyStepsText(withTurn: boolean): string {
          event_created_at)
      select r.id, c.tenant_id, c.id, c.event_id, c.payout_id, c.event_type, r.attempt_number, c.target_url,
             r.status, r.response_status, r.failure_reason, r.secret_version, r.duration_ms, $1, c.event_created_at
-       from unnest($8::uuid[], $9::uuid[], $10::int[], $11::text[], $12::int[], $13::text[], $14::int[], $15::int[])
+       from unnest($10::uuid[], $11::uuid[], $12::int[], $13::text[], $14::int[], $15::text[], $16::int[], $17::int[])
             as r(id, delivery_id, attempt_number, status, response_status, failure_reason, secret_version, duration_ms)
        join changed c on c.id = r.delivery_id
    )
@@ -297,11 +310,20 @@ async function writeSteps(
   }
   taken.sort((a, b) => (a.item.job.id < b.item.job.id ? -1 : a.item.job.id > b.item.job.id ? 1 : 0));
 
-  const jobs: unknown[][] = [[], [], [], [], [], []];
+  const jobs: unknown[][] = [[], [], [], [], [], [], [], []];
   const records: unknown[][] = [[], [], [], [], [], [], [], []];
   for (const { item, done } of taken) {
     const context = contextOf(done.snapshot);
-    const job = [item.job.id, item.job.snapshot, done.to, done.snapshot, context.attempts, context.dueAt];
+    const job = [
+      item.job.id,
+      item.job.tenant_id,
+      item.job.event_created_at,
+      item.job.snapshot,
+      done.to,
+      done.snapshot,
+      context.attempts,
+      context.dueAt,
+    ];
     for (let i = 0; i < job.length; i++) jobs[i]!.push(job[i]);
     for (const action of done.actions) {
       if (action.type !== 'record') throw new Error(`webhook delivery machine asked for ${action.type}`);
@@ -356,6 +378,7 @@ export async function claimDueDeliveries(
     const due = await tx.rows<{
       id: string;
       tenant_id: string;
+      event_created_at: string;
       event_type: string;
       target_url: string;
       target_origin: string;
@@ -416,7 +439,13 @@ export async function claimDueDeliveries(
         eventType: row.event_type,
         body: row.payload,
         signing,
-        job: { id: row.id, status: done.to, snapshot: done.snapshot },
+        job: {
+          id: row.id,
+          tenant_id: row.tenant_id,
+          event_created_at: row.event_created_at,
+          status: done.to,
+          snapshot: done.snapshot,
+        },
       });
     }
     // Started in due order, as claimed.
