@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { DISPATCH_BATCH } from '#src/dispatch/service.ts';
 import { DEFAULT_PROCESSOR_NAME } from '#src/providers/http-rails.ts';
 import type { Child } from '../lib/children.ts';
 import { type BenchContext, startService, waitFor } from '../lib/context.ts';
@@ -195,15 +196,16 @@ export async function dispatchScenario(ctx: BenchContext): Promise<void> {
     unit: '',
   });
   results.details.traceDispatch = { ...trace, trips: trace.trips.slice(0, 60) };
-  // Dispatch records each answer in a transaction of its own (it does not batch): one ledger
-  // statement there, whatever the flow's entries.
+  // Dispatch records a batch's answers in one transaction: one ledger statement for the outflows'
+  // flows, whatever their entries, and none from the payouts (DISPATCH_ACCEPTED moves no money).
   const ledgerStatements = trace.statements
     .filter((st) => /^\s*insert into ledger_entries/i.test(st.sql))
     .reduce((n, st) => n + st.count, 0);
+  const batches = Math.ceil(items / DISPATCH_BATCH);
   results.check(
-    'dispatch: one ledger statement per accepted attempt',
-    ledgerStatements === items,
-    `${ledgerStatements} ledger inserts for ${items} traced payouts`,
+    'dispatch: the ledger written in one statement per batch of accepted attempts',
+    ledgerStatements >= 1 && ledgerStatements <= batches,
+    `${ledgerStatements} ledger inserts for ${items} traced payouts (${batches} batch(es) of up to ${DISPATCH_BATCH})`,
   );
 }
 
