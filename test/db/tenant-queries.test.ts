@@ -121,9 +121,8 @@ const FAN_OUT: readonly string[] = [
   'select f.id, f.tenant_id, f.state, f.snapshot from inflows f where f.state = ? and f.payout_id is not null and (select p.status from payouts p where p.id = f.payout_id) = ? limit ? for update of f skip locked',
   'select distinct on (account_unique) account_unique, tenant_id, provider_name from payment_instructions where account_unique = any(?::text[]) and rail = ? order by account_unique, created_at desc',
   'select "p0".* from "payouts" as "p0" where "p0"."id" = ? limit ? for update',
-  'select "o0".* from "outflows" as "o0" where "o0"."payout_id" = ? order by "o0"."attempt_number" desc limit ?',
+  'select p.id, p.tenant_id, p.status, p.snapshot, p.destination_type, p.destination_country, p.destination_currency, p.destination_amount::text, p.destination_account_unique, p.destination_provider_code, p.destination_provider_name, p.destination_account_name from payouts p where p.id = any(?::uuid[]) order by p.id for update of p',
   'select count(*) as "count" from "outflows" as "o0" where "o0"."id" = ?',
-  'select "o0".* from "outflows" as "o0" where "o0"."id" = ? limit ? for update',
   'select "p0".* from "payouts" as "p0" where "p0"."id" = ? limit ?',
 ];
 
