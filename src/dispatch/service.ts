@@ -152,13 +152,16 @@ interface DispatchablePayout {
   destination_account_name: string | null;
 }
 
-// A task names its subject, not its tenant: the claimed payouts are locked by id, in id order.
+// The claimed payouts, locked in id order, each by id and the tenant its task carries (a task
+// scheduled before tasks carried the tenant has none: its payout is found by id alone).
 const lockDispatchable = statement(
   'dispatch_lock_payouts',
   `select p.id, p.tenant_id, p.status, p.snapshot, p.destination_type, p.destination_country,
           p.destination_currency, p.destination_amount::text, p.destination_account_unique,
           p.destination_provider_code, p.destination_provider_name, p.destination_account_name
-     from payouts p where p.id = any($1::uuid[]) order by p.id for update of p`,
+     from payouts p join unnest($1::uuid[], $2::uuid[]) as u(id, tenant_id)
+       on p.id = u.id and p.tenant_id = coalesce(u.tenant_id, p.tenant_id)
+    order by p.id for update of p`,
 );
 
 /** The latest attempt of each payout (one row per payout that has any). */
@@ -267,7 +270,10 @@ export async function recordVerdicts(
   const ledger: LedgerTransaction[] = [];
   const records: VerdictRecord[] = [];
   /** Per payout, the events its outflows' verdicts tell it, in order, with their timeline notes. */
-  const told = new Map<string, { event: PayoutEvent; note: TransitionNote; record: VerdictRecord }[]>();
+  const told = new Map<
+    string,
+    { event: PayoutEvent; note: TransitionNote; record: VerdictRecord; tenantId: string }[]
+  >();
   for (const item of items) {
     const row = rows.get(item.outflowId);
     if (!row) throw new Error(`Outflow ${item.outflowId} does not exist`);
@@ -334,7 +340,7 @@ export async function recordVerdicts(
         'failureCode' in e
           ? { failure_code: e.failureCode, failure_reason: e.failureReason, retryable: e.retryable }
           : null;
-      list.push({ event: e, note: { reasonDetail, metadata }, record });
+      list.push({ event: e, note: { reasonDetail, metadata }, record, tenantId: row.tenant_id });
     }
     told.set(row.payout_id, list);
   }
@@ -368,6 +374,7 @@ export async function recordVerdicts(
         await lockPayouts(
           tx,
           due.map(([id]) => id),
+          due.map(([, t]) => t.tenantId),
         )
       ).map((p) => [p.id, p]),
     );
@@ -450,10 +457,12 @@ async function openAttempts(deps: Deps, tasks: readonly ClaimedTask[]): Promise<
   const max = deps.config.DISPATCH_MAX_ATTEMPTS;
   return deps.sql.transaction(async (tx) => {
     const payouts = new Map(
-      (await tx.rows<DispatchablePayout>(lockDispatchable, [tasks.map((t) => t.subjectId)])).map((p) => [
-        p.id,
-        p,
-      ]),
+      (
+        await tx.rows<DispatchablePayout>(lockDispatchable, [
+          tasks.map((t) => t.subjectId),
+          tasks.map((t) => t.tenantId),
+        ])
+      ).map((p) => [p.id, p]),
     );
     const done: ClaimedTask[] = [];
     const retries: TaskRetry[] = [];
@@ -746,16 +755,17 @@ interface InFlight {
   created_at: string | Date | null;
 }
 
-// A task names its subject, not its tenant: the payouts are read by id, each with its latest attempt.
+// The tasks' payouts, by id and tenant (as the dispatch batch finds them), each with its latest attempt.
 const attemptsInFlight = statement(
   'dispatch_attempts_in_flight',
   `select p.id as payout_id, p.status as payout_status, o.id, o.status, o.dispatched_at, o.created_at
      from payouts p
+     join unnest($1::uuid[], $2::uuid[]) as u(id, tenant_id)
+       on p.id = u.id and p.tenant_id = coalesce(u.tenant_id, p.tenant_id)
      left join lateral (
        select o.id, o.status, o.dispatched_at, o.created_at from outflows o
         where o.payout_id = p.id and o.tenant_id = p.tenant_id
-        order by o.attempt_number desc limit 1) o on true
-    where p.id = any($1::uuid[])`,
+        order by o.attempt_number desc limit 1) o on true`,
 );
 
 /**
@@ -778,10 +788,12 @@ export async function queryDue(deps: Deps, options: { batch?: number } = {}): Pr
     });
     if (tasks.length === 0) break;
     const rows = new Map(
-      (await deps.sql.rows<InFlight>(attemptsInFlight, [tasks.map((t) => t.subjectId)])).map((r) => [
-        r.payout_id,
-        r,
-      ]),
+      (
+        await deps.sql.rows<InFlight>(attemptsInFlight, [
+          tasks.map((t) => t.subjectId),
+          tasks.map((t) => t.tenantId),
+        ])
+      ).map((r) => [r.payout_id, r]),
     );
     const backoff = (task: ClaimedTask) =>
       taskBackoffMs(task.attempts, Math.max(grace, 1000), QUERY_BACKOFF_CAP_MS);

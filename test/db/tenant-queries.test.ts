@@ -108,9 +108,8 @@ function distributedTablesOf(text: string): string[] {
  * fan out to every node"), as sent, with their values taken out: claims across tenants
  * (instruction expiry, settlement's due addresses and inflows, chain confirmations, held money of
  * failed payouts), the bank credit's lookup of its virtual account's owner, the webhooks job's
- * outbox publishing and delivery writes (by id), dispatch's reads and locks of its task's payout
- * and outflow (by id or payout id), and the processor callback's outflow (our id is its
- * reference). A statement sent prepared on PostgreSQL and through the ORM on PGlite is here in
+ * outbox publishing and delivery writes (by id), and the processor callback's outflow (our id is
+ * its reference). A statement sent prepared on PostgreSQL and through the ORM on PGlite is here in
  * both forms.
  */
 const FAN_OUT: readonly string[] = [
@@ -120,10 +119,7 @@ const FAN_OUT: readonly string[] = [
   'select id, tenant_id, rail, network, amount, currency, to_account, state, snapshot, arrived_at from inflows where state = ? and (rail = ? or to_account = any(?::text[])) and id <> all(?::uuid[]) order by created_at, id limit ? for update skip locked',
   'select f.id, f.tenant_id, f.state, f.snapshot from inflows f where f.state = ? and f.payout_id is not null and (select p.status from payouts p where p.id = f.payout_id) = ? limit ? for update of f skip locked',
   'select distinct on (account_unique) account_unique, tenant_id, provider_name from payment_instructions where account_unique = any(?::text[]) and rail = ? order by account_unique, created_at desc',
-  'select "p0".* from "payouts" as "p0" where "p0"."id" = ? limit ? for update',
-  'select p.id, p.tenant_id, p.status, p.snapshot, p.destination_type, p.destination_country, p.destination_currency, p.destination_amount::text, p.destination_account_unique, p.destination_provider_code, p.destination_provider_name, p.destination_account_name from payouts p where p.id = any(?::uuid[]) order by p.id for update of p',
   'select count(*) as "count" from "outflows" as "o0" where "o0"."id" = ?',
-  'select "p0".* from "payouts" as "p0" where "p0"."id" = ? limit ?',
 ];
 
 /** The operators' lists and counts across tenants (the same table's first row), as sent. */
