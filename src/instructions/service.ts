@@ -120,10 +120,10 @@ const lockDepositAddresses = statement(
 const takenAmounts = statement(
   'instructions_taken_amounts',
   `select w.account as account_unique, i.expected_amount::text as expected_amount
-     from unnest($1::text[], $2::numeric[], $3::numeric[]) as w(account, low, high)
+     from unnest($1::text[], $2::numeric[], $3::numeric[], $4::uuid[]) as w(account, low, high, tenant_id)
      cross join lateral (
        select o.expected_amount from payment_instructions o
-        where o.account_unique = w.account and o.status = 'UNPAID'
+        where o.account_unique = w.account and o.tenant_id = w.tenant_id and o.status = 'UNPAID'
           and o.expected_amount >= w.low and o.expected_amount < w.high
        offset 0) as i`,
   // A range scan per window: planned for each batch (see `statement`).
@@ -454,6 +454,8 @@ async function payeeChecks(
 /** The amounts a new instruction on a shared address may expect: its price, then up in steps of the currency's last decimal. */
 interface AmountWindow {
   account: string;
+  /** The account's tenant (a shared address is one tenant's). */
+  tenantId: string;
   base: Decimal;
   step: Decimal;
   ceiling: Decimal;
@@ -464,6 +466,7 @@ function windowOf(item: Ready): AmountWindow {
   const base = item.priced.settlementAmount;
   return {
     account: item.account.accountUnique,
+    tenantId: item.payout.tenant_id,
     base,
     step,
     ceiling: base.plus(step.times(MAX_OFFSET_STEPS)),
@@ -491,6 +494,7 @@ async function takenIn(tx: Sql, windows: readonly AmountWindow[]): Promise<Set<s
     windows.map((w) => w.account),
     windows.map((w) => w.base.toFixed()),
     windows.map((w) => w.ceiling.toFixed()),
+    windows.map((w) => w.tenantId),
   ]);
   return new Set(taken.map((row) => `${row.account_unique}:${toDecimal(row.expected_amount).toFixed()}`));
 }
