@@ -107,10 +107,9 @@ function distributedTablesOf(text: string): string[] {
  * The workers' statements on distributed tables that name no tenant (docs/scaling.md, "What would
  * fan out to every node"), as sent, with their values taken out: claims across tenants
  * (instruction expiry, settlement's due addresses and inflows, chain confirmations, held money of
- * failed payouts), the bank credit's lookup of its virtual account's owner, the webhooks job's
- * outbox publishing and delivery writes (by id), and the processor callback's outflow (our id is
- * its reference). A statement sent prepared on PostgreSQL and through the ORM on PGlite is here in
- * both forms.
+ * failed payouts), the bank credit's lookup of its virtual account's owner, and the processor
+ * callback's outflow (our id is its reference). A statement sent prepared on PostgreSQL and
+ * through the ORM on PGlite is here in both forms.
  */
 const FAN_OUT: readonly string[] = [
   'select i.id, i.tenant_id, i.payout_id, i.status, i.snapshot from payment_instructions i join rail_cursors c on c.source = coalesce(i.chain, ?) where i.status = ? and i.expires_at <= ? and c.read_through >= i.expires_at and not exists ( select ? from inflows f where f.to_account = i.account_unique and f.rail = i.rail and f.state in (?) and f.arrived_at < i.expires_at) order by i.expires_at limit ? for update of i skip locked',
