@@ -10,6 +10,7 @@ export interface PlanNode {
   'Parent Relationship'?: string;
   'Rows Removed by Filter'?: number;
   'Actual Rows'?: number;
+  'Actual Loops'?: number;
   Plans?: PlanNode[];
 }
 

@@ -1,4 +1,4 @@
-import { type Sql, statement } from '#src/db/sql.ts';
+import { type Sql, statement, TextArray } from '#src/db/sql.ts';
 import { dayEnd, dayStart } from '#src/lib/days.ts';
 import { type Decimal, toDecimal } from '#src/lib/money.ts';
 import type { BreakKind, ReconRail } from './entities.ts';
@@ -96,7 +96,8 @@ const REFUND_REF_RE = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]
 // older credit, a return of an older payout, a movement the ledger has on another day), and
 // returns every pairing. Entries are found by their cause (ledger_entries_cause_idx); their
 // accounts are tested through left(), which no index on the account serves, so that the planner
-// never reads every entry of an account kind instead.
+// never reads every entry of an account kind instead. The processor's day is the exception: its
+// outflows' entries are read in one pass by account and time, and hashed ({@link OUTFLOWS_OF_DAY}).
 
 type Mode = 'day' | 'refs';
 const inDay = (column: string) => `(${column} >= $1 and ${column} < $2)`;
@@ -170,13 +171,13 @@ const reportLines = (mode: Mode, first: number) => `
   rail as (
     select 'REPORT'::text as kind, t.reference, $${first}::text as account, null::text as ledger_account,
            t.amount, t.currency, t.state, t.in_period
-      from unnest($${first + 1}::text[], $${first + 2}::numeric[], $${first + 3}::text[], $${first + 4}::text[],
-                  $${first + 5}::boolean[]) as t(reference, amount, currency, state, in_period)
+      from unnest($${first + 1}::text[], $${first + 2}::text[]::numeric[], $${first + 3}::text[], $${first + 4}::text[],
+                  $${first + 5}::text[]::boolean[]) as t(reference, amount, currency, state, in_period)
      where ${mode === 'day' ? 'true' : 't.reference = any($3::text[])'}
   )`;
 
-/** Outflows with their entries on transit:processor and world:beneficiaries, as the ledger's side of money paid out. */
-const outflowBooks = (mode: Mode) => `
+/** An outflow `o` with the sums `e` of its entries (currency, paid, in_transit, sent), as the ledger's side of money paid out. */
+const outflowBook = `
     select o.id::text as reference, 'transit:processor:' || o.processor as account, null::text as ledger_account,
            case when e.paid > 0 then e.paid when e.in_transit > 0 then e.in_transit when e.sent > 0 then e.sent end as amount,
            coalesce(e.currency, o.destination_currency) as currency,
@@ -184,21 +185,71 @@ const outflowBooks = (mode: Mode) => `
                 when e.sent > 0 or o.status = 'FAILED' then 'FAILED' else 'IN_FLIGHT' end as state,
            ((o.status = 'SUCCESSFUL' and ${inDay('o.settled_at')})
              or (o.status = 'FAILED' and ${inDay('o.updated_at')})) as in_period,
-           o.tenant_id, o.payout_id, null::uuid as inflow_id, o.id as outflow_id
-      from outflows o
+           o.tenant_id, o.payout_id, null::uuid as inflow_id, o.id as outflow_id`;
+
+/**
+ * The sums of outflows' entries `e` on world:beneficiaries and on their processor's transit
+ * account (an outflow's entries are on those two and its payout's), currency included.
+ */
+const OUTFLOW_SUMS = `
+        min(e.currency) as currency,
+        sum(e.amount) filter (where e.account = 'world:beneficiaries') as paid,
+        sum(e.amount) filter (where left(e.account, 18) = 'transit:processor:') as in_transit,
+        max(e.amount) filter (where left(e.account, 18) = 'transit:processor:') as sent`;
+
+/** One outflow's entries looked up by cause: for the few outflows a statement reads by key. */
+const OUTFLOW_ENTRIES_BY_CAUSE = `
       left join lateral (
-        select min(e.currency) as currency,
-               sum(e.amount) filter (where e.account = 'world:beneficiaries') as paid,
-               sum(e.amount) filter (where left(e.account, 18) = 'transit:processor:') as in_transit,
-               max(e.amount) filter (where left(e.account, 18) = 'transit:processor:') as sent
+        select ${OUTFLOW_SUMS}
           from ledger_entries e
          where e.cause_id = o.id and e.cause_object = 'outflow'
-           and (e.account || '' = 'world:beneficiaries' or left(e.account, 18) = 'transit:processor:')) e on true
-     where ${
-       mode === 'day'
-         ? `((o.status = 'SUCCESSFUL' and ${inDay('o.settled_at')}) or (o.status = 'FAILED' and ${inDay('o.updated_at')}))`
-         : `o.id in (select x::uuid from unnest($3::text[]) x where x ~ '${UUID_RE}')`
-     }`;
+           and (e.account || '' = 'world:beneficiaries' or left(e.account, 18) = 'transit:processor:')) e on true`;
+
+/** The outflows that became final in the day ($1, $2). */
+const OUTFLOW_IN_DAY = `((o.status = 'SUCCESSFUL' and ${inDay('o.settled_at')}) or (o.status = 'FAILED' and ${inDay('o.updated_at')}))`;
+
+// An outflow's entries are written by its transitions, each of which updates its row: they lie
+// between its creation and its last update, give or take the clocks of the instances that wrote
+// them (MARGIN). The day's entries on the outflows' accounts are read once, by account and time
+// (ledger_entries_account_idx), over the day and LOOKBACK before it; an outflow of the day
+// created earlier than that, or updated after the day, has its entries looked up by cause.
+const LOOKBACK = "interval '1 hour'";
+const MARGIN = "interval '1 hour'";
+
+/** The day's outflows with their entries, read in one pass and hashed, as the ledger's side of money paid out. */
+const OUTFLOWS_OF_DAY = `
+  outflows_of_day as materialized (
+    select o.id, o.processor, o.status, o.destination_currency, o.settled_at, o.updated_at, o.tenant_id, o.payout_id,
+           (o.created_at >= $1::timestamptz - ${LOOKBACK} and o.updated_at < $2) as windowed
+      from outflows o
+     where ${OUTFLOW_IN_DAY}
+  ),
+  entries_of_day as (
+    select e.cause_id, ${OUTFLOW_SUMS}
+      from ledger_entries e
+     where e.account = any(array['world:beneficiaries']
+                           || array(select distinct 'transit:processor:' || d.processor from outflows_of_day d))
+       and e.created_at >= $1::timestamptz - ${LOOKBACK} - ${MARGIN} and e.created_at < $2::timestamptz + ${MARGIN}
+       and e.cause_object = 'outflow'
+     group by e.cause_id
+  ),
+  books as (
+    ${outflowBook}
+      from outflows_of_day o left join entries_of_day e on e.cause_id = o.id
+     where o.windowed
+    union all
+    ${outflowBook}
+      from outflows_of_day o ${OUTFLOW_ENTRIES_BY_CAUSE}
+     where not o.windowed
+  )`;
+
+/** The outflows a statement reads by key ($3 the references), with their entries looked up by cause. */
+const OUTFLOWS_BY_REFERENCE = `
+  books as (
+    ${outflowBook}
+      from outflows o ${OUTFLOW_ENTRIES_BY_CAUSE}
+     where o.id in (select x::uuid from unnest($3::text[]) x where x ~ '${UUID_RE}')
+  )`;
 
 const BREAK_LIST = "('MISSING_IN_LEDGER', 'MISSING_ON_RAIL', 'AMOUNT_DIFFERS', 'STATE_DIFFERS')";
 
@@ -220,7 +271,8 @@ const JOINED = `
                 when b.state = 'IN_FLIGHT' then 'IN_FLIGHT'
                 when b.state <> r.state then 'STATE_DIFFERS'
                 else 'MATCHED' end as outcome
-      from rail r full join books b on b.reference = r.reference
+      -- Compared byte by byte (what equality is in every deterministic collation), so sorted and hashed so.
+      from rail r full join books b on b.reference = r.reference collate "C"
   )`;
 
 const rowJson = (j: string) => `json_build_object(
@@ -308,12 +360,12 @@ export const chainPairs = statement(
 /** The processor's settlement report against outflows: $3 (or $4) its rail account, then its lines. */
 export const processorDay = statement(
   'recon_processor_day',
-  `with ${reportLines('day', 3)}, books as (${outflowBooks('day')}), ${JOINED} ${dayTotals(false)}`,
+  `with ${reportLines('day', 3)}, ${OUTFLOWS_OF_DAY}, ${JOINED} ${dayTotals(false)}`,
 );
 
 export const processorPairs = statement(
   'recon_processor_pairs',
-  `with ${reportLines('refs', 4)}, books as (${outflowBooks('refs')}), ${JOINED} ${pairRows}`,
+  `with ${reportLines('refs', 4)}, ${OUTFLOWS_BY_REFERENCE}, ${JOINED} ${pairRows}`,
 );
 
 interface DayRow {
@@ -339,22 +391,26 @@ export interface CompareArgs {
   processorAccount?: string | undefined;
 }
 
-function reportParams(args: CompareArgs): unknown[] {
-  const report = args.report ?? [];
+/** The report's columns, as text arrays sent in binary (a day's report is 100,000 lines or more). */
+function reportParams(args: CompareArgs, report: readonly ReportLine[] = args.report ?? []): unknown[] {
   return [
     args.processorAccount,
-    report.map((l) => l.reference),
-    report.map((l) => l.amount.toFixed()),
-    report.map((l) => l.currency),
-    report.map((l) => l.state),
-    report.map((l) => l.inPeriod),
+    new TextArray(report.map((l) => l.reference)),
+    new TextArray(report.map((l) => l.amount.toFixed())),
+    new TextArray(report.map((l) => l.currency)),
+    new TextArray(report.map((l) => l.state)),
+    new TextArray(report.map((l) => (l.inPeriod ? 't' : 'f'))),
   ];
 }
 
 // The day's statement hashes and groups a whole day of both sides at once: given the memory to do
 // it without spilling to disk (a day of 100,000 movements a side needs some 30 MB), for its
-// transaction only.
-const dayMemory = statement('recon_day_memory', "set local work_mem = '64MB'");
+// transaction only. Run once per day, it is not compiled (JIT): its estimated cost, far above the
+// thresholds, would have PostgreSQL spend more time compiling than the statement takes to run.
+const dayMemory = statement(
+  'recon_day_memory',
+  "select set_config('work_mem', '64MB', true), set_config('jit', 'off', true)",
+);
 
 /** Pairs one day of `args.rail` with the ledger on `sql`: counts per rail account, and what did not match. */
 export async function compareDay(sql: Sql, args: CompareArgs): Promise<DayComparison> {
@@ -395,9 +451,17 @@ export async function pairReferences(
   references: readonly string[],
 ): Promise<PairRow[]> {
   const common = [dayStart(args.day), dayEnd(args.day), [...references]];
+  const wanted = new Set(references);
   const [found] =
     args.rail === 'PROCESSOR'
-      ? await sql.rows<{ rows: PairRow[] }>(processorPairs, [...common, ...reportParams(args)])
+      ? await sql.rows<{ rows: PairRow[] }>(processorPairs, [
+          ...common,
+          // The statement pairs the report's lines of these references alone: only those are sent.
+          ...reportParams(
+            args,
+            (args.report ?? []).filter((l) => wanted.has(l.reference)),
+          ),
+        ])
       : await sql.rows<{ rows: PairRow[] }>(args.rail === 'BANK_TRANSFER' ? bankPairs : chainPairs, [
           ...common,
           args.rail,

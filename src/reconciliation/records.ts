@@ -2,7 +2,7 @@ import { NETWORKS } from '#src/corridors/corridors.ts';
 import { columnsOf, statement, toDate } from '#src/db/sql.ts';
 import type { Deps } from '#src/deps.ts';
 import { accountName } from '#src/ledger/chart.ts';
-import { dayEnd, dayOf } from '#src/lib/days.ts';
+import { dayEnd, dayStart } from '#src/lib/days.ts';
 import { type Decimal, toDecimal } from '#src/lib/money.ts';
 import type { RailSource } from '#src/settlement/entities.ts';
 import { type RailPage, readRail as readRailFromCursor } from '#src/settlement/rail-reader.ts';
@@ -23,6 +23,8 @@ import type { ReportLine } from './match.ts';
  */
 
 const PAGE = 500;
+/** The processor's largest page of its settlement report: a day of 100,000 payouts in 100 requests. */
+const REPORT_PAGE = 1000;
 
 /** What a rail's record says about a day, and whether that day is over at the rail. */
 export interface RailRecord {
@@ -284,16 +286,15 @@ async function readChains(deps: Deps, day: string): Promise<RailRecord> {
   return keptRecord(deps, 'CRYPTO', sources, day);
 }
 
-const inDay = (at: Date, day: string) => dayOf(at) === day;
-
 /** The processor's settlement report of the day. */
 async function readSettlementReport(deps: Deps, day: string): Promise<RailRecord> {
   const processor = deps.rails.processor;
   const report: ReportLine[] = [];
+  const [from, to] = [dayStart(day).getTime(), dayEnd(day).getTime()];
   let cursor: string | null = null;
   let complete = false;
   for (;;) {
-    const page = await processor.settlementReport(day, { cursor, limit: PAGE });
+    const page = await processor.settlementReport(day, { cursor, limit: REPORT_PAGE });
     complete = page.complete;
     for (const p of page.payouts) {
       report.push({
@@ -302,7 +303,7 @@ async function readSettlementReport(deps: Deps, day: string): Promise<RailRecord
         currency: p.currency,
         state: p.status,
         // A payout settled earlier and returned today is compared, not counted as today's money.
-        inPeriod: inDay(p.settledAt, day),
+        inPeriod: p.settledAt.getTime() >= from && p.settledAt.getTime() < to,
       });
     }
     if (page.nextCursor === null) break;

@@ -1,5 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { expect } from 'chai';
+import { type PlanNode, planNodes } from '#src/db/plan.ts';
+import { dayEnd, dayStart } from '#src/lib/days.ts';
 import {
   bankDay,
   bankPairs,
@@ -25,13 +27,15 @@ import { preparedPlans } from './prepared-plans.ts';
  */
 
 const COPIES = 5_000;
+/** Outflows paid on the busy day of the processor's plan test. */
+const DAY_OUTFLOWS = 2_000;
 const TABLES = ['recon_rail_lines', 'inflows', 'outflows', 'refunds', 'ledger_entries'];
 
 /** Copies of the row of `table` picked by `where`, each with the fields `overrides` sets (SQL, `n` the copy). */
-function copies(table: string, where: string, overrides: string): string {
+function copies(table: string, where: string, overrides: string, count = COPIES): string {
   return `insert into ${table}
     select (jsonb_populate_record(null::${table}, to_jsonb(t) || jsonb_build_object(${overrides}))).*
-      from ${table} t, generate_series(1, ${COPIES}) n
+      from ${table} t, generate_series(1, ${count}) n
      where ${where}`;
 }
 
@@ -122,6 +126,71 @@ describe('reconciliation’s reads, planned over a long history', function () {
         if (err !== rolledBack) throw err;
       });
   }
+
+  it("reads the entries of the processor's day once, not once per outflow", async () => {
+    const day = '2001-09-10';
+    const at = `timestamptz '${day}T00:00:00Z' + n * interval '40 seconds'`;
+    await overHistory(async (tx) => {
+      // A busy day after the history: DAY_OUTFLOWS attempts paid, each with its entries of SENT
+      // (payout → processor) and PAID (processor → beneficiaries), written when it was paid.
+      await tx.execute(
+        copies(
+          'outflows',
+          `t.payout_id = '${payoutId}'`,
+          `'id', md5('day' || t.id::text || n)::uuid, 'payout_id', ${copyOf('payout_id')}, 'attempt_number', t.attempt_number + 100, 'status', 'SUCCESSFUL', 'created_at', ${at}, 'settled_at', ${at}, 'updated_at', ${at}`,
+          DAY_OUTFLOWS,
+        ),
+      );
+      await tx.execute(`insert into ledger_entries (id, transaction_id, account, currency, amount, tenant_id,
+            payout_id, movement, cause_object, cause_id, transition, created_at)
+          select gen_random_uuid(), md5(o.id::text || e.tx)::uuid, e.account, o.destination_currency,
+                 e.sign * o.destination_amount, o.tenant_id, o.payout_id, null, 'outflow', o.id, e.tx, o.settled_at
+            from outflows o
+           cross join lateral (values
+             ('tenants:' || o.tenant_id || ':payouts:' || o.payout_id, -1, 'SENT (PENDING → PROCESSING)'),
+             ('transit:processor:' || o.processor, 1, 'SENT (PENDING → PROCESSING)'),
+             ('transit:processor:' || o.processor, -1, 'PAID (PROCESSING → SUCCESSFUL)'),
+             ('world:beneficiaries', 1, 'PAID (PROCESSING → SUCCESSFUL)')) as e(account, sign, tx)
+           where o.attempt_number > 100`);
+      await tx.execute('analyze outflows');
+      await tx.execute('analyze ledger_entries');
+      const [report] = await tx.execute<
+        { refs: string; amounts: string; currencies: string; processor: string; n: number }[]
+      >(
+        `select array_agg(id::text)::text as refs, array_agg(destination_amount)::text as amounts,
+                array_agg(destination_currency)::text as currencies, min(processor) as processor, count(*)::int as n
+           from outflows where attempt_number > 100`,
+      );
+      expect(report!.n).to.be.at.least(DAY_OUTFLOWS);
+      const lines = (values: string) => `'{${Array(report!.n).fill(values).join(',')}}'`;
+      const args = `('${dayStart(day).toISOString()}', '${dayEnd(day).toISOString()}', 'transit:processor:${report!.processor}', '${report!.refs}'::text[], '${report!.amounts}'::numeric[], '${report!.currencies}'::text[], ${lines('SUCCESSFUL')}::text[], ${lines('true')}::boolean[])`;
+      const { rootIndex } = await entryPartitions(tx);
+      for (const mode of ['force_generic_plan', 'force_custom_plan']) {
+        await tx.execute(`set local plan_cache_mode = ${mode}`);
+        await tx.execute(`prepare planned as ${processorDay.text}`);
+        const [found] = await tx.execute<{ matched_count: number; breaks: number }[]>(
+          `execute planned${args}`,
+        );
+        expect(found, mode).to.include({ matched_count: report!.n, breaks: 0 });
+        const [explained] = await tx.execute<{ 'QUERY PLAN': { Plan: PlanNode }[] }[]>(
+          `explain (analyze, format json) execute planned${args}`,
+        );
+        await tx.execute('deallocate planned');
+        const nodes = planNodes(explained!['QUERY PLAN'][0]!.Plan);
+        const entries = nodes.filter(
+          (n) =>
+            isEntries(n['Relation Name']) ||
+            (rootIndex.get(n['Index Name'] ?? '') ?? '').startsWith('ledger_entries'),
+        );
+        const shown = JSON.stringify(
+          entries.map((n) => [n['Node Type'], n['Relation Name'] ?? n['Index Name'], n['Actual Loops']]),
+        );
+        expect(entries, `${mode}: ${shown}`).to.not.be.empty;
+        // Each scan of the entries ran once at most: none is repeated for each outflow of the day.
+        for (const n of entries) expect(n['Actual Loops'], `${mode}: ${shown}`).to.be.at.most(1);
+      }
+    });
+  });
 
   it("compares one day's rail lines with the ledger through indexes, and the rail's references by key", async () => {
     const day = "('2001-03-05T00:00:00Z', '2001-03-06T00:00:00Z'";
