@@ -1,9 +1,5 @@
-import { MikroORM } from '@mikro-orm/postgresql';
 import { expect } from 'chai';
-import { ormConfig } from '#src/db/orm.ts';
-import { harness } from '../harness.ts';
-import { createScratchDatabase, type ScratchDatabase } from '../scratch-database.ts';
-import { needsPostgresServer, skipBecause } from '../skip.ts';
+import { databaseBefore } from './before-migration.ts';
 
 const MIGRATION = 'Migration20261129050000_partitioned_ledger_audit';
 const ENTRIES = 300_000;
@@ -17,28 +13,10 @@ const AUDIT_ROWS = 100_000;
  */
 describe(`partitioning a filled ledger and audit trail (${MIGRATION})`, function () {
   this.timeout(300_000);
-  let scratch: ScratchDatabase | undefined;
-  let orm: MikroORM | undefined;
-
-  before(async function () {
-    needsPostgresServer(this, 'hundreds of thousands of rows: the embedded database takes minutes');
-    const made = await createScratchDatabase(harness().directUrl ?? harness().databaseUrl);
-    if ('refused' in made) skipBecause(this, `no database of its own: ${made.refused}`);
-    scratch = made;
-    orm = await MikroORM.init(ormConfig({ url: made.url, poolSize: 2 }));
-    // Every migration before this one, whatever others were added since.
-    const pending = (await orm.migrator.getPending()).map((m) => m.name);
-    const before = pending[pending.indexOf(MIGRATION) - 1];
-    await orm.migrator.up({ to: before });
-  });
-
-  after(async () => {
-    await orm?.close();
-    await scratch?.drop();
-  });
+  const db = databaseBefore(MIGRATION, 'hundreds of thousands of rows: the embedded database takes minutes');
 
   it(`moves ${ENTRIES.toLocaleString('en')} entries and ${AUDIT_ROWS.toLocaleString('en')} audit rows into the partitioned tables, and keeps their rules`, async () => {
-    const em = orm!.em.fork();
+    const em = db.orm.em.fork();
     await em.begin();
     // A year of balanced pairs, through the triggers: the balances are kept as they are written.
     await em.execute(
@@ -60,7 +38,7 @@ describe(`partitioning a filled ledger and audit trail (${MIGRATION})`, function
     await em.execute('analyze ledger_entries, audit');
 
     const started = process.hrtime.bigint();
-    await orm!.migrator.up({ to: MIGRATION });
+    await db.orm.migrator.up({ to: MIGRATION });
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     console.log(`      migration: ${seconds.toFixed(1)} s`);
 
@@ -100,7 +78,7 @@ describe(`partitioning a filled ledger and audit trail (${MIGRATION})`, function
     expect(sums).to.deep.equal({ a: String(-1.5 * (ENTRIES / 2)), b: String(1.5 * (ENTRIES / 2)) });
 
     const refusal = (text: string) =>
-      orm!.em
+      db.orm.em
         .fork()
         .execute(text)
         .then(

@@ -1,9 +1,5 @@
-import { MikroORM } from '@mikro-orm/postgresql';
 import { expect } from 'chai';
-import { ormConfig } from '#src/db/orm.ts';
-import { harness } from '../harness.ts';
-import { createScratchDatabase, type ScratchDatabase } from '../scratch-database.ts';
-import { needsPostgresServer, skipBecause } from '../skip.ts';
+import { databaseBefore } from './before-migration.ts';
 
 const MIGRATION = 'Migration20261129051000_partitioned_outbox';
 const EVENTS = 200_000;
@@ -16,27 +12,10 @@ const EVENTS = 200_000;
  */
 describe(`partitioning a filled outbox (${MIGRATION})`, function () {
   this.timeout(300_000);
-  let scratch: ScratchDatabase | undefined;
-  let orm: MikroORM | undefined;
-
-  before(async function () {
-    needsPostgresServer(this, 'hundreds of thousands of rows: the embedded database takes minutes');
-    const made = await createScratchDatabase(harness().directUrl ?? harness().databaseUrl);
-    if ('refused' in made) skipBecause(this, `no database of its own: ${made.refused}`);
-    scratch = made;
-    orm = await MikroORM.init(ormConfig({ url: made.url, poolSize: 2 }));
-    // Every migration before this one, whatever others were added since.
-    const pending = (await orm.migrator.getPending()).map((m) => m.name);
-    await orm.migrator.up({ to: pending[pending.indexOf(MIGRATION) - 1] });
-  });
-
-  after(async () => {
-    await orm?.close();
-    await scratch?.drop();
-  });
+  const db = databaseBefore(MIGRATION, 'hundreds of thousands of rows: the embedded database takes minutes');
 
   it(`moves ${EVENTS.toLocaleString('en')} events into the partitioned outbox`, async () => {
-    const em = orm!.em.fork();
+    const em = db.orm.em.fork();
     await em.execute(
       `insert into tenants (id, name, created_at, updated_at) values (gen_random_uuid(), 'filled', now(), now())`,
     );
@@ -50,7 +29,7 @@ describe(`partitioning a filled outbox (${MIGRATION})`, function () {
     await em.execute('analyze outbox_events');
 
     const started = process.hrtime.bigint();
-    await orm!.migrator.up({ to: MIGRATION });
+    await db.orm.migrator.up({ to: MIGRATION });
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     console.log(`      migration: ${seconds.toFixed(1)} s`);
 

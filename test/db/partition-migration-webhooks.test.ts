@@ -1,21 +1,9 @@
-import { readdirSync } from 'node:fs';
-import { MikroORM } from '@mikro-orm/postgresql';
 import { expect } from 'chai';
-import { ormConfig } from '#src/db/orm.ts';
-import { harness } from '../harness.ts';
-import { createScratchDatabase, type ScratchDatabase } from '../scratch-database.ts';
-import { needsPostgresServer, skipBecause } from '../skip.ts';
+import { databaseBefore } from './before-migration.ts';
 
 const MIGRATION = 'Migration20261129040000_partitioned_webhook_deliveries';
 const EVENTS = 100_000;
 const ATTEMPTS_PER_DELIVERY = 3;
-
-/** The migration that runs just before this one, whatever others land around it. */
-const previous = readdirSync(new URL('../../migrations/', import.meta.url))
-  .map((f) => f.replace(/\.ts$/, ''))
-  .filter((name) => name < MIGRATION)
-  .sort()
-  .at(-1)!;
 
 /**
  * The migration that partitions the webhook deliveries and their attempts, run on a database of
@@ -25,25 +13,13 @@ const previous = readdirSync(new URL('../../migrations/', import.meta.url))
  */
 describe(`partitioning filled webhook deliveries and attempts (${MIGRATION})`, function () {
   this.timeout(300_000);
-  let scratch: ScratchDatabase | undefined;
-  let orm: MikroORM | undefined;
-
-  before(async function () {
-    needsPostgresServer(this, 'hundreds of thousands of rows, measured on the server it is meant for');
-    const made = await createScratchDatabase(harness().directUrl ?? harness().databaseUrl);
-    if ('refused' in made) skipBecause(this, `no database of its own: ${made.refused}`);
-    scratch = made;
-    orm = await MikroORM.init(ormConfig({ url: made.url, poolSize: 2 }));
-    await orm.migrator.up({ to: previous });
-  });
-
-  after(async () => {
-    await orm?.close();
-    await scratch?.drop();
-  });
+  const db = databaseBefore(
+    MIGRATION,
+    'hundreds of thousands of rows, measured on the server it is meant for',
+  );
 
   it(`moves ${EVENTS.toLocaleString('en')} deliveries (1 % of them DEAD and sent again) and their attempts into weekly partitions of their events`, async () => {
-    const em = orm!.em.fork();
+    const em = db.orm.em.fork();
     // Right by construction: the foreign keys' triggers are off while seeding (this session only).
     await em.begin();
     await em.execute('set local session_replication_role = replica');
@@ -88,7 +64,7 @@ describe(`partitioning filled webhook deliveries and attempts (${MIGRATION})`, f
     );
 
     const started = process.hrtime.bigint();
-    await orm!.migrator.up({ to: MIGRATION });
+    await db.orm.migrator.up({ to: MIGRATION });
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     console.log(
       `      migration: ${seconds.toFixed(1)} s for ${before!.deliveries} deliveries and ${before!.attempts} attempts`,

@@ -1,11 +1,8 @@
-import { MikroORM } from '@mikro-orm/postgresql';
 import { expect } from 'chai';
 import pg from 'pg';
-import { ormConfig } from '#src/db/orm.ts';
-import { harness } from '../harness.ts';
-import { createScratchDatabase, type ScratchDatabase } from '../scratch-database.ts';
-import { needsPostgresServer, skipBecause } from '../skip.ts';
+import { databaseBefore } from './before-migration.ts';
 
+const MIGRATION = 'Migration20261128171000_partitioned_timeline';
 const ROWS = 1_000_000;
 const PER_PAYOUT = 10;
 
@@ -16,25 +13,13 @@ const PER_PAYOUT = 10;
  */
 describe('partitioning a filled timeline (Migration20261128171000)', function () {
   this.timeout(180_000);
-  let scratch: ScratchDatabase | undefined;
-  let orm: MikroORM | undefined;
-
-  before(async function () {
-    needsPostgresServer(this, 'a million rows: the embedded database holds them in memory and takes minutes');
-    const made = await createScratchDatabase(harness().directUrl ?? harness().databaseUrl);
-    if ('refused' in made) skipBecause(this, `no database of its own: ${made.refused}`);
-    scratch = made;
-    orm = await MikroORM.init(ormConfig({ url: made.url, poolSize: 2 }));
-    await orm.migrator.up({ to: 'Migration20261128170000_citus_ready' });
-  });
-
-  after(async () => {
-    await orm?.close();
-    await scratch?.drop();
-  });
+  const db = databaseBefore(
+    MIGRATION,
+    'a million rows: the embedded database holds them in memory and takes minutes',
+  );
 
   it(`moves ${ROWS.toLocaleString('en')} timeline rows into the partitioned table, in under a minute`, async () => {
-    const em = orm!.em.fork();
+    const em = db.orm.em.fork();
     // The rows are made with the foreign keys' triggers off (this session only): they are right by
     // construction, and checking a million of them would take most of the test's time.
     await em.begin();
@@ -62,7 +47,7 @@ describe('partitioning a filled timeline (Migration20261128171000)', function ()
     await em.execute('analyze payout_status_timeline');
 
     // The locks the migration takes on the timeline, as another session sees them.
-    const watcher = new pg.Client({ connectionString: scratch!.url });
+    const watcher = new pg.Client({ connectionString: db.url });
     await watcher.connect();
     const seen = new Set<string>();
     let watching = true;
@@ -77,7 +62,7 @@ describe('partitioning a filled timeline (Migration20261128171000)', function ()
       }
     })();
     const started = process.hrtime.bigint();
-    await orm!.migrator.up({ to: 'Migration20261128171000_partitioned_timeline' });
+    await db.orm.migrator.up({ to: MIGRATION });
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     watching = false;
     await watch;
