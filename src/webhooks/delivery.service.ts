@@ -410,9 +410,6 @@ export async function claimDueDeliveries(
     }
     const written = await writeSteps(tx, steps, now);
 
-    // Opened once per secret and round: a rotated secret is a new sealed value, so it is never
-    // mistaken for the old one.
-    const opened = new Map<string, string>();
     const started: StartedAttempt[] = [];
     let abandoned = 0;
     for (const { item, done } of written) {
@@ -423,12 +420,10 @@ export async function claimDueDeliveries(
       }
       let signing: StartedAttempt['signing'] = null;
       if (row.secret_sealed !== null) {
-        let secret = opened.get(row.secret_sealed);
-        if (secret === undefined) {
-          secret = openSigningSecret(deps.secrets.encryptionKey, row.secret_sealed);
-          opened.set(row.secret_sealed, secret);
-        }
-        signing = { secret, version: row.secret_version ?? 0 };
+        signing = {
+          secret: openedSecret(deps.secrets.encryptionKey, row.secret_sealed),
+          version: row.secret_version ?? 0,
+        };
       }
       started.push({
         deliveryId: row.id,
@@ -458,6 +453,28 @@ export async function claimDueDeliveries(
       settled,
     };
   });
+}
+
+/**
+ * Signing secrets opened, per encryption key and sealed value: a tenant's secret is decrypted once
+ * rather than once per claim round. A rotated secret is a new sealed value (a fresh IV), so it is
+ * never mistaken for the old one; bounded by starting over, like the DNS cache.
+ */
+const openedSecrets = new WeakMap<Buffer, Map<string, string>>();
+
+function openedSecret(key: Buffer, sealed: string): string {
+  let opened = openedSecrets.get(key);
+  if (!opened) {
+    opened = new Map();
+    openedSecrets.set(key, opened);
+  }
+  let secret = opened.get(sealed);
+  if (secret === undefined) {
+    secret = openSigningSecret(key, sealed);
+    if (opened.size >= 10_000) opened.clear();
+    opened.set(sealed, secret);
+  }
+  return secret;
 }
 
 const selectNextDue = statement(

@@ -60,6 +60,8 @@ const systemCached = cachedResolver(systemResolver, DNS_CACHE_MS);
 /** A sender bound to the delivery settings. */
 export function createWebhookSender(options: WebhookSenderOptions): WebhookSender {
   const resolve = options.resolve ? cachedResolver(options.resolve, DNS_CACHE_MS) : systemCached;
+  // The exchange's time-out is the sender's: set once here rather than merged into every request.
+  const client = deliveryClient.extend({ timeout: { request: options.timeoutMs } });
 
   return async (request) => {
     const started = performance.now();
@@ -77,7 +79,7 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
       return { ok: false, responseStatus: null, failureReason, durationMs: elapsed() };
     }
 
-    const exchange = await post(verdict.url, verdict.addresses, request, options.timeoutMs);
+    const exchange = await post(client, verdict.url, verdict.addresses, request);
     // A receiver that answered and then stalled or broke the body still answered.
     const answered = exchange.status;
     if (answered === null) {
@@ -97,8 +99,8 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
 
 /**
  * The delivery client: got with nothing of its own on top (no retries, no redirects, no HTTP error
- * as an exception, no body parsing), over the keep-alive agents above. The time-out is the
- * exchange's, set per request.
+ * as an exception, no body parsing), over the keep-alive agents above. Each sender extends it
+ * with the exchange's time-out.
  */
 const deliveryClient = got.extend({
   retry: { limit: 0 },
@@ -114,10 +116,10 @@ const deliveryClient = got.extend({
  * never rejects.
  */
 function post(
+  client: typeof deliveryClient,
   url: string,
   addresses: string[],
   request: WebhookRequest,
-  timeoutMs: number,
 ): Promise<{ status: number | null; error?: unknown }> {
   return new Promise((resolve) => {
     let status: number | null = null;
@@ -127,11 +129,10 @@ function post(
       done = true;
       resolve({ status, error });
     };
-    const stream = deliveryClient.stream.post(url, {
+    const stream = client.stream.post(url, {
       body: request.body,
       headers: request.headers,
       dnsLookup: pinnedLookup(addresses) as never,
-      timeout: { request: timeoutMs },
     });
     stream.on('response', (res: { statusCode: number }) => {
       status = res.statusCode;
