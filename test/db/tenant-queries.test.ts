@@ -18,6 +18,10 @@ const DISTRIBUTED = Object.entries(TABLE_DISTRIBUTION)
   .filter(([, d]) => d === 'distributed')
   .map(([t]) => t);
 
+const REFERENCE = Object.entries(TABLE_DISTRIBUTION)
+  .filter(([, d]) => d === 'reference')
+  .map(([t]) => t);
+
 /** The path of the HTTP request the service is handling, in that request's async context. */
 const request = new AsyncLocalStorage<string>();
 
@@ -83,14 +87,35 @@ const ORM_WRITE_BY_ID =
   /^update "(payouts|outflows|refunds|inflows|payment_instructions)" set .+ where "id" = \?$/;
 
 /**
- * Whether the statement constrains the tenant: `tenant_id` compared (`=`, `in`, `= any`, a join on
- * it), or written by an insert. A textual check, of what the statement says, not of its plan.
+ * Whether the statement constrains the tenant: `tenant_id` compared with a value the statement is
+ * given (`= $1`, `in (...)`, `= any($2)`, a JSON row's `(u->>3)::uuid`, `(x, tenant_id) in (...)`)
+ * or with a column of the rows it is given (an `unnest` or a JSON array of them), or written by an
+ * insert. A join of two tables on `tenant_id` alone does not count: it keeps a statement on one
+ * node once it is there, but does not say which. A textual check, of what the statement says, not
+ * of its plan.
  */
 function namesTenant(text: string): boolean {
   if (/^\s*insert\s/i.test(text)) return /\btenant_id\b/.test(text);
-  return (
-    /\btenant_id"?\s*(=|in\s*\(|,[^)]*\)\s*in\b)/i.test(text) || /=\s*"?\w+"?\."?tenant_id\b/i.test(text)
+  if (/\btenant_id"?\s*(=\s*(\$\d+|\?|'|any\s*\(|\(\s*\w+\s*->>)|in\s*\(|,[^)]*\)\s*in\b)/i.test(text))
+    return true;
+  const given = new Set(
+    [
+      ...text.matchAll(
+        /\b(?:unnest|jsonb_array_elements)\s*\((?:[^()]|\([^()]*\))*\)\s+(?:as\s+)?"?(\w+)"?/gi,
+      ),
+      // A reference table's row names one tenant (an API key's, an address's): the directory that
+      // routes a sharded cluster's statements is keyed the same way.
+      ...text.matchAll(
+        new RegExp(`\\b(?:from|join)\\s+"?(?:${REFERENCE.join('|')})"?\\s+(?:as\\s+)?"?(\\w+)"?`, 'gi'),
+      ),
+    ].map((m) => m[1]!.toLowerCase()),
   );
+  for (const m of text.matchAll(
+    /(?:"?(\w+)"?\.)?"?tenant_id"?\s*=\s*(?:coalesce\s*\(\s*)?"?(\w+)"?\."?tenant_id\b/gi,
+  )) {
+    if (given.has(m[1]?.toLowerCase() ?? '') || given.has(m[2]!.toLowerCase())) return true;
+  }
+  return false;
 }
 
 /** The distributed tables a statement reads or writes. */
@@ -108,8 +133,9 @@ function distributedTablesOf(text: string): string[] {
  * fan out to every node"), as sent, with their values taken out: claims across tenants
  * (instruction expiry, settlement's due addresses and inflows, chain confirmations, held money of
  * failed payouts), the bank credit's lookup of its virtual account's owner, and the processor
- * callback's outflow (our id is its reference). A statement sent prepared on PostgreSQL and
- * through the ORM on PGlite is here in both forms.
+ * callback's outflow (our id is its reference), counted, then locked with its payout as every
+ * dispatch verdict locks it, a QUERY_OUTFLOW task's too. A statement sent prepared on PostgreSQL
+ * and through the ORM on PGlite is here in both forms.
  */
 const FAN_OUT: readonly string[] = [
   'select i.id, i.tenant_id, i.payout_id, i.status, i.snapshot from payment_instructions i join rail_cursors c on c.source = coalesce(i.chain, ?) where i.status = ? and i.expires_at <= ? and c.read_through >= i.expires_at and not exists ( select ? from inflows f where f.to_account = i.account_unique and f.rail = i.rail and f.state in (?) and f.arrived_at < i.expires_at) order by i.expires_at limit ? for update of i skip locked',
@@ -119,6 +145,7 @@ const FAN_OUT: readonly string[] = [
   'select f.id, f.tenant_id, f.state, f.snapshot from inflows f where f.state = ? and f.payout_id is not null and (select p.status from payouts p where p.id = f.payout_id) = ? limit ? for update of f skip locked',
   'select distinct on (account_unique) account_unique, tenant_id, provider_name from payment_instructions where account_unique = any(?::text[]) and rail = ? order by account_unique, created_at desc',
   'select count(*) as "count" from "outflows" as "o0" where "o0"."id" = ?',
+  'select o.id, o.tenant_id, o.payout_id, o.status, o.snapshot, o.processor, o.attempt_number, o.destination_amount::text, o.destination_currency, o.processor_reference, o.failure_code, o.failure_reason, o.retryable, o.dispatched_at, o.settled_at, p.settlement_currency, (p.settlement_amount - p.total_fee_amount)::text as converted from outflows o join payouts p on p.id = o.payout_id and p.tenant_id = o.tenant_id where o.id = any(?::uuid[]) order by o.id for update of o',
 ];
 
 /** The operators' lists and counts across tenants (the same table's first row), as sent. */
