@@ -801,7 +801,8 @@ async function writeIsolating(
  *   it is recorded, however late the service found it; a rail that cannot be read holds its
  *   instructions open until it can;
  * - no money to its account that arrived before expires_at still waits for confirmations or for
- *   matching (which pays the instruction if it covers it).
+ *   matching (which pays the instruction if it covers it); the money to an account is its
+ *   tenant's, and is looked for with that tenant, on the instruction's node once sharded.
  */
 const lapsedInstructions = statement(
   'instructions_lapsed_lock',
@@ -811,7 +812,7 @@ const lapsedInstructions = statement(
     where i.status = 'UNPAID' and i.expires_at <= $1 and c.read_through >= i.expires_at
       and not exists (
             select 1 from inflows f
-             where f.to_account = i.account_unique and f.rail = i.rail
+             where f.to_account = i.account_unique and f.rail = i.rail and f.tenant_id = i.tenant_id
                and f.state in ('PENDING_CONFIRMATION', 'CONFIRMED') and f.arrived_at < i.expires_at)
     order by i.expires_at
     limit $2

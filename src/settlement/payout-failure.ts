@@ -47,16 +47,18 @@ const lockHeldOfPayouts = statement(
 /**
  * Up to `$1` HELD inflows attributed to a FAILED payout, claimed FOR UPDATE SKIP LOCKED: another
  * instance sweeping at the same time takes others. Read from the HELD inflows only (an index that
- * starts with the state), each one's payout status by the payout's key: a pass costs the held
- * money, not either table. The status is a scalar subquery, which PostgreSQL runs per row and never
- * turns into a join: as `exists`, it hashed the FAILED payouts, read from the whole table (the
- * status has no index of its own). A FAILED payout is final, so its row needs no lock.
+ * starts with the state), each one's payout status by the payout's key `(id, tenant_id)` (the
+ * inflow's tenant is its payout's, and the subquery stays on the inflow's node once sharded): a
+ * pass costs the held money, not either table. The status is a scalar subquery, which PostgreSQL
+ * runs per row and never turns into a join: as `exists`, it hashed the FAILED payouts, read from
+ * the whole table (the status has no index of its own). A FAILED payout is final, so its row needs
+ * no lock.
  */
 export const claimHeldOfFailedPayouts = statement(
   'inflows_held_of_failed_payouts_claim',
   `select f.id, f.tenant_id, f.state, f.snapshot from inflows f
     where f.state = 'HELD' and f.payout_id is not null
-      and (select p.status from payouts p where p.id = f.payout_id) = 'FAILED'
+      and (select p.status from payouts p where p.id = f.payout_id and p.tenant_id = f.tenant_id) = 'FAILED'
     limit $1
     for update of f skip locked`,
 );
