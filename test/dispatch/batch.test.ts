@@ -104,6 +104,46 @@ describe('dispatch in batches', () => {
     expect(await violationsOf(...accepted, refused, lost)).to.deep.equal([]);
   });
 
+  it('records the rest of a batch one at a time when one answer cannot be recorded, and that one later without a second submit', async () => {
+    const good = [await paidPayout(merchant, payoutTo('1004')), await paidPayout(merchant, payoutTo('1004'))];
+    const bad = await paidPayout(merchant, payoutTo('1004'));
+    const em = () => deps().orm.em.fork();
+    // Once the processor has the bad payout's attempt, its row disagrees with its machine (a status
+    // written around the engine), so recording its answer throws and the batch's transaction with it.
+    await withSubmit(
+      (real) => async (args) => {
+        const answer = await real(args);
+        if ((await outflowsOf(merchant, bad)).some((o: { id: string }) => o.id === args.reference)) {
+          await em().execute(`update payouts set status = 'SUCCESSFUL' where id = ?`, [bad]);
+        }
+        return answer;
+      },
+      async () => {
+        await runDispatchOnce(deps());
+      },
+    );
+    for (const id of good) {
+      expect((await outflowsOf(merchant, id)).map((o) => o.status)).to.deep.equal(['PROCESSING']);
+    }
+    const [pending] = await outflowsOf(merchant, bad);
+    expect(pending.status).to.equal('PENDING');
+    expect(await processorRecord(pending.id)).to.include({ submissions: 1 });
+    const task = await em().findOneOrFail(Task, { subjectId: bad, kind: 'DISPATCH', doneAt: null });
+    expect(task.lastError).to.include('disagrees with its machine snapshot');
+
+    // Repaired, the payout's next batch asks the processor, which has the attempt: recorded, not sent again.
+    await em().execute(`update payouts set status = 'PAYMENT_RECEIVED' where id = ?`, [bad]);
+    harness().clock.advance(5000);
+    await runDispatchOnce(deps());
+    // 1004 settles on its own, without a callback: the processor answers ACCEPTED or SUCCESSFUL.
+    const after = await outflowsOf(merchant, bad);
+    expect(after.map((o) => o.id)).to.deep.equal([pending.id]);
+    expect(after[0].status).to.be.oneOf(['PROCESSING', 'SUCCESSFUL']);
+    expect(await processorRecord(pending.id)).to.include({ submissions: 1 });
+    expect((await payoutOf(merchant, bad)).status).to.equal(after[0].status);
+    for (const id of [...good, bad]) await balancedLedger(id);
+  });
+
   it('submits each payout exactly once when two dispatchers work through the same ready payouts at once', async () => {
     const ids: string[] = [];
     for (let i = 0; i < 6; i++) ids.push(await paidPayout(merchant, payoutTo('1004')));
