@@ -3,7 +3,7 @@ import { auditAdminRouter } from './audit/admin.router.ts';
 import { banksRouter } from './banks/router.ts';
 import { complianceAdminRouter } from './compliance/admin.router.ts';
 import { outflowsRouter } from './dispatch/router.ts';
-import { router } from './http/trpc.ts';
+import { router, settleOutputChecks } from './http/trpc.ts';
 import { ledgerAdminRouter } from './ledger/admin.router.ts';
 import { moneyMovementsRouter } from './money-movements/router.ts';
 import { operatorAdminRouter } from './operators/admin.router.ts';
@@ -23,32 +23,35 @@ import { webhooksRouter } from './webhooks/router.ts';
 
 /**
  * The one router of the service. Merchant procedures carry `meta.openapi` and are served as the
- * REST API under /v1; everything (including `admin.*`) is also served over tRPC at /trpc.
+ * REST API under /v1; everything (including `admin.*`) is also served over tRPC at /trpc. The hot
+ * paths' output checks are settled for the environment (see `settleOutputChecks`).
  */
-export const appRouter = router({
-  payouts: payoutsRouter,
-  outflows: outflowsRouter,
-  inflows: inflowsRouter,
-  refunds: refundsRouter,
-  banks: banksRouter,
-  rates: ratesRouter,
-  refundDestinations: refundDestinationsRouter,
-  webhooks: webhooksRouter,
-  moneyMovements: moneyMovementsRouter,
-  admin: router({
-    ...operatorAdminRouter._def.record,
-    ...payoutAdminRouter._def.record,
-    ...tenantAdminRouter._def.record,
-    ...refundAdminRouter._def.record,
-    ...webhooksAdminRouter._def.record,
-    ...auditAdminRouter._def.record,
-    ...complianceAdminRouter._def.record,
-    ...approvalsAdminRouter._def.record,
-    ...payeeAdminRouter._def.record,
-    settlement: settlementAdminRouter,
-    recon: reconAdminRouter,
-    ledger: ledgerAdminRouter,
+export const appRouter = settleOutputChecks(
+  router({
+    payouts: payoutsRouter,
+    outflows: outflowsRouter,
+    inflows: inflowsRouter,
+    refunds: refundsRouter,
+    banks: banksRouter,
+    rates: ratesRouter,
+    refundDestinations: refundDestinationsRouter,
+    webhooks: webhooksRouter,
+    moneyMovements: moneyMovementsRouter,
+    admin: router({
+      ...operatorAdminRouter._def.record,
+      ...payoutAdminRouter._def.record,
+      ...tenantAdminRouter._def.record,
+      ...refundAdminRouter._def.record,
+      ...webhooksAdminRouter._def.record,
+      ...auditAdminRouter._def.record,
+      ...complianceAdminRouter._def.record,
+      ...approvalsAdminRouter._def.record,
+      ...payeeAdminRouter._def.record,
+      settlement: settlementAdminRouter,
+      recon: reconAdminRouter,
+      ledger: ledgerAdminRouter,
+    }),
   }),
-});
+);
 
 export type AppRouter = typeof appRouter;

@@ -37,7 +37,9 @@ export async function startChild(
     process.execPath,
     [...(extra.execArgv ?? []), extra.file ?? childFile(name)],
     {
-      env: { ...process.env, [OPTIONS_VARIABLE]: JSON.stringify(options) },
+      // As deployed: NODE_ENV=production (the service then leaves its hot paths' exact output to
+      // the tests, see settleOutputChecks in src/http/trpc.ts).
+      env: { ...process.env, NODE_ENV: 'production', [OPTIONS_VARIABLE]: JSON.stringify(options) },
       stdio: ['ignore', stdout, 'inherit', 'ipc'],
     },
   );

@@ -55,6 +55,18 @@ export interface ReadsOptions {
 
 const OPERATORS = '*';
 
+/** A database to read from whose EntityManager is forked only when the read asks for it: SQL reads never do. */
+function readDb(sql: Sql, orm: MikroORM): ReadDb {
+  let em: EntityManager | undefined;
+  return {
+    sql,
+    get em() {
+      em ??= orm.em.fork();
+      return em;
+    },
+  };
+}
+
 /** How often the replica's state is measured: a quarter of the lag allowed, between 50 ms and 1 s. */
 export function checkInterval(maxLagMs: number): number {
   return Math.min(1_000, Math.max(50, Math.floor(maxLagMs / 4)));
@@ -89,7 +101,7 @@ export function openReads(options: ReadsOptions): Reads {
   const { primary, replicaUrl, maxLagMs, log } = options;
   if (!replicaUrl) {
     return {
-      read: (_scope, work) => work({ sql: primary.sql, em: primary.orm.em.fork() }),
+      read: (_scope, work) => work(readDb(primary.sql, primary.orm)),
       wrote() {},
       async close() {},
     };
@@ -193,8 +205,7 @@ export function openReads(options: ReadsOptions): Reads {
   };
 
   // Runs `work` where `route` says; a replica that fails under it hands the read to the primary.
-  const onPrimary = <T>(work: (db: ReadDb) => Promise<T>) =>
-    work({ sql: primary.sql, em: primary.orm.em.fork() });
+  const onPrimary = <T>(work: (db: ReadDb) => Promise<T>) => work(readDb(primary.sql, primary.orm));
   const read = async <T>(scope: string | null, work: (db: ReadDb) => Promise<T>): Promise<T> => {
     const where = await route(scope);
     if (where !== 'replica') {
@@ -203,7 +214,7 @@ export function openReads(options: ReadsOptions): Reads {
     }
     try {
       const r = await connect();
-      const result = await work({ sql: r.sql, em: r.orm.em.fork() });
+      const result = await work(readDb(r.sql, r.orm));
       reads.inc({ target: 'replica', reason: 'replica' });
       return result;
     } catch (err) {

@@ -61,6 +61,7 @@ export const payoutsRouter = router({
           'and a tenant approved for payouts. Optional quote_id uses a PENDING or ACCEPTED quote of the same currencies and amount.',
       },
       scope: 'payouts:write',
+      exactOutput: true,
       idempotent: true,
       comparable: (raw, deps) => comparableCreateRequest(deps.corridors, raw),
       successStatus: 201,
@@ -109,6 +110,7 @@ export const payoutsRouter = router({
           'send the same filters with it, or get 400 INVALID_CURSOR.',
       },
       scope: 'payouts:read',
+      exactOutput: true,
     })
     .input(payoutListIn)
     .output(pageOf(payoutOut))
@@ -145,6 +147,7 @@ export const payoutsRouter = router({
         summary: 'Get a payout with its instruction and timeline',
       },
       scope: 'payouts:read',
+      exactOutput: true,
       errors: ['PAYOUT_NOT_FOUND'],
     })
     .input(z.strictObject({ id: idParam }))
