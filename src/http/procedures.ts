@@ -178,31 +178,45 @@ function causeOf(error: unknown): unknown {
  * Every procedure's input, before anything reads it (the idempotency fingerprint, the checks, the
  * handler): lone surrogates replaced (see `wellFormed`), then refused with a 400 naming the field
  * if any text holds control characters (see `input.ts`), never a database error. Worked out once:
- * every reader after gets that same value, and the chain has one layer for both.
+ * every reader after gets that same value, through the `getRawInput` this returns.
  */
-const cleanInput = (rule: TextRule) =>
-  middleware(async ({ getRawInput, next }) => {
-    const input = wellFormed(await getRawInput());
-    const issue = controlCharacterIssue(input, rule);
-    if (issue) throw new AppError('VALIDATION_FAILED', { details: [issue] });
-    return next({ getRawInput: async () => input });
-  });
+async function cleanedInput(
+  getRawInput: () => Promise<unknown>,
+  rule: TextRule,
+): Promise<() => Promise<unknown>> {
+  const input = wellFormed(await getRawInput());
+  const issue = controlCharacterIssue(input, rule);
+  if (issue) throw new AppError('VALIDATION_FAILED', { details: [issue] });
+  return async () => input;
+}
 
-const merchantInput = publicProcedure.use(cleanInput('single-line'));
+/**
+ * Options for a middleware's `next` that add to the context and hand on the cleaned input at once:
+ * tRPC takes both in one call, though its types offer them as two.
+ */
+function withInput<T extends { ctx: object }>(options: T, getRawInput: () => Promise<unknown>): T {
+  return Object.assign(options, { getRawInput });
+}
+
+/** {@link cleanedInput} as a layer of its own (the admin procedures'). */
+const cleanInput = (rule: TextRule) =>
+  middleware(async ({ getRawInput, next }) => next({ getRawInput: await cleanedInput(getRawInput, rule) }));
 
 /**
  * Procedures of the merchant REST API, with the request's EntityManager (`ctx.em`) and logger
- * bound to its request id. Authentication, the request's scope and idempotency are one layer of
- * tRPC's chain, which hands the procedure one context: each layer copies the call's options, and
- * each context given to `next` copies the whole context.
+ * bound to its request id. The input's cleaning (see {@link cleanedInput}), authentication, the
+ * request's scope and idempotency are one layer of tRPC's chain, which hands the procedure one
+ * context: each layer copies the call's options, and each context given to `next` copies the
+ * whole context.
  */
-export const merchantProcedure = merchantInput.use(async ({ ctx, meta, type, path, getRawInput, next }) => {
+export const merchantProcedure = publicProcedure.use(async ({ ctx, meta, type, path, getRawInput, next }) => {
+  const input = await cleanedInput(getRawInput, 'single-line');
   const { principal, stored } = await authenticate(ctx, meta);
   const em = ctx.deps.orm.em.fork();
   const log = requestLog(ctx);
   const result = await idempotent(
-    { ctx, meta, path, getRawInput, principal, stored, em: () => em },
-    (added) => next({ ctx: { principal, stored, em, log, ...added } }),
+    { ctx, meta, path, getRawInput: input, principal, stored, em: () => em },
+    (added) => next(withInput({ ctx: { principal, stored, em, log, ...added } }, input)),
   );
   // Read your writes: the tenant's lag-tolerant reads stay on the primary a while (src/db/replica.ts).
   if (type === 'mutation') ctx.deps.reads.wrote(principal.tenant.id);
@@ -214,12 +228,13 @@ export const merchantProcedure = merchantInput.use(async ({ ctx, meta, type, pat
  * paths (create, list and get payouts), which then never pay for an EntityManager fork or a
  * request logger (a write that needs an EntityManager forks one then).
  */
-export const merchantSqlProcedure = merchantInput.use(
+export const merchantSqlProcedure = publicProcedure.use(
   async ({ ctx, meta, type, path, getRawInput, next }) => {
+    const input = await cleanedInput(getRawInput, 'single-line');
     const { principal, stored } = await authenticate(ctx, meta);
     const result = await idempotent(
-      { ctx, meta, path, getRawInput, principal, stored, em: () => ctx.deps.orm.em.fork() },
-      (added) => next({ ctx: { principal, stored, ...added } }),
+      { ctx, meta, path, getRawInput: input, principal, stored, em: () => ctx.deps.orm.em.fork() },
+      (added) => next(withInput({ ctx: { principal, stored, ...added } }, input)),
     );
     if (type === 'mutation') ctx.deps.reads.wrote(principal.tenant.id);
     return result;
