@@ -149,7 +149,9 @@ for (const shape of ['CREATED', 'PENDING_PAYMENT'] as const) {
   await add('both: rows to resources, and JSON.stringify', () =>
     JSON.stringify({ data: rows.map(toPayoutResource), meta }),
   );
-  await add('service: output validation (zod, the page)', () => listOut.parse(page));
+  await add('service: output validation (zod, the page; development and tests only)', () =>
+    listOut.parse(page),
+  );
   await add('service: input validation (zod, the query)', () => listIn.parse({ limit: '20' }));
   await add('service: signed cursor (HMAC)', () => {
     encodeCursor(key, { l: 'payouts', c: '2026-11-01T00:00:00.123Z', i: rows[19]!.id });
