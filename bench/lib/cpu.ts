@@ -16,6 +16,11 @@ export interface CpuSample {
   serverMs: number;
   postgresMs: number;
   loadMs: number;
+  /**
+   * With a database name: each PostgreSQL session of that database (its process title names it)
+   * and its CPU so far, so that other sessions' work on a shared server does not count.
+   */
+  sessions?: Map<number, number>;
   /** All CPUs together, busy and idle, from os.cpus(). */
   machineBusyMs: number;
   machineTotalMs: number;
@@ -51,7 +56,21 @@ function postgresPids(): number[] {
   return pids;
 }
 
-export function cpuSample(serverPids: readonly number[]): CpuSample {
+/** The backends of `database`, by their process title (`postgres: ... <user> <database> <client> ...`). */
+function sessionsOf(database: string): Map<number, number> {
+  const sessions = new Map<number, number>();
+  for (const pid of postgresPids()) {
+    try {
+      const title = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      if (title.includes(` ${database} `)) sessions.set(pid, processMs(pid));
+    } catch {
+      // The session ended while we looked.
+    }
+  }
+  return sessions;
+}
+
+export function cpuSample(serverPids: readonly number[], database?: string): CpuSample {
   let busy = 0;
   let total = 0;
   for (const cpu of os.cpus()) {
@@ -63,6 +82,7 @@ export function cpuSample(serverPids: readonly number[]): CpuSample {
     serverMs: serverPids.reduce((sum, pid) => sum + processMs(pid), 0),
     postgresMs: postgresPids().reduce((sum, pid) => sum + processMs(pid, true), 0),
     loadMs: processMs(process.pid),
+    ...(database === undefined ? {} : { sessions: sessionsOf(database) }),
     machineBusyMs: busy,
     machineTotalMs: total,
   };
@@ -72,6 +92,12 @@ export interface CpuUse {
   /** CPU milliseconds per operation. */
   serverMsPerOp: number;
   postgresMsPerOp: number;
+  /**
+   * The sessions of the sampled database alone (when one was named): sessions that ended before
+   * the second sample are left out, and so are PostgreSQL's background processes (WAL writer,
+   * checkpointer, autovacuum).
+   */
+  sessionsMsPerOp?: number;
   loadMsPerOp: number;
   /** Share of the whole machine (all cores) that was busy, 0..1. */
   machineBusy: number;
@@ -82,6 +108,14 @@ export function cpuUse(before: CpuSample, after: CpuSample, operations: number):
   return {
     serverMsPerOp: per(before.serverMs, after.serverMs),
     postgresMsPerOp: per(before.postgresMs, after.postgresMs),
+    ...(before.sessions && after.sessions
+      ? {
+          sessionsMsPerOp: per(
+            0,
+            [...after.sessions].reduce((sum, [pid, ms]) => sum + ms - (before.sessions!.get(pid) ?? 0), 0),
+          ),
+        }
+      : {}),
     loadMsPerOp: per(before.loadMs, after.loadMs),
     machineBusy:
       Math.round(

@@ -108,7 +108,7 @@ async function measure(
 
 /** Where the CPU of a measured run went, per request, next to the baseline's. */
 function cpuRows(ctx: BenchContext, scenario: string, measured: Measured, baseline: Measured): void {
-  const rows: [string, keyof CpuUse][] = [
+  const rows: [string, 'serverMsPerOp' | 'postgresMsPerOp' | 'loadMsPerOp'][] = [
     ['server CPU per request', 'serverMsPerOp'],
     ['PostgreSQL CPU per request', 'postgresMsPerOp'],
     ['load generator CPU per request', 'loadMsPerOp'],
