@@ -62,10 +62,7 @@ const anyUnpublished = statement(
 const insertDeliveries = statement(
   'webhook_deliveries_publish',
   `with published as (
-     update outbox_events o set published_at = $1
-       from unnest($2::uuid[], $15::uuid[], $16::timestamptz[]) as p(id, tenant_id, created_at)
-      where o.id = any($2::uuid[]) and o.created_at = any($16::timestamptz[])
-        and o.id = p.id and o.tenant_id = p.tenant_id and o.created_at = p.created_at
+     update outbox_events set published_at = $1 where id = any($2::uuid[]) and tenant_id = any($15::uuid[])
    )
    insert into webhook_deliveries (id, tenant_id, event_id, payout_id, event_type, target_url, target_origin,
        status, snapshot, attempts, due_at, created_at, updated_at, event_created_at)
@@ -129,8 +126,8 @@ export async function publishEvents(
       context.attempts,
       context.dueAt,
       ...jobs,
-      events.map((e) => e.tenant_id),
-      events.map((e) => e.event_created_at),
+      // The batch's tenants, each once: a list per event would multiply the key's index probes.
+      [...new Set(events.map((e) => e.tenant_id))],
     ]);
     return { published: events.length, jobs: jobs[0]!.length };
   });
@@ -239,9 +236,10 @@ function applyStepsText(withTurn: boolean): string {
        from unnest($2::uuid[], $3::uuid[], $4::timestamptz[], $5::jsonb[], $6::text[], $7::jsonb[], $8::int[],
                    $9::timestamptz[])
             as u(id, tenant_id, event_created_at, before, status, snapshot, attempts, due_at)
-      -- By the whole key, the lists first: each partition is searched in its key's index for the
-      -- batch's ids, never scanned (a join on the id alone hashed every partition, batch after batch).
-      where d.id = any($2::uuid[]) and d.event_created_at = any($4::timestamptz[])
+      -- The batch's ids are looked up in each partition's key, never scanned (a join on the id
+      -- alone hashed every partition, batch after batch); the rows found join on the whole key.
+      -- One list only: a second on another column of the key would probe every pair of values.
+      where d.id = any($2::uuid[])
         and d.id = u.id and d.tenant_id = u.tenant_id and d.event_created_at = u.event_created_at
         and d.snapshot = u.before
      returning d.id, d.tenant_id, d.event_id, d.payout_id, d.event_type, d.target_url, d.event_created_at
