@@ -247,7 +247,8 @@ describe('operations console in Chromium', function () {
     await pageA.locator('tr[data-tenant] button', { hasText: 'Issue API key' }).first().click();
     const issued = pageA.locator('[data-testid="issued-key"] code.secret');
     await issued.waitFor();
-    expect(await issued.textContent()).to.match(/\w{20,}/);
+    // A key is `sk_` and base64url: `-` may break any run of word characters.
+    expect(await issued.textContent()).to.match(/sk_[\w-]{20,}/);
     // The tenant's keys list it (never the key itself) with a Revoke button: no id to type in.
     const keyId = (await pageA.locator('[data-testid="issued-key"] code.id').nth(1).getAttribute('title'))!;
     const tenantId = (await pageA
