@@ -5,9 +5,11 @@
  * `point payout_id` a line; it is read at every point reached, so that the test can arm kills for
  * payouts it creates after the process started. The first point reached for a payout listed with
  * it writes one line `crash point <point> <payout_id>` to stderr and SIGKILLs the whole process,
- * as kill -9 would, there and then.
+ * as kill -9 would, there and then. Every point reached, armed or not, is appended first to the
+ * file `<CRASH_AT_FILE>.reached` (`point payout_id` a line), so that the test can tell that the code
+ * still calls each point.
  */
-import { readFileSync, writeSync } from 'node:fs';
+import { appendFileSync, readFileSync, writeSync } from 'node:fs';
 import { CRASH_HOOK, CRASH_POINTS, type CrashPoint } from '#src/lib/crash-points.ts';
 
 const file = process.env.CRASH_AT_FILE;
@@ -31,6 +33,7 @@ function armed(): Set<string> {
   payoutIds: readonly string[],
 ) => {
   if (payoutIds.length === 0) return;
+  appendFileSync(`${file}.reached`, payoutIds.map((id) => `${point} ${id}\n`).join(''));
   const kills = armed();
   const payout = payoutIds.find((id) => kills.has(`${point} ${id}`));
   if (payout === undefined) return;
