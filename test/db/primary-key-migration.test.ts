@@ -4,6 +4,7 @@ import { runRefundsOnce } from '#src/refunds/job.ts';
 import { Migration20261129030000_citus_primary_keys as PrimaryKeys } from '../../migrations/Migration20261129030000_citus_primary_keys.ts';
 import { call } from '../client.ts';
 import { deps, dispatch, merchantWith, paidPayout, payoutTo } from '../dispatch/fixtures.ts';
+import { migrationSteps } from './migration-steps.ts';
 
 const TABLES = [
   'idempotency_keys',
@@ -66,12 +67,7 @@ describe('keying the merchant tables by (id, tenant_id) (Migration20261129030000
     await runRefundsOnce(deps());
 
     const { orm } = deps();
-    const migration = new PrimaryKeys(orm.em.getDriver(), orm.config);
-    const statements = async (em: EntityManager, step: 'up' | 'down') => {
-      migration.reset();
-      await migration[step]();
-      for (const sql of migration.getQueries()) await em.execute(sql as string);
-    };
+    const statements = migrationSteps(new PrimaryKeys(orm.em.getDriver(), orm.config));
     const rolledBack = new Error('rolled back');
     await orm.em
       .fork()

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import type { EntityManager } from '@mikro-orm/postgresql';
 import { expect } from 'chai';
 import { runRefundsOnce } from '#src/refunds/job.ts';
 import { Migration20261129090000_task_tenant as TaskTenant } from '../../migrations/Migration20261129090000_task_tenant.ts';
 import { deps, dispatch, merchantWith, paidPayout, payoutTo } from '../dispatch/fixtures.ts';
+import { migrationSteps } from './migration-steps.ts';
 
 /**
  * The migration that gives tasks their subject's tenant, run down and up again on the test
@@ -19,12 +19,7 @@ describe("tasks naming their subject's tenant (Migration20261129090000)", () => 
     await runRefundsOnce(deps());
 
     const { orm } = deps();
-    const migration = new TaskTenant(orm.em.getDriver(), orm.config);
-    const statements = async (em: EntityManager, step: 'up' | 'down') => {
-      migration.reset();
-      await migration[step]();
-      for (const sql of migration.getQueries()) await em.execute(sql as string);
-    };
+    const statements = migrationSteps(new TaskTenant(orm.em.getDriver(), orm.config));
     const rolledBack = new Error('rolled back');
     await orm.em
       .fork()
