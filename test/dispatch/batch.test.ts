@@ -4,27 +4,11 @@ import { dispatchDue } from '#src/dispatch/service.ts';
 import { Task } from '#src/jobs/entities.ts';
 import { toDecimal } from '#src/lib/money.ts';
 import { ProviderUnavailableError } from '#src/providers/providers.ts';
-import type { PayoutProcessor } from '#src/providers/rails.ts';
 import type { Merchant } from '../client.ts';
 import { harness } from '../harness.ts';
 import { ledgerOf, violationsOf } from '../ledger/fixtures.ts';
 import { payoutReadyMerchant } from '../payouts/fixtures.ts';
-import { deps, outflowsOf, paidPayout, payoutOf, payoutTo, processorRecord } from './fixtures.ts';
-
-/** Wraps the processor's submit for the length of `body`, keeping the real one underneath. */
-async function withSubmit(
-  wrap: (real: PayoutProcessor['submit']) => PayoutProcessor['submit'],
-  body: () => Promise<void>,
-): Promise<void> {
-  const processor = deps().rails.processor;
-  const real = processor.submit;
-  processor.submit = wrap(real.bind(processor));
-  try {
-    await body();
-  } finally {
-    processor.submit = real;
-  }
-}
+import { deps, outflowsOf, paidPayout, payoutOf, payoutTo, processorRecord, withSubmit } from './fixtures.ts';
 
 /** Each ledger transaction of the payout (its cause and transition) sums to zero in every currency. */
 async function balancedLedger(payoutId: string): Promise<void> {

@@ -3,7 +3,7 @@ import { runDispatchOnce } from '#src/dispatch/job.ts';
 import { Task } from '#src/jobs/entities.ts';
 import { CALLBACK_SIGNATURE_HEADER, signCallback } from '#src/providers/callback-signature.ts';
 import { ProviderUnavailableError } from '#src/providers/providers.ts';
-import type { PayoutProcessor, ProcessorResult } from '#src/providers/rails.ts';
+import type { ProcessorResult } from '#src/providers/rails.ts';
 import { runRefundsOnce } from '#src/refunds/job.ts';
 import { call, type Merchant } from '../client.ts';
 import { harness } from '../harness.ts';
@@ -21,22 +21,8 @@ import {
   processorRecord,
   processorSettled,
   timelineOf,
+  withSubmit,
 } from './fixtures.ts';
-
-/** Swaps the processor's submit for the length of `body`, keeping the real one underneath. */
-async function withSubmit(
-  wrap: (real: PayoutProcessor['submit']) => PayoutProcessor['submit'],
-  body: () => Promise<void>,
-): Promise<void> {
-  const processor = deps().rails.processor;
-  const real = processor.submit;
-  processor.submit = wrap(real.bind(processor));
-  try {
-    await body();
-  } finally {
-    processor.submit = real;
-  }
-}
 
 describe('dispatch: paying the beneficiary through the processor', () => {
   let merchant: Merchant;

@@ -6,6 +6,7 @@ import { PaymentInstruction } from '#src/instructions/entities.ts';
 import { runInstructionsOnce } from '#src/instructions/job.ts';
 import { toDecimal } from '#src/lib/money.ts';
 import { Payout } from '#src/payouts/entities.ts';
+import type { PayoutProcessor } from '#src/providers/rails.ts';
 import { runSettlementOnce } from '#src/settlement/job.ts';
 import { call, createMerchant, type Merchant } from '../client.ts';
 import { harness } from '../harness.ts';
@@ -235,4 +236,19 @@ export function timelineOf(payout: {
   status_timeline: { reason_code: string; triggered_by: string }[];
 }): string[] {
   return payout.status_timeline.map((t) => `${t.reason_code}/${t.triggered_by}`);
+}
+
+/** Swaps the processor's submit for the length of `body`, keeping the real one underneath. */
+export async function withSubmit(
+  wrap: (real: PayoutProcessor['submit']) => PayoutProcessor['submit'],
+  body: () => Promise<void>,
+): Promise<void> {
+  const processor = deps().rails.processor;
+  const real = processor.submit;
+  processor.submit = wrap(real.bind(processor));
+  try {
+    await body();
+  } finally {
+    processor.submit = real;
+  }
 }
