@@ -43,6 +43,7 @@ export const TABLE_DISTRIBUTION = {
   recon_breaks: 'local',
   recon_rail_lines: 'local',
   recon_rail_totals: 'local',
+  recon_processor_lines: 'local',
   mikro_orm_migrations: 'local',
 } as const satisfies Record<string, Distribution>;
 

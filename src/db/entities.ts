@@ -16,6 +16,7 @@ import { Quote } from '#src/quotes/entities.ts';
 import {
   ReconAccount,
   ReconBreak,
+  ReconProcessorLine,
   ReconRailLine,
   ReconRailTotal,
   ReconRun,
@@ -64,5 +65,6 @@ export const entities: NonNullable<Options['entities']> = [
   ReconBreak,
   ReconRailLine,
   ReconRailTotal,
+  ReconProcessorLine,
   LedgerViolation,
 ];

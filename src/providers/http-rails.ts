@@ -27,6 +27,7 @@ import type {
   Rails,
   RailTransfer,
   SettledPayout,
+  SettlementChange,
 } from './rails.ts';
 
 /**
@@ -106,6 +107,28 @@ const settlementReportBody = z.object({
   next_cursor: z.string().min(1).nullable(),
   complete: z.boolean(),
 });
+
+const reportLine = settlementReportBody.shape.transfers.element;
+
+const settlementChangesBody = z.object({
+  transfers: z.array(reportLine.extend({ changed_at: z.iso.datetime({ offset: true }) })),
+  next_cursor: z.string().min(1).nullable(),
+  as_of: z.iso.datetime({ offset: true }),
+});
+
+/** A settlement report line as the service reads it. */
+function settledPayout(t: z.infer<typeof reportLine>): SettledPayout {
+  return {
+    reference: t.reference,
+    processorReference: t.processor_reference,
+    amount: toDecimal(t.amount),
+    currency: t.currency,
+    status: t.status,
+    failureCode: t.failure_code,
+    settledAt: new Date(t.settled_at),
+    returnedAt: t.returned_at === null ? null : new Date(t.returned_at),
+  };
+}
 
 const railTransferBody = z.object({
   reference: z.string(),
@@ -375,22 +398,30 @@ export function httpPayoutProcessor(client: HttpClient, name: string): PayoutPro
       if (response.status !== 200) throw unexpected(client, response);
       const body = parse(client, settlementReportBody, response.body);
       if (body.date !== day) throw unavailable(client, 'a settlement report of another day');
-      const payouts = body.transfers.map(
-        (t): SettledPayout => ({
-          reference: t.reference,
-          processorReference: t.processor_reference,
-          amount: toDecimal(t.amount),
-          currency: t.currency,
-          status: t.status,
-          failureCode: t.failure_code,
-          settledAt: new Date(t.settled_at),
-          returnedAt: t.returned_at === null ? null : new Date(t.returned_at),
-        }),
-      );
+      const payouts = body.transfers.map(settledPayout);
       if (payouts.some((p) => p.status === 'RETURNED' && p.returnedAt === null)) {
         throw unavailable(client, 'a returned payout without its return time');
       }
       return { payouts, nextCursor: body.next_cursor, complete: body.complete };
+    },
+
+    async settlementChanges(args) {
+      const searchParams: Record<string, string> = { limit: String(args.limit) };
+      if (args.cursor !== null) searchParams['cursor'] = args.cursor;
+      const response = await send(client, {
+        method: 'GET',
+        path: 'processor/settlements/changes',
+        searchParams,
+      });
+      if (response.status !== 200) throw unexpected(client, response);
+      const body = parse(client, settlementChangesBody, response.body);
+      const payouts = body.transfers.map(
+        (t): SettlementChange => ({ ...settledPayout(t), changedAt: new Date(t.changed_at) }),
+      );
+      if (payouts.some((p) => p.status === 'RETURNED' && p.returnedAt === null)) {
+        throw unavailable(client, 'a returned payout without its return time');
+      }
+      return { payouts, nextCursor: body.next_cursor, asOf: new Date(body.as_of) };
     },
   };
 }

@@ -208,6 +208,23 @@ export interface PayoutProcessor {
     day: string,
     args: { cursor: string | null; limit: number },
   ): Promise<{ payouts: SettledPayout[]; nextCursor: string | null; complete: boolean }>;
+  /**
+   * The changes to the settlement reports after `cursor`, oldest first: each payout that reached
+   * its final state or was returned since, as its report line now reads, with when the processor
+   * recorded that change. `nextCursor` is where the next listing resumes (null: where it was);
+   * `asOf` the processor's time up to which the listing is complete when this page is the last.
+   */
+  settlementChanges(args: { cursor: string | null; limit: number }): Promise<{
+    payouts: SettlementChange[];
+    nextCursor: string | null;
+    asOf: Date;
+  }>;
+}
+
+/** A report line that changed, as the processor's listing of changes gives it. */
+export interface SettlementChange extends SettledPayout {
+  /** When the processor recorded the change (its own clock): the listing's order. */
+  changedAt: Date;
 }
 
 export interface Rails {

@@ -55,6 +55,40 @@ export const ReconRailLine = defineEntity({
 });
 export type ReconRailLine = InferEntity<typeof ReconRailLine>;
 
+/** A payout's final state as the processor's settlement report lists it. */
+export const PROCESSOR_LINE_STATES = ['SUCCESSFUL', 'FAILED', 'RETURNED'] as const;
+
+/**
+ * One payout of the processor's settlement report, kept in its current state: the processor's
+ * listing of report changes (read from the `RECON_PROCESSOR` cursor) says each time a payout
+ * reaches its final state or is returned, and the line is replaced by the newer one. A day's
+ * report is then the lines settled that day and those returned that day.
+ */
+export const ReconProcessorLine = defineEntity({
+  name: 'ReconProcessorLine',
+  tableName: 'recon_processor_lines',
+  indexes: [
+    { name: 'recon_processor_lines_settled_index', properties: ['processor', 'settledAt'] },
+    { name: 'recon_processor_lines_returned_index', properties: ['processor', 'returnedAt'] },
+  ],
+  properties: {
+    /** The processor's name, as outflows record it. */
+    processor: p.string().length(100).primary(),
+    /** The service's reference of the payout: the outflow id. */
+    reference: p.string().length(200).primary(),
+    processorReference: p.string().length(200).nullable(),
+    amount: money(),
+    currency: p.string().length(8),
+    status: p.enum(PROCESSOR_LINE_STATES),
+    failureCode: p.string().length(100).nullable(),
+    settledAt: p.datetime(),
+    returnedAt: p.datetime().nullable(),
+    /** When the processor recorded the change this line is (its own clock). */
+    changedAt: p.datetime(),
+  },
+});
+export type ReconProcessorLine = InferEntity<typeof ReconProcessorLine>;
+
 /**
  * Everything a rail has shown arriving on each collection account (reversals taken off), summed
  * as its lines are kept: a run reads the balance here instead of the rail's whole history.

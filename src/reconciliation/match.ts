@@ -1,4 +1,4 @@
-import { type Sql, statement, TextArray } from '#src/db/sql.ts';
+import { type Sql, statement } from '#src/db/sql.ts';
 import { dayEnd, dayStart } from '#src/lib/days.ts';
 import { type Decimal, toDecimal } from '#src/lib/money.ts';
 import type { BreakKind, ReconRail } from './entities.ts';
@@ -75,15 +75,8 @@ export interface DayComparison {
   /** How many lines of the day the rail's record held where the statement ran, and their sum. */
   railLines: number;
   railSum: string;
-}
-
-/** The processor's report of a day, as the run read it: one movement per payout listed. */
-export interface ReportLine {
-  reference: string;
-  amount: Decimal;
-  currency: string;
-  state: string;
-  inPeriod: boolean;
+  /** How many of those lines said returned (a kept processor line changes only by its return). */
+  railReturned: number;
 }
 
 const UUID_RE = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
@@ -166,14 +159,20 @@ const refundBooks = (mode: Mode, destination: 'BANK_ACCOUNT' | 'CRYPTO_ADDRESS')
          : `r.id in (select split_part(x, ':', 1)::uuid from unnest($3::text[]) x where x ~ '${REFUND_REF_RE}')`
      }`;
 
-/** The processor's report as the run read it (`first` the number of its first parameter). */
-const reportLines = (mode: Mode, first: number) => `
+/**
+ * The processor's report of the day, as kept (`$processor` its name): the payouts that reached
+ * their final state that day, and those returned that day (compared, not counted as the day's
+ * money: they settled on an earlier day), each in its current state.
+ */
+const reportLines = (mode: Mode, processor: string) => `
   rail as (
-    select 'REPORT'::text as kind, t.reference, $${first}::text as account, null::text as ledger_account,
-           t.amount, t.currency, t.state, t.in_period
-      from unnest($${first + 1}::text[], $${first + 2}::text[]::numeric[], $${first + 3}::text[], $${first + 4}::text[],
-                  $${first + 5}::text[]::boolean[]) as t(reference, amount, currency, state, in_period)
-     where ${mode === 'day' ? 'true' : 't.reference = any($3::text[])'}
+    select 'REPORT'::text as kind, l.reference, 'transit:processor:' || l.processor as account,
+           null::text as ledger_account, l.amount, l.currency, l.status as state,
+           ${inDay('l.settled_at')} as in_period
+      from recon_processor_lines l
+     where l.processor = ${processor} and (${inDay('l.settled_at')} or ${inDay('l.returned_at')})${
+       mode === 'day' ? '' : ' and l.reference = any($3::text[])'
+     }
   )`;
 
 /** An outflow `o` with the sums `e` of its entries (currency, paid, in_transit, sent), as the ledger's side of money paid out. */
@@ -299,10 +298,11 @@ const dayTotals = (withReversals: boolean) => `
          coalesce(sum(j.b_amount) filter (where j.b_in_period), 0)::text as ledger_amount,
          count(*) filter (where j.outcome in ${BREAK_LIST})::int as breaks,
          count(j.r_reference)::int as rail_lines, coalesce(sum(j.r_amount), 0)::text as rail_sum,
+         count(*) filter (where j.r_state = 'RETURNED')::int as rail_returned,
          coalesce(json_agg(j.row) filter (where j.row is not null), '[]'::json) as rows
     -- Only what the counts need, and the row of a pairing to return: narrow rows to group.
     from (select coalesce(p.r_account, p.b_account) as account, coalesce(p.r_currency, p.b_currency) as currency,
-                 p.r_reference, p.r_in_period, p.r_amount, p.b_in_period, p.b_amount, p.outcome,
+                 p.r_reference, p.r_in_period, p.r_amount, p.r_state, p.b_in_period, p.b_amount, p.outcome,
                  case when p.outcome <> 'MATCHED'${
                    withReversals ? ' or p.reference in (select reference from reversals)' : ''
                  } then ${rowJson('p')} end as row
@@ -312,7 +312,7 @@ const dayTotals = (withReversals: boolean) => `
      withReversals
        ? `
   union all
-  select null, null, 0, '0', 0, '0', 0, '0', 0, count(*)::int, coalesce(sum(v.amount), 0)::text,
+  select null, null, 0, '0', 0, '0', 0, '0', 0, count(*)::int, coalesce(sum(v.amount), 0)::text, 0,
          coalesce(json_agg(json_build_object(
            'reference', v.reference, 'outcome', 'NOT_COUNTED', 'r_account', v.account,
            'r_ledger_account', v.ledger_account, 'r_amount', v.amount::text, 'r_currency', v.currency,
@@ -357,15 +357,15 @@ export const chainPairs = statement(
    ${pairRows}`,
 );
 
-/** The processor's settlement report against outflows: $3 (or $4) its rail account, then its lines. */
+/** The processor's kept settlement report against outflows: $3 (or $4) the processor. */
 export const processorDay = statement(
   'recon_processor_day',
-  `with ${reportLines('day', 3)}, ${OUTFLOWS_OF_DAY}, ${JOINED} ${dayTotals(false)}`,
+  `with ${reportLines('day', '$3')}, ${OUTFLOWS_OF_DAY}, ${JOINED} ${dayTotals(false)}`,
 );
 
 export const processorPairs = statement(
   'recon_processor_pairs',
-  `with ${reportLines('refs', 4)}, ${OUTFLOWS_BY_REFERENCE}, ${JOINED} ${pairRows}`,
+  `with ${reportLines('refs', '$4')}, ${OUTFLOWS_BY_REFERENCE}, ${JOINED} ${pairRows}`,
 );
 
 interface DayRow {
@@ -380,27 +380,30 @@ interface DayRow {
   breaks: number;
   rail_lines: number;
   rail_sum: string;
+  rail_returned: number;
   rows: PairRow[];
 }
 
-/** What a run compares: the rail and its day, and the processor's report for that rail. */
+/** What a run compares: the rail and its day, and for the processor rail, whose report. */
 export interface CompareArgs {
   rail: ReconRail;
   day: string;
-  report?: readonly ReportLine[];
-  processorAccount?: string | undefined;
+  processor?: string | undefined;
 }
 
-/** The report's columns, as text arrays sent in binary (a day's report is 100,000 lines or more). */
-function reportParams(args: CompareArgs, report: readonly ReportLine[] = args.report ?? []): unknown[] {
-  return [
-    args.processorAccount,
-    new TextArray(report.map((l) => l.reference)),
-    new TextArray(report.map((l) => l.amount.toFixed())),
-    new TextArray(report.map((l) => l.currency)),
-    new TextArray(report.map((l) => l.state)),
-    new TextArray(report.map((l) => (l.inPeriod ? 't' : 'f'))),
-  ];
+/** The parameter after the common ones: the rail, or the processor whose kept report is compared. */
+const railParam = (args: CompareArgs) => (args.rail === 'PROCESSOR' ? args.processor : args.rail);
+
+/** The statements of a rail: its day's, and its pairing by reference. */
+function statementsOf(rail: ReconRail) {
+  switch (rail) {
+    case 'BANK_TRANSFER':
+      return { day: bankDay, pairs: bankPairs };
+    case 'CRYPTO':
+      return { day: chainDay, pairs: chainPairs };
+    case 'PROCESSOR':
+      return { day: processorDay, pairs: processorPairs };
+  }
 }
 
 // The day's statement hashes and groups a whole day of both sides at once: given the memory to do
@@ -417,15 +420,14 @@ export async function compareDay(sql: Sql, args: CompareArgs): Promise<DayCompar
   const window = [dayStart(args.day), dayEnd(args.day)];
   const found = await sql.transaction(async (tx) => {
     await tx.rows(dayMemory);
-    return args.rail === 'PROCESSOR'
-      ? await tx.rows<DayRow>(processorDay, [...window, ...reportParams(args)])
-      : await tx.rows<DayRow>(args.rail === 'BANK_TRANSFER' ? bankDay : chainDay, [...window, args.rail]);
+    return await tx.rows<DayRow>(statementsOf(args.rail).day, [...window, railParam(args)]);
   });
-  const out: DayComparison = { totals: [], rows: [], railLines: 0, railSum: '0' };
+  const out: DayComparison = { totals: [], rows: [], railLines: 0, railSum: '0', railReturned: 0 };
   let railSum = toDecimal(0);
   for (const row of found) {
     out.rows.push(...row.rows);
     out.railLines += row.rail_lines;
+    out.railReturned += row.rail_returned;
     railSum = railSum.plus(row.rail_sum);
     if (row.account === null || row.currency === null) continue;
     out.totals.push({
@@ -450,22 +452,12 @@ export async function pairReferences(
   args: CompareArgs,
   references: readonly string[],
 ): Promise<PairRow[]> {
-  const common = [dayStart(args.day), dayEnd(args.day), [...references]];
-  const wanted = new Set(references);
-  const [found] =
-    args.rail === 'PROCESSOR'
-      ? await sql.rows<{ rows: PairRow[] }>(processorPairs, [
-          ...common,
-          // The statement pairs the report's lines of these references alone: only those are sent.
-          ...reportParams(
-            args,
-            (args.report ?? []).filter((l) => wanted.has(l.reference)),
-          ),
-        ])
-      : await sql.rows<{ rows: PairRow[] }>(args.rail === 'BANK_TRANSFER' ? bankPairs : chainPairs, [
-          ...common,
-          args.rail,
-        ]);
+  const [found] = await sql.rows<{ rows: PairRow[] }>(statementsOf(args.rail).pairs, [
+    dayStart(args.day),
+    dayEnd(args.day),
+    [...references],
+    railParam(args),
+  ]);
   return found!.rows;
 }
 

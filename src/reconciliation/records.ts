@@ -1,13 +1,18 @@
 import { NETWORKS } from '#src/corridors/corridors.ts';
-import { columnsOf, statement, toDate } from '#src/db/sql.ts';
+import { columnsOf, type Sql, statement, toDate } from '#src/db/sql.ts';
 import type { Deps } from '#src/deps.ts';
 import { accountName } from '#src/ledger/chart.ts';
-import { dayEnd, dayStart } from '#src/lib/days.ts';
+import { dayEnd } from '#src/lib/days.ts';
 import { type Decimal, toDecimal } from '#src/lib/money.ts';
+import type { SettlementChange } from '#src/providers/rails.ts';
 import type { RailSource } from '#src/settlement/entities.ts';
-import { type RailPage, readRail as readRailFromCursor } from '#src/settlement/rail-reader.ts';
+import {
+  type RailPage,
+  type RailRead,
+  type RailReader,
+  readRail as readRailFromCursor,
+} from '#src/settlement/rail-reader.ts';
 import type { ReconRail } from './entities.ts';
-import type { ReportLine } from './match.ts';
 
 /**
  * The rail's own record of one UTC day, read over HTTP outside any transaction. Rail accounts are
@@ -15,23 +20,23 @@ import type { ReportLine } from './match.ts';
  * `transit:refunds:BANK` for the refunds the bank sent, `collection:crypto:<network>:<address>`
  * per deposit address, `transit:processor:<name>`.
  *
- * The bank's statement and the chains' transfers are read incrementally: each run asks the rail
- * only for what it listed since the last read, keeps those lines (`recon_rail_lines`) and each
- * collection account's running total (`recon_rail_totals`); the comparison with the ledger
- * (`./match.ts`) finds a day's lines there by time. The processor's report is per day already and
- * is handed to the comparison as it was read.
+ * Every rail is read incrementally: each read asks the rail only for what it listed since the
+ * last read. The bank's statement and the chains' transfers are kept as lines (`recon_rail_lines`)
+ * with each collection account's running total (`recon_rail_totals`); the processor's settlement
+ * report as one line per payout in its current state (`recon_processor_lines`), from the
+ * processor's listing of report changes, so that a return replaces the line of the success. The
+ * comparison with the ledger (`./match.ts`) finds a day's lines there by time. The processor's
+ * changes are also read ahead of the runs, by the `reconciliation` job ({@link pullSettlementChanges}).
  */
 
 const PAGE = 500;
-/** The processor's largest page of its settlement report: a day of 100,000 payouts in 100 requests. */
-const REPORT_PAGE = 1000;
+/** The processor's largest page of its report changes: a day of 100,000 payouts in 100 requests. */
+const CHANGES_PAGE = 1000;
 
 /** What a rail's record says about a day, and whether that day is over at the rail. */
 export interface RailRecord {
-  /** The processor's report of the day (empty for the rails whose lines are kept). */
-  report: ReportLine[];
-  /** The rail account of the processor's report. */
-  processorAccount?: string;
+  /** The processor whose kept report lines a run compares (the processor rail only). */
+  processor?: string;
   complete: boolean;
   /**
    * Everything the rail has ever shown arriving on each collection account (its whole record,
@@ -88,12 +93,39 @@ const keepLines = statement(
    on conflict (account, currency) do update set amount = recon_rail_totals.amount + excluded.amount`,
 );
 
-/** How many lines of the day the primary keeps for a rail, and their sum: what a replica's comparison must have seen. */
+// Keeps the processor's report lines in their current state: a later change replaces the line.
+const keepProcessorLines = statement(
+  'recon_processor_lines_keep',
+  `insert into recon_processor_lines as l (processor, reference, processor_reference, amount, currency,
+       status, failure_code, settled_at, returned_at, changed_at)
+   select $1, t.reference, t.processor_reference, t.amount, t.currency, t.status, t.failure_code,
+          t.settled_at, t.returned_at, t.changed_at
+     from unnest($2::text[], $3::text[], $4::numeric[], $5::text[], $6::text[], $7::text[],
+                 $8::timestamptz[], $9::timestamptz[], $10::timestamptz[])
+          as t(reference, processor_reference, amount, currency, status, failure_code, settled_at,
+               returned_at, changed_at)
+   on conflict (processor, reference) do update
+      set processor_reference = excluded.processor_reference, amount = excluded.amount,
+          currency = excluded.currency, status = excluded.status, failure_code = excluded.failure_code,
+          settled_at = excluded.settled_at, returned_at = excluded.returned_at, changed_at = excluded.changed_at
+    where l.changed_at <= excluded.changed_at`,
+);
+
+/**
+ * How many lines of the day the primary keeps for a rail, their sum, and how many say returned:
+ * what a replica's comparison must have seen (a kept line of the processor changes only by its
+ * return). `$1` the rail, `$2`, `$3` the day, `$4` the processor.
+ */
 export const dayLineCount = statement(
   'recon_rail_lines_of_day',
-  `select count(*)::int as lines, coalesce(sum(amount), 0)::text as sum
+  `select count(*)::int as lines, coalesce(sum(amount), 0)::text as sum, 0 as returned
      from recon_rail_lines
-    where rail = $1 and occurred_at >= $2 and occurred_at < $3`,
+    where rail = $1 and occurred_at >= $2 and occurred_at < $3 and $1 <> 'PROCESSOR'
+   union all
+   select count(*)::int, coalesce(sum(amount), 0)::text, count(*) filter (where status = 'RETURNED')::int
+     from recon_processor_lines
+    where $1 = 'PROCESSOR' and processor = $4
+      and ((settled_at >= $2 and settled_at < $3) or (returned_at >= $2 and returned_at < $3))`,
 );
 
 const railTotals = statement(
@@ -111,52 +143,82 @@ const LEASE_TRIES = 50;
 const LEASE_WAIT_MS = 200;
 
 /**
- * Brings the kept lines of `source` up to the rail's present: reads only what the rail listed
- * after the cursor of the last read (the leased cursor of `src/settlement/rail-reader.ts`). When
- * another run is reading the same rail, waits for it: its lines are the ones this run needs.
+ * Brings what is kept of `source` up to the rail's present: reads only what the rail listed
+ * after the cursor of the last read (the leased cursor of `src/settlement/rail-reader.ts`), and
+ * saves each page with the cursor in one transaction. When another reader (a run, the job's pull)
+ * is reading the same rail, waits for it (what it reads is what this one needs), unless `wait` is
+ * false: then returns at once, nothing read.
  */
-async function keepUpWith(
+async function keepUpWith<T>(
+  deps: Deps,
+  reader: Pick<RailReader<T>, 'source' | 'list' | 'timeOf'> & {
+    keep(tx: Sql, items: readonly T[]): Promise<void>;
+  },
+  pageSize: number,
+  wait = true,
+): Promise<RailRead> {
+  for (let attempt = 0; ; attempt++) {
+    const read = await readRailFromCursor<T>(
+      deps,
+      {
+        source: reader.source,
+        intervalMs: null,
+        list: reader.list,
+        timeOf: reader.timeOf,
+        async save(tx, page) {
+          if (page.items.length > 0) await reader.keep(tx, page.items);
+          return page.items.length;
+        },
+      },
+      { pageSize, maxPages: Number.MAX_SAFE_INTEGER },
+    );
+    if (read.read || !wait) return read;
+    if (attempt >= LEASE_TRIES)
+      throw new Error(`the ${reader.source} record is being read by another run; try again`);
+    await new Promise((resolve) => setTimeout(resolve, LEASE_WAIT_MS));
+  }
+}
+
+/** {@link keepUpWith} for a rail whose lines go to `recon_rail_lines`. */
+function keepRailLines(
   deps: Deps,
   rail: 'BANK_TRANSFER' | 'CRYPTO',
   source: RailSource,
   list: (cursor: string | null, limit: number) => Promise<RailPage<KeptLine>>,
-): Promise<void> {
-  for (let attempt = 0; ; attempt++) {
-    const read = await readRailFromCursor<KeptLine>(
-      deps,
-      {
-        source,
-        intervalMs: null,
-        list,
-        timeOf: (line) => line.occurredAt,
-        async save(tx, page) {
-          if (page.items.length === 0) return 0;
-          await tx.rows(keepLines, [
-            rail,
-            ...columnsOf(
-              page.items.map((l) => [
-                l.kind,
-                l.lineId,
-                l.reference,
-                l.account,
-                l.ledgerAccount,
-                l.amount.toFixed(),
-                l.currency,
-                l.occurredAt,
-              ]),
-              8,
-            ),
-          ]);
-          return page.items.length;
-        },
+): Promise<RailRead> {
+  return keepUpWith<KeptLine>(
+    deps,
+    {
+      source,
+      list,
+      timeOf: (line) => line.occurredAt,
+      async keep(tx, items) {
+        await tx.rows(keepLines, [
+          rail,
+          ...columnsOf(
+            items.map((l) => [
+              l.kind,
+              l.lineId,
+              l.reference,
+              l.account,
+              l.ledgerAccount,
+              l.amount.toFixed(),
+              l.currency,
+              l.occurredAt,
+            ]),
+            8,
+          ),
+        ]);
       },
-      { pageSize: PAGE, maxPages: Number.MAX_SAFE_INTEGER },
-    );
-    if (read.read) return;
-    if (attempt >= LEASE_TRIES)
-      throw new Error(`the ${source} record is being read by another run; try again`);
-    await new Promise((resolve) => setTimeout(resolve, LEASE_WAIT_MS));
-  }
+    },
+    PAGE,
+  );
+}
+
+/** Whether every source has been read past the end of `day` (the rail's own time). */
+async function readPast(deps: Deps, sources: readonly RailSource[], day: string): Promise<boolean> {
+  const [through] = await deps.sql.rows<{ read_through: Date | null }>(readThrough, [[...sources]]);
+  return through?.read_through != null && toDate(through.read_through) >= dayEnd(day);
 }
 
 /** The collection totals of `rail`, once its sources are read up to now, and whether `day` is over there. */
@@ -172,9 +234,7 @@ async function keptRecord(
   ])) {
     balances.set(t.account, { currency: t.currency, amount: toDecimal(t.amount) });
   }
-  const [through] = await deps.sql.rows<{ read_through: Date | null }>(readThrough, [[...sources]]);
-  const complete = through?.read_through != null && toDate(through.read_through) >= dayEnd(day);
-  return { report: [], complete, balances };
+  return { complete: await readPast(deps, sources, day), balances };
 }
 
 /**
@@ -182,7 +242,7 @@ async function keptRecord(
  * the day (of credits of any day).
  */
 async function readStatement(deps: Deps, day: string): Promise<RailRecord> {
-  await keepUpWith(deps, 'BANK_TRANSFER', 'RECON_BANK', async (cursor, limit) => {
+  await keepRailLines(deps, 'BANK_TRANSFER', 'RECON_BANK', async (cursor, limit) => {
     const page = await deps.rails.bank.listCredits({ cursor, limit });
     const lines: KeptLine[] = [
       ...page.credits.map(
@@ -236,7 +296,7 @@ async function readChains(deps: Deps, day: string): Promise<RailRecord> {
   for (const network of NETWORKS) {
     const source = `RECON_${network}` as const;
     sources.push(source);
-    await keepUpWith(deps, 'CRYPTO', source, async (cursor, limit) => {
+    await keepRailLines(deps, 'CRYPTO', source, async (cursor, limit) => {
       const page = await deps.rails.chains.listTransfers(network, { cursor, limit });
       return {
         items: page.transfers
@@ -262,7 +322,7 @@ async function readChains(deps: Deps, day: string): Promise<RailRecord> {
   for (const network of NETWORKS) {
     const source = `RECON_${network}_SENDS` as const;
     sources.push(source);
-    await keepUpWith(deps, 'CRYPTO', source, async (cursor, limit) => {
+    await keepRailLines(deps, 'CRYPTO', source, async (cursor, limit) => {
       const page = await deps.rails.chains.listSends(network, { cursor, limit });
       return {
         items: page.sends.map(
@@ -286,28 +346,60 @@ async function readChains(deps: Deps, day: string): Promise<RailRecord> {
   return keptRecord(deps, 'CRYPTO', sources, day);
 }
 
-/** The processor's settlement report of the day. */
-async function readSettlementReport(deps: Deps, day: string): Promise<RailRecord> {
+/**
+ * Brings the kept lines of the processor's settlement report up to the processor's present: the
+ * report changes it listed since the last read (`RECON_PROCESSOR`), each payout's line replaced by
+ * its newer state. Run by the `reconciliation` job ahead of the runs, and by each processor run
+ * before it compares (then usually a single request that lists nothing new). With `wait` false
+ * (the job), a read another instance holds is left to it.
+ */
+export function pullSettlementChanges(deps: Deps, options: { wait?: boolean } = {}): Promise<RailRead> {
   const processor = deps.rails.processor;
-  const report: ReportLine[] = [];
-  const [from, to] = [dayStart(day).getTime(), dayEnd(day).getTime()];
-  let cursor: string | null = null;
-  let complete = false;
-  for (;;) {
-    const page = await processor.settlementReport(day, { cursor, limit: REPORT_PAGE });
-    complete = page.complete;
-    for (const p of page.payouts) {
-      report.push({
-        reference: p.reference,
-        amount: p.amount,
-        currency: p.currency,
-        state: p.status,
-        // A payout settled earlier and returned today is compared, not counted as today's money.
-        inPeriod: p.settledAt.getTime() >= from && p.settledAt.getTime() < to,
-      });
-    }
-    if (page.nextCursor === null) break;
-    cursor = page.nextCursor;
-  }
-  return { report, processorAccount: `transit:processor:${processor.name}`, complete, balances: new Map() };
+  return keepUpWith<SettlementChange>(
+    deps,
+    {
+      source: 'RECON_PROCESSOR',
+      async list(cursor, limit) {
+        const page = await processor.settlementChanges({ cursor, limit });
+        return { items: page.payouts, nextCursor: page.nextCursor, asOf: page.asOf };
+      },
+      timeOf: (change) => change.changedAt,
+      async keep(tx, items) {
+        // A payout listed twice in one page is kept as its later change says.
+        const latest = new Map(items.map((c) => [c.reference, c]));
+        await tx.rows(keepProcessorLines, [
+          processor.name,
+          ...columnsOf(
+            [...latest.values()].map((c) => [
+              c.reference,
+              c.processorReference,
+              c.amount.toFixed(),
+              c.currency,
+              c.status,
+              c.failureCode,
+              c.settledAt,
+              c.returnedAt,
+              c.changedAt,
+            ]),
+            9,
+          ),
+        ]);
+      },
+    },
+    CHANGES_PAGE,
+    options.wait ?? true,
+  );
+}
+
+/**
+ * The processor's settlement report of the day, as kept: its changes read up to now first. The
+ * day is over at the processor once its changes have been read past the day's end.
+ */
+async function readSettlementReport(deps: Deps, day: string): Promise<RailRecord> {
+  await pullSettlementChanges(deps);
+  return {
+    processor: deps.rails.processor.name,
+    complete: await readPast(deps, ['RECON_PROCESSOR'], day),
+    balances: new Map(),
+  };
 }

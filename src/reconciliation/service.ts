@@ -22,8 +22,8 @@ import {
 import { dayLineCount, type RailRecord, readRail } from './records.ts';
 
 /**
- * Reconciliation runs (`docs/reconciliation.md`): for one UTC day and one rail, the rail's own
- * record is read (outside any transaction) and kept, compared with the ledger's entries in
+ * Reconciliation runs (`docs/reconciliation.md`): for one UTC day and one rail, what is new in the
+ * rail's own record is read (outside any transaction) and kept, the day's kept lines compared with the ledger's entries in
  * PostgreSQL (`./match.ts`), and the result stored in one transaction: the counts and sums per
  * rail account, replaced, and one break per difference, added once (a difference found again
  * keeps its break and its status). One run row per day and rail, leased while a run works on it:
@@ -188,13 +188,17 @@ async function settle(
   collections: typeof seen.collections;
 }> {
   let day = seen.comparison;
-  if (seen.onReplica && args.rail !== 'PROCESSOR') {
-    const [kept] = await tx.rows<{ lines: number; sum: string }>(dayLineCount, [
+  if (seen.onReplica) {
+    const kept = await tx.rows<{ lines: number; sum: string; returned: number }>(dayLineCount, [
       args.rail,
       dayStart(args.day),
       dayEnd(args.day),
+      args.processor ?? null,
     ]);
-    if (kept!.lines !== day.railLines || !toDecimal(kept!.sum).eq(day.railSum))
+    const lines = kept.reduce((n, k) => n + k.lines, 0);
+    const sum = kept.reduce((n, k) => n.plus(k.sum), toDecimal(0));
+    const returned = kept.reduce((n, k) => n + k.returned, 0);
+    if (lines !== day.railLines || !sum.eq(day.railSum) || returned !== day.railReturned)
       day = await compareDay(tx, args);
   }
   const totals = day.totals.map((t) => ({ ...t }));
@@ -254,12 +258,7 @@ export async function runReconciliation(
   const runId = claimed.id;
   try {
     const rail = await readRail(deps, args.rail, args.day);
-    const compareArgs: CompareArgs = {
-      rail: args.rail,
-      day: args.day,
-      report: rail.report,
-      processorAccount: rail.processorAccount,
-    };
+    const compareArgs: CompareArgs = { rail: args.rail, day: args.day, processor: rail.processor };
     const seen = await deps.reads.read(null, async ({ sql }) => {
       // Two reads at once, each on a connection of its own: the day's comparison is the long one.
       const [comparison, collections] = await Promise.all([

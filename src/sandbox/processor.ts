@@ -104,6 +104,8 @@ export interface ProcessorPayout extends PayoutSubmission {
   returnReason: string | null;
   /** False once the settlement report leaves this payout out (magic `1006`, or on request). */
   reported: boolean;
+  /** The position of this payout's latest change in the listing of report changes; 0: none yet. */
+  changeSeq: number;
   /** Callbacks sent for this payout, forced ones included. */
   callbacks: CallbackDelivery[];
 }
@@ -233,6 +235,9 @@ const reportQuery = railListQuery({ maxPage: MAX_REPORT_PAGE, defaultPage: 500 }
   date: dayField,
 });
 
+const MAX_CHANGES_PAGE = 1000;
+const changesQuery = railListQuery({ maxPage: MAX_CHANGES_PAGE, defaultPage: 500 });
+
 const returnBody = z.object({
   returned_at: z.iso.datetime({ offset: true }).optional(),
   reason: z.string().trim().min(1).max(200).optional(),
@@ -311,6 +316,11 @@ export function processorParty(options: {
   // Bumped by every change a settlement report can show; a day's report is kept until the next
   // change or the next late return falls due, so that paging through a large day sorts it once.
   let version = 0;
+  // The listing of report changes: one entry per change, in the order the processor recorded them;
+  // an entry whose payout changed again later is left out of the listing (its later one stands).
+  const changes: { seq: number; payout: ProcessorPayout; at: Date }[] = [];
+  // Successes a late return (`1005`) will take back, worked out when the listing is read.
+  const lateReturnsDue = new Set<ProcessorPayout>();
   let cachedReport: {
     day: string;
     version: number;
@@ -347,10 +357,20 @@ export function processorParty(options: {
     return delivery;
   }
 
+  /** Records a change of the payout's report line in the listing of changes (a listed payout only). */
+  function recordChange(payout: ProcessorPayout): void {
+    if (!payout.reported || settledStatus(payout) === null) return;
+    payout.changeSeq = changes.length + 1;
+    changes.push({ seq: payout.changeSeq, payout, at: clock.now() });
+  }
+
   function settle(payout: ProcessorPayout): void {
     version += 1;
     payout.status = payout.plan.outcome.status;
     payout.settledAt = clock.now();
+    if (payout.plan.kind === 'ACCEPT' && payout.plan.returnAfterMs && payout.status === 'SUCCESSFUL')
+      lateReturnsDue.add(payout);
+    recordChange(payout);
     if (payout.plan.kind === 'ACCEPT' && payout.plan.callback) {
       sendCallback(payout, payout.plan.outcome, payout.settledAt);
     }
@@ -371,6 +391,8 @@ export function processorParty(options: {
       if (due <= clock.now()) {
         payout.returnedAt = due;
         payout.returnReason = DEFAULT_RETURN_REASON;
+        lateReturnsDue.delete(payout);
+        recordChange(payout);
       }
     }
     return payout;
@@ -389,7 +411,29 @@ export function processorParty(options: {
     }
     payout.returnedAt = at;
     payout.returnReason = args.reason ?? DEFAULT_RETURN_REASON;
+    lateReturnsDue.delete(payout);
+    recordChange(payout);
     return payout;
+  }
+
+  /**
+   * The report changes after `position` (a count of entries), up to `limit` payouts: each listed
+   * payout once, at its latest change, as its report line reads now. Late returns now due are
+   * recorded first, so that the listing is complete up to now.
+   */
+  function changesAfter(position: number, limit: number): { lines: ProcessorPayout[]; end: number } {
+    const due = [...lateReturnsDue].sort(
+      (a, b) => a.settledAt!.getTime() - b.settledAt!.getTime() || a.reference.localeCompare(b.reference),
+    );
+    for (const payout of due) lateReturns(payout);
+    const lines: ProcessorPayout[] = [];
+    let end = position;
+    while (end < changes.length && lines.length < limit) {
+      const change = changes[end]!;
+      end += 1;
+      if (change.payout.changeSeq === change.seq && change.payout.reported) lines.push(change.payout);
+    }
+    return { lines, end };
   }
 
   /**
@@ -489,6 +533,7 @@ export function processorParty(options: {
       returnedAt: null,
       returnReason: null,
       reported: plan.kind === 'REJECT' || plan.reported !== false,
+      changeSeq: 0,
       callbacks: [],
     };
     payouts.set(payout.reference, payout);
@@ -545,6 +590,29 @@ export function processorParty(options: {
     };
   });
 
+  // The report changes since a cursor: how the service keeps every day's report up to date,
+  // late returns included, without reading any day's report again (`docs/reconciliation.md`).
+  router.get('/processor/settlements/changes', (ctx) => {
+    const query = validate(changesQuery, ctx.query);
+    const cursors = positionCursors(reportEpoch, () => changes.length);
+    let after = 0;
+    if (query.cursor) {
+      const position = cursors.decode(query.cursor);
+      if (position === null) throw new SandboxError('INVALID_REQUEST', 'cursor: is not a cursor of this API');
+      after = position;
+    }
+    const asOf = clock.now();
+    const { lines, end } = changesAfter(after, query.limit);
+    ctx.body = {
+      transfers: lines.map((p) => ({
+        ...reportLineJson(p, settledStatus(p)!),
+        changed_at: changes[p.changeSeq - 1]!.at.toISOString(),
+      })),
+      next_cursor: cursors.encode(end),
+      as_of: asOf.toISOString(),
+    };
+  });
+
   router.post('/sandbox/processor/payouts/:reference/return', async (ctx) => {
     const body = validate(returnBody, await optionalJson(ctx));
     const payout = returnPayout(pathParam(ctx.params, 'reference'), {
@@ -594,8 +662,10 @@ export function processorParty(options: {
           returnedAt: null,
           returnReason: null,
           reported: true,
+          changeSeq: 0,
           callbacks: [],
         });
+        recordChange(payouts.get(p.reference)!);
       }
       version += 1;
     },

@@ -132,6 +132,7 @@ export const RAIL_SOURCES = [
   'RECON_BANK',
   'RECON_TRON_SENDS',
   'RECON_BSC_SENDS',
+  'RECON_PROCESSOR',
 ] as const;
 export type RailSource = (typeof RAIL_SOURCES)[number];
 

@@ -243,6 +243,28 @@ describe('HTTP rails', () => {
       ]);
     });
 
+    it('processor: the settlement report’s changes since a cursor, a late return among them', async () => {
+      clock.set(new Date('2026-04-10T12:00:00Z'));
+      const start = (await rails.processor.settlementChanges({ cursor: null, limit: 1000 })).nextCursor;
+      await rails.processor.submit(submission('rails-chg-1', '0123451005', `${rig.receiver.url}/chg`));
+      await rig.sandbox.processor.settled('rails-chg-1');
+      const first = await rails.processor.settlementChanges({ cursor: start, limit: 1000 });
+      expect(first.asOf).to.deep.equal(new Date('2026-04-10T12:00:00Z'));
+      expect(first.payouts).to.have.length(1);
+      expect(first.payouts[0]).to.deep.include({
+        reference: 'rails-chg-1',
+        status: 'SUCCESSFUL',
+        settledAt: new Date('2026-04-10T12:00:00Z'),
+        returnedAt: null,
+        changedAt: new Date('2026-04-10T12:00:00Z'),
+      });
+      clock.set(new Date('2026-04-14T00:00:00Z'));
+      const later = await rails.processor.settlementChanges({ cursor: first.nextCursor, limit: 1000 });
+      expect(later.payouts.map((p) => [p.reference, p.status, p.returnedAt, p.changedAt])).to.deep.equal([
+        ['rails-chg-1', 'RETURNED', new Date('2026-04-13T12:00:00Z'), new Date('2026-04-14T00:00:00Z')],
+      ]);
+    });
+
     it('bank: transfers out by reference, with the magic failures', async () => {
       const transfer = (reference: string, accountNumber: string) =>
         rails.bank.send({

@@ -12,6 +12,8 @@ import { dayOf } from '#src/lib/days.ts';
 import { toDecimal } from '#src/lib/money.ts';
 import { Payout } from '#src/payouts/entities.ts';
 import { ReconRun } from '#src/reconciliation/entities.ts';
+import { runReconciliationOnce } from '#src/reconciliation/job.ts';
+import { pullSettlementChanges } from '#src/reconciliation/records.ts';
 import { runDueReconciliations } from '#src/reconciliation/service.ts';
 import { Refund } from '#src/refunds/entities.ts';
 import { runRefundsOnce } from '#src/refunds/job.ts';
@@ -46,6 +48,19 @@ async function paidOut(merchant: Merchant, suffix: string): Promise<{ payoutId: 
 }
 
 const today = () => dayOf(harness().clock.now());
+
+const processorLine = statement(
+  'test_recon_processor_line',
+  'select status, returned_at from recon_processor_lines where reference = $1',
+);
+const processorKept = statement(
+  'test_recon_processor_kept',
+  'select count(*)::int as n from recon_processor_lines where reference = any($1::text[])',
+);
+const processorCursor = statement(
+  'test_recon_processor_cursor',
+  "select cursor from rail_cursors where source = 'RECON_PROCESSOR'",
+);
 
 describe('reconciliation against the rails (recon run, recon list, recon breaks)', () => {
   let merchant: Merchant;
@@ -486,6 +501,91 @@ describe('reconciliation against the rails (recon run, recon list, recon breaks)
       ).to.equal(1);
       // The day still counts every credit it had, from the lines kept.
       expect(creditsOf(second).rail_count).to.equal(creditsOf(first).rail_count + 1);
+    } finally {
+      listed.restore();
+    }
+  });
+
+  it('keeps the processor’s report ahead of the runs, and a later run of a past day sees a return made since', async () => {
+    const { payoutId, outflowId } = await paidOut(merchant, '4466');
+    const settledOn = today();
+    const lineOf = async () =>
+      (await deps().sql.rows<{ status: string; returned_at: Date | null }>(processorLine, [outflowId]))[0];
+    // The job's pass pulls the report's changes before any run: the payout's line is kept.
+    const pass = await runReconciliationOnce(deps());
+    expect(pass.pulled).to.be.at.least(1);
+    expect(await lineOf()).to.deep.equal({ status: 'SUCCESSFUL', returned_at: null });
+    const first = await cliAs(operator)('recon', 'run', '--date', settledOn, '--rail', 'PROCESSOR');
+    expect(first.runs[0]).to.include({ state: 'DONE', rail_complete: false });
+    const breaksOf = async () =>
+      (await cliAs(operator)('recon', 'breaks', '--limit', '100')).data.filter(
+        (b: any) => b.reference === outflowId,
+      );
+    expect(await breaksOf()).to.deep.equal([]);
+
+    // Two days later the beneficiary's bank sends the money back: the processor's listing of
+    // changes says so, and the settling day's kept line is replaced by the return.
+    harness().clock.advance(2 * 86_400_000);
+    const returned = await sandbox(`/sandbox/processor/payouts/${outflowId}/return`, {});
+    expect(returned.status, returned.text).to.equal(200);
+    const again = await cliAs(operator)('recon', 'run', '--date', settledOn, '--rail', 'PROCESSOR');
+    expect(again.runs[0]).to.include({ id: first.runs[0].id, state: 'DONE', rail_complete: true });
+    expect(await lineOf()).to.deep.include({ status: 'RETURNED' });
+    const found = await breaksOf();
+    expect(found).to.have.length(1);
+    expect(found[0]).to.include({
+      kind: 'STATE_DIFFERS',
+      day: settledOn,
+      ledger_state: 'SUCCESSFUL',
+      rail_state: 'RETURNED',
+      payout_id: payoutId,
+      status: 'OPEN',
+    });
+  });
+
+  it('pulls only the processor’s report changes since its cursor, and two pullers at once keep each line once', async () => {
+    const processor = harness().sandbox.processor;
+    const paid = (tag: string, n: number) =>
+      Array.from({ length: n }, (_, i) => ({
+        reference: `pull-${tag}-${randomUUID()}`,
+        amount: toDecimal(100 + i),
+        currency: 'NGN',
+        // Long past: no run of the suite's days counts them.
+        settledAt: new Date(Date.UTC(2001, 0, 2, i)),
+      }));
+    const keptOf = async (refs: string[]) =>
+      (await deps().sql.rows<{ n: number }>(processorKept, [refs]))[0]!.n;
+    const cursorNow = async () =>
+      (await deps().sql.rows<{ cursor: string | null }>(processorCursor))[0]?.cursor;
+    await pullSettlementChanges(deps());
+    const cursor = await cursorNow();
+    expect(cursor).to.be.a('string');
+    const listed = sinon.spy(deps().rails.processor, 'settlementChanges');
+    try {
+      const newer = paid('new', 3);
+      processor.recordPaid(newer);
+      const read = await pullSettlementChanges(deps());
+      expect(listed.firstCall.args[0].cursor, 'the pull resumes where the last one ended').to.equal(cursor);
+      const pages = await Promise.all(listed.returnValues);
+      expect(pages.flatMap((p) => p.payouts.map((c) => c.reference))).to.deep.equal(
+        newer.map((p) => p.reference),
+      );
+      expect(read.recorded).to.equal(3);
+      expect(await keptOf(newer.map((p) => p.reference))).to.equal(3);
+
+      // Two pullers at once (two instances' jobs, or a run and a job): one reads, the other waits
+      // and then finds nothing new; no change is read twice, each line is kept once.
+      listed.resetHistory();
+      const both = paid('both', 5);
+      processor.recordPaid(both);
+      const [a, b] = await Promise.all([pullSettlementChanges(deps()), pullSettlementChanges(deps())]);
+      expect(a.read && b.read).to.equal(true);
+      expect(a.recorded + b.recorded).to.equal(5);
+      const read2 = (await Promise.all(listed.returnValues)).flatMap((p) =>
+        p.payouts.map((c) => c.reference),
+      );
+      expect(read2).to.deep.equal(both.map((p) => p.reference));
+      expect(await keptOf(both.map((p) => p.reference))).to.equal(5);
     } finally {
       listed.restore();
     }

@@ -240,6 +240,47 @@ describe('sandbox payout processor', () => {
       ]);
     });
 
+    it('lists the report’s changes since a cursor: each payout at its latest change, a late return as a change of its own', async () => {
+      const changes = async (cursor?: string) =>
+        (await call('GET', `/processor/settlements/changes?limit=1000${cursor ? `&cursor=${cursor}` : ''}`))
+          .body;
+      clock.set(new Date('2026-05-01T10:00:00Z'));
+      const start = (await changes()).next_cursor;
+      await submit('chg-ok', '0123456789');
+      await rig.sandbox.processor.settled('chg-ok');
+      clock.advance(1000);
+      await submit('chg-1005', '0123451005');
+      await rig.sandbox.processor.settled('chg-1005');
+      await submit('chg-1006', '0123451006');
+      await rig.sandbox.processor.settled('chg-1006');
+      const first = await changes(start);
+      expect(first.as_of).to.equal(clock.now().toISOString());
+      expect(first.transfers.map((t: any) => [t.reference, t.status, t.changed_at])).to.deep.equal([
+        ['chg-ok', 'SUCCESSFUL', '2026-05-01T10:00:00.000Z'],
+        ['chg-1005', 'SUCCESSFUL', '2026-05-01T10:00:01.000Z'],
+      ]);
+      // Nothing new: the same cursor back, nothing listed.
+      const none = await changes(first.next_cursor);
+      expect(none).to.deep.include({ transfers: [], next_cursor: first.next_cursor });
+      // Three days later the 1005 payout is returned: one change, its line as every report reads it now.
+      clock.set(new Date('2026-05-05T00:00:00Z'));
+      const later = await changes(first.next_cursor);
+      expect(later.transfers).to.have.length(1);
+      expect(later.transfers[0]).to.include({
+        reference: 'chg-1005',
+        status: 'RETURNED',
+        settled_at: '2026-05-01T10:00:01.000Z',
+        returned_at: '2026-05-04T10:00:01.000Z',
+        changed_at: '2026-05-05T00:00:00.000Z',
+      });
+      // Read from the start again, a payout is listed once, at its latest change.
+      expect((await changes(start)).transfers.map((t: any) => [t.reference, t.status])).to.deep.equal([
+        ['chg-ok', 'SUCCESSFUL'],
+        ['chg-1005', 'RETURNED'],
+      ]);
+      expect((await call('GET', '/processor/settlements/changes?cursor=nope')).status).to.equal(400);
+    });
+
     it('refuses a day that is not one', async () => {
       for (const day of ['2026-02-30', '20260301', '']) {
         expect((await call('GET', `/processor/settlements?date=${day}`)).status).to.equal(400);
