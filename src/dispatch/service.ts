@@ -8,9 +8,9 @@ import { type PayoutEvent, payoutMachine, type TriggeredBy } from '#machines/pay
 import { type Sql, statement, TextArray, toDate } from '#src/db/sql.ts';
 import type { Deps } from '#src/deps.ts';
 import { initialState, restore, step } from '#src/engine/engine.ts';
+import { inClaimedBatches } from '#src/jobs/runner.ts';
 import {
   type ClaimedTask,
-  claimTasks,
   completeTasks,
   retryTasks,
   type TaskRetry,
@@ -719,31 +719,20 @@ async function recordHeard(
  */
 export async function dispatchDue(deps: Deps, options: { batch?: number } = {}): Promise<number> {
   const batch = options.batch ?? DISPATCH_BATCH;
-  let handled = 0;
-  for (let round = 0; round < MAX_ROUNDS; round++) {
-    const tasks = await claimTasks(deps.orm.em.fork(), {
-      kind: 'DISPATCH',
-      now: deps.clock.now(),
-      limit: batch,
-      leaseMs: LEASE_MS,
-    });
-    if (tasks.length === 0) break;
+  const limits = { batch, leaseMs: LEASE_MS, maxRounds: MAX_ROUNDS };
+  return inClaimedBatches(deps, 'DISPATCH', limits, async (tasks) => {
     const open = await openAttempts(deps, tasks);
-    if (open.length > 0) {
-      crashPoint(
-        'dispatch.attempt-committed',
-        open.map((a) => a.payout.id),
-      );
-      const heard: Heard[] = [];
-      await inLanes(open, SUBMIT_CONCURRENCY, async (attempt) => {
-        heard.push(await submitAttempt(deps, attempt));
-      });
-      await recordHeard(deps, heard);
-    }
-    handled += tasks.length;
-    if (tasks.length < batch) break;
-  }
-  return handled;
+    if (open.length === 0) return;
+    crashPoint(
+      'dispatch.attempt-committed',
+      open.map((a) => a.payout.id),
+    );
+    const heard: Heard[] = [];
+    await inLanes(open, SUBMIT_CONCURRENCY, async (attempt) => {
+      heard.push(await submitAttempt(deps, attempt));
+    });
+    await recordHeard(deps, heard);
+  });
 }
 
 interface InFlight {
@@ -778,15 +767,8 @@ const attemptsInFlight = statement(
 export async function queryDue(deps: Deps, options: { batch?: number } = {}): Promise<number> {
   const batch = options.batch ?? QUERY_BATCH;
   const grace = deps.config.OUTFLOW_QUERY_GRACE_MS;
-  let handled = 0;
-  for (let round = 0; round < MAX_ROUNDS; round++) {
-    const tasks = await claimTasks(deps.orm.em.fork(), {
-      kind: 'QUERY_OUTFLOW',
-      now: deps.clock.now(),
-      limit: batch,
-      leaseMs: LEASE_MS,
-    });
-    if (tasks.length === 0) break;
+  const limits = { batch, leaseMs: LEASE_MS, maxRounds: MAX_ROUNDS };
+  return inClaimedBatches(deps, 'QUERY_OUTFLOW', limits, async (tasks) => {
     const rows = new Map(
       (
         await deps.sql.rows<InFlight>(attemptsInFlight, [
@@ -850,10 +832,7 @@ export async function queryDue(deps: Deps, options: { batch?: number } = {}): Pr
         ? later(task, 'outcome recorded; the payout is still processing')
         : null,
     );
-    handled += tasks.length;
-    if (tasks.length < batch) break;
-  }
-  return handled;
+  });
 }
 
 /** A processor callback (`POST /callbacks/processor`) after its signature was verified. */

@@ -5,6 +5,7 @@ import { maintainPartitions, type PartitionChange } from '#src/db/partitions.ts'
 import { type Statement, statement } from '#src/db/sql.ts';
 import type { Deps } from '#src/deps.ts';
 import { uuidV7Floor } from '#src/lib/ids.ts';
+import { inRounds } from '#src/lib/rounds.ts';
 
 /**
  * The `retention` job: deletes what only grows and is no longer needed, so that a table's size
@@ -90,28 +91,23 @@ export async function runRetentionOnce(
   };
   for (const rule of RULES) {
     const cutoff = new Date(deps.clock.now().getTime() - rule.windowHours(deps.config) * HOUR_MS);
-    for (let round = 0; round < MAX_ROUNDS; round++) {
+    summary[rule.table] += await inRounds({ batch, maxRounds: MAX_ROUNDS }, async () => {
       const [row] = await deps.sql.rows<{ deleted: number }>(rule.purge, [
         uuidV7Floor(cutoff),
         cutoff,
         batch,
       ]);
-      const deleted = row?.deleted ?? 0;
-      summary[rule.table] += deleted;
-      // Fewer than a batch: nothing older is left, or what is left is another instance's to delete.
-      if (deleted < batch) break;
-    }
+      return row?.deleted ?? 0;
+    });
   }
   const now = deps.clock.now();
-  for (let round = 0; round < MAX_ROUNDS; round++) {
+  summary.exception_overdue_notices += await inRounds({ batch, maxRounds: MAX_ROUNDS }, async () => {
     const [row] = await deps.sql.rows<{ deleted: number }>(purgeNotices, [
       ...EXCEPTION_QUEUES.map(() => now),
       batch,
     ]);
-    const deleted = row?.deleted ?? 0;
-    summary.exception_overdue_notices += deleted;
-    if (deleted < batch) break;
-  }
+    return row?.deleted ?? 0;
+  });
   summary.partitions = await maintainPartitions(deps.sql, { now: deps.clock.now(), config: deps.config });
   return summary;
 }

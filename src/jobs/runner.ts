@@ -1,4 +1,6 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Deps } from '#src/deps.ts';
+import { inRounds } from '#src/lib/rounds.ts';
 import type { TaskKind } from './entities.ts';
 import { type ClaimedTask, claimTasks, completeTask, retryTask, taskBackoffMs } from './tasks.ts';
 
@@ -6,6 +8,26 @@ import { type ClaimedTask, claimTasks, completeTask, retryTask, taskBackoffMs } 
 export type TaskOutcome = { done: true } | { done: false; error: string; retryInMs?: number };
 
 export const DONE: TaskOutcome = { done: true };
+
+/**
+ * Claims due tasks of `kind`, `batch` at a time, and hands each batch (with the EntityManager that
+ * claimed it) to `handle`, until a claim comes back empty or short or `maxRounds` batches were
+ * handled. Returns how many tasks were claimed.
+ */
+export async function inClaimedBatches(
+  deps: Pick<Deps, 'orm' | 'clock'>,
+  kind: TaskKind,
+  options: { batch: number; leaseMs: number; maxRounds: number },
+  handle: (tasks: ClaimedTask[], em: EntityManager) => Promise<void>,
+): Promise<number> {
+  const { batch, leaseMs, maxRounds } = options;
+  return inRounds({ batch, maxRounds }, async () => {
+    const em = deps.orm.em.fork();
+    const tasks = await claimTasks(em, { kind, now: deps.clock.now(), limit: batch, leaseMs });
+    if (tasks.length > 0) await handle(tasks, em);
+    return tasks.length;
+  });
+}
 
 /**
  * Drains due tasks of one kind in batches until none is due, running each through `handle`
@@ -19,13 +41,12 @@ export async function drainTasks(
   handle: (task: ClaimedTask) => Promise<TaskOutcome>,
   options: { batch?: number; leaseMs?: number; maxRounds?: number } = {},
 ): Promise<number> {
-  const batch = options.batch ?? 50;
-  const leaseMs = options.leaseMs ?? 60_000;
-  let handled = 0;
-  for (let round = 0; round < (options.maxRounds ?? 100); round++) {
-    const em = deps.orm.em.fork();
-    const tasks = await claimTasks(em, { kind, now: deps.clock.now(), limit: batch, leaseMs });
-    if (tasks.length === 0) break;
+  const limits = {
+    batch: options.batch ?? 50,
+    leaseMs: options.leaseMs ?? 60_000,
+    maxRounds: options.maxRounds ?? 100,
+  };
+  return inClaimedBatches(deps, kind, limits, async (tasks, em) => {
     for (const task of tasks) {
       let outcome: TaskOutcome;
       try {
@@ -45,9 +66,6 @@ export async function drainTasks(
           now,
         });
       }
-      handled++;
     }
-    if (tasks.length < batch) break;
-  }
-  return handled;
+  });
 }

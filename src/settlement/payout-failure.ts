@@ -1,6 +1,7 @@
 import type { PayoutStatus } from '#machines/payout.machine.ts';
 import { type Sql, statement, TextArray } from '#src/db/sql.ts';
 import type { Deps } from '#src/deps.ts';
+import { inRounds } from '#src/lib/rounds.ts';
 import { type InflowMachineRow, stepInflowOrThrow } from './lifecycle.ts';
 
 /**
@@ -121,8 +122,7 @@ export async function sweepHeldOfFailedPayouts(
   deps: Pick<Deps, 'sql' | 'clock' | 'log'>,
   batch = SWEEP_BATCH,
 ): Promise<number> {
-  let moved = 0;
-  for (let round = 0; round < MAX_SWEEP_ROUNDS; round++) {
+  return inRounds({ batch, maxRounds: MAX_SWEEP_ROUNDS }, async () => {
     const now = deps.clock.now();
     const ids = await deps.sql.transaction(async (tx) =>
       handOver(tx, await tx.rows<HeldInflow>(claimHeldOfFailedPayouts, [batch]), now),
@@ -130,9 +130,6 @@ export async function sweepHeldOfFailedPayouts(
     if (ids.length > 0) {
       deps.log.info({ inflows: ids }, 'money held against failed payouts handed to their refunds');
     }
-    moved += ids.length;
-    // Fewer than a batch: nothing is left, or what is left is another instance's.
-    if (ids.length < batch) break;
-  }
-  return moved;
+    return ids.length;
+  });
 }
