@@ -4,6 +4,7 @@ import { runRefundsOnce } from '#src/refunds/job.ts';
 import type { Merchant } from '../client.ts';
 import {
   dispatch,
+  failedPayoutWithRefund,
   merchantWith,
   paidPayout,
   payoutOf,
@@ -52,14 +53,6 @@ export async function strayInflow(merchant: Merchant): Promise<{ payoutId: strin
   return { payoutId: payout.id, inflowId: inflow!.id };
 }
 
-/** A NGN payout whose money arrived and whose processor then failed it (account ending 1001). */
-async function failedNgnPayout(merchant: Merchant): Promise<string> {
-  const id = await paidPayout(merchant, payoutTo('1001', 'NGN'));
-  await dispatch(merchant, id);
-  expect((await payoutOf(merchant, id)).status).to.equal('FAILED');
-  return id;
-}
-
 /**
  * A FAILED refund (its NGN destination is a closed account): `refund retry`, once the merchant has
  * corrected the destination, which `corrected` does.
@@ -68,12 +61,10 @@ export async function failedRefund(options: {
   corrected: boolean;
 }): Promise<{ merchant: Merchant; payoutId: string; refundId: string }> {
   const merchant = await merchantWith(undefined, '0123459999');
-  const payoutId = await failedNgnPayout(merchant);
-  await runRefundsOnce(deps());
-  const refund = (await payoutOf(merchant, payoutId)).refund_reference as string;
-  expect(refund).to.be.a('string');
+  const { payoutId, refund } = await failedPayoutWithRefund(merchant, 'NGN');
+  expect(await payoutOf(merchant, payoutId)).to.include({ status: 'FAILED', refund_reference: refund.id });
   if (options.corrected) await setNgnDestination(merchant, '0123454321');
-  return { merchant, payoutId, refundId: refund };
+  return { merchant, payoutId, refundId: refund.id };
 }
 
 /**

@@ -1,9 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { expect } from 'chai';
-import { runRefundsOnce } from '#src/refunds/job.ts';
 import { Migration20261129030000_citus_primary_keys as PrimaryKeys } from '../../migrations/Migration20261129030000_citus_primary_keys.ts';
 import { call } from '../client.ts';
-import { deps, dispatch, merchantWith, paidPayout, payoutTo } from '../dispatch/fixtures.ts';
+import { deps, failedPayoutWithRefund, merchantWith } from '../dispatch/fixtures.ts';
 import { migrationSteps } from './migration-steps.ts';
 
 const TABLES = [
@@ -61,10 +60,7 @@ describe('keying the merchant tables by (id, tenant_id) (Migration20261129030000
       body: { settlement_currency: 'USDT', destination_currency: 'NGN', destination_amount: 150000 },
     });
     expect(quote.status, quote.text).to.equal(201);
-    const id = await paidPayout(merchant, payoutTo('1001', 'USDT'));
-    const [rejected] = await dispatch(merchant, id);
-    expect(rejected.status).to.equal('FAILED');
-    await runRefundsOnce(deps());
+    await failedPayoutWithRefund(merchant, 'USDT');
 
     const { orm } = deps();
     const statements = migrationSteps(new PrimaryKeys(orm.em.getDriver(), orm.config));

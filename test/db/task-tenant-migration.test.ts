@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { runRefundsOnce } from '#src/refunds/job.ts';
 import { Migration20261129090000_task_tenant as TaskTenant } from '../../migrations/Migration20261129090000_task_tenant.ts';
-import { deps, dispatch, merchantWith, paidPayout, payoutTo } from '../dispatch/fixtures.ts';
+import { deps, failedPayoutWithRefund, merchantWith } from '../dispatch/fixtures.ts';
 import { migrationSteps } from './migration-steps.ts';
 
 /**
@@ -13,10 +12,7 @@ import { migrationSteps } from './migration-steps.ts';
 describe("tasks naming their subject's tenant (Migration20261129090000)", () => {
   it('fills the tenant of open tasks from their payout or refund, and leaves done tasks and lost subjects without', async () => {
     const merchant = await merchantWith();
-    const payoutId = await paidPayout(merchant, payoutTo('1001', 'USDT'));
-    const [rejected] = await dispatch(merchant, payoutId);
-    expect(rejected.status).to.equal('FAILED');
-    await runRefundsOnce(deps());
+    const { payoutId, refund } = await failedPayoutWithRefund(merchant, 'USDT');
 
     const { orm } = deps();
     const statements = migrationSteps(new TaskTenant(orm.em.getDriver(), orm.config));
@@ -24,22 +20,18 @@ describe("tasks naming their subject's tenant (Migration20261129090000)", () => 
     await orm.em
       .fork()
       .transactional(async (em) => {
-        const [refund] = await em.execute<{ id: string }[]>('select id from refunds where payout_id = ?', [
-          payoutId,
-        ]);
-        expect(refund, 'the failed payout has a refund').to.not.equal(undefined);
         const lost = randomUUID();
         await statements(em, 'down');
         const now = new Date();
         await em.execute('update tasks set done_at = ? where subject_id in (?, ?) and done_at is null', [
           now,
           payoutId,
-          refund!.id,
+          refund.id,
         ]);
         const open = { payout: randomUUID(), refund: randomUUID(), lost: randomUUID() };
         for (const [id, kind, subject] of [
           [open.payout, 'RAISE_REFUND', payoutId],
-          [open.refund, 'DISPATCH_REFUND', refund!.id],
+          [open.refund, 'DISPATCH_REFUND', refund.id],
           [open.lost, 'DISPATCH', lost],
         ]) {
           await em.execute(
@@ -52,7 +44,7 @@ describe("tasks naming their subject's tenant (Migration20261129090000)", () => 
         await statements(em, 'up');
         const tenants = await em.execute<{ id: string; done: boolean; tenant_id: string | null }[]>(
           `select id, done_at is not null as done, tenant_id from tasks where subject_id in (?, ?, ?)`,
-          [payoutId, refund!.id, lost],
+          [payoutId, refund.id, lost],
         );
         const tenantOf = (id: string) => tenants.find((t) => t.id === id)?.tenant_id;
         expect(tenantOf(open.payout), "a payout's task").to.equal(merchant.tenantId);

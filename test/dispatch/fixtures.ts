@@ -4,9 +4,13 @@ import { runDispatchOnce } from '#src/dispatch/job.ts';
 import { OutboxEvent } from '#src/events/entities.ts';
 import { PaymentInstruction } from '#src/instructions/entities.ts';
 import { runInstructionsOnce } from '#src/instructions/job.ts';
+import { drainTasks } from '#src/jobs/runner.ts';
 import { toDecimal } from '#src/lib/money.ts';
 import { Payout } from '#src/payouts/entities.ts';
 import type { PayoutProcessor } from '#src/providers/rails.ts';
+import { Refund } from '#src/refunds/entities.ts';
+import { runRefundsOnce } from '#src/refunds/job.ts';
+import { raiseRefundTask } from '#src/refunds/service.ts';
 import { runSettlementOnce } from '#src/settlement/job.ts';
 import { call, createMerchant, type Merchant } from '../client.ts';
 import { harness } from '../harness.ts';
@@ -209,6 +213,25 @@ export async function paidPayout(
 export async function dispatch(merchant: Merchant, payoutId: string): Promise<any[]> {
   await runDispatchOnce(deps());
   return outflowsOf(merchant, payoutId);
+}
+
+/**
+ * A payout whose money arrived and whose processor refused it outright (account ending 1001), with
+ * its refund raised and, unless `send` is false, sent (the refunds job run once; a chain's send
+ * is then still to be mined). Returns the payout's id and the refund as raised or sent.
+ */
+export async function failedPayoutWithRefund(
+  merchant: Merchant,
+  settlement: Settlement,
+  options: { send?: boolean } = {},
+): Promise<{ payoutId: string; refund: Refund }> {
+  const payoutId = await paidPayout(merchant, payoutTo('1001', settlement));
+  const [rejected] = await dispatch(merchant, payoutId);
+  expect(rejected.status).to.equal('FAILED');
+  if (options.send ?? true) await runRefundsOnce(deps());
+  else await drainTasks(deps(), 'RAISE_REFUND', (task) => raiseRefundTask(deps(), task));
+  const refund = await deps().orm.em.fork().findOneOrFail(Refund, { payout: payoutId });
+  return { payoutId, refund };
 }
 
 export async function outflowsOf(merchant: Merchant, payoutId: string): Promise<any[]> {

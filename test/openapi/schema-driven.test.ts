@@ -2,9 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { committedExamples } from '#src/http/openapi.ts';
-import { runRefundsOnce } from '#src/refunds/job.ts';
 import { type ApiResponse, call, type Merchant } from '../client.ts';
-import { callbacksDelivered, deps, dispatch, paidPayout, payoutTo } from '../dispatch/fixtures.ts';
+import {
+  callbacksDelivered,
+  dispatch,
+  failedPayoutWithRefund,
+  paidPayout,
+  payoutTo,
+} from '../dispatch/fixtures.ts';
 import { payoutReadyMerchant } from '../payouts/fixtures.ts';
 import { arbitraryOf, brokenValues, type Mutation, mutationsOf } from './arbitraries.ts';
 import {
@@ -319,9 +324,7 @@ async function preparedMerchant(): Promise<{ merchant: Merchant; payouts: string
   const paid = await paidPayout(merchant, payoutTo('5678'));
   const [accepted] = await dispatch(merchant, paid);
   await callbacksDelivered(accepted.id);
-  const failed = await paidPayout(merchant, payoutTo('1001'));
-  await dispatch(merchant, failed);
-  await runRefundsOnce(deps());
+  const { payoutId: failed } = await failedPayoutWithRefund(merchant, 'USDT');
   return { merchant, payouts: [paid, failed] };
 }
 

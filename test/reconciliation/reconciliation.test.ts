@@ -6,7 +6,6 @@ import { statement } from '#src/db/sql.ts';
 import { Outflow } from '#src/dispatch/entities.ts';
 import { PaymentInstruction } from '#src/instructions/entities.ts';
 import { runInstructionsOnce } from '#src/instructions/job.ts';
-import { drainTasks } from '#src/jobs/runner.ts';
 import { LedgerEntry } from '#src/ledger/entities.ts';
 import { dayOf } from '#src/lib/days.ts';
 import { toDecimal } from '#src/lib/money.ts';
@@ -17,7 +16,6 @@ import { pullSettlementChanges } from '#src/reconciliation/records.ts';
 import { runDueReconciliations } from '#src/reconciliation/service.ts';
 import { Refund } from '#src/refunds/entities.ts';
 import { runRefundsOnce } from '#src/refunds/job.ts';
-import { raiseRefundTask } from '#src/refunds/service.ts';
 import { Inflow } from '#src/settlement/entities.ts';
 import type { Merchant } from '../client.ts';
 import { call } from '../client.ts';
@@ -26,6 +24,7 @@ import {
   deps,
   dispatch,
   eventually,
+  failedPayoutWithRefund,
   merchantWith,
   mine,
   paidPayout,
@@ -311,12 +310,7 @@ describe('reconciliation against the rails (recon run, recon list, recon breaks)
   });
 
   it('matches a refund the bank sent with the debit on its statement, and finds a debit the books lack', async () => {
-    const ngn = await merchantWith();
-    const payoutId = await paidPayout(ngn, payoutTo('1001', 'NGN'));
-    const [rejected] = await dispatch(ngn, payoutId);
-    expect(rejected.status).to.equal('FAILED');
-    await runRefundsOnce(deps());
-    const refund = await deps().orm.em.fork().findOneOrFail(Refund, { payout: payoutId });
+    const { refund } = await failedPayoutWithRefund(await merchantWith(), 'NGN');
     expect(refund.status).to.equal('SUCCESSFUL');
     const reference = `${refund.id}:${refund.attemptNumber}`;
     // Money the bank sent under a reference the service never used.
@@ -348,11 +342,7 @@ describe('reconciliation against the rails (recon run, recon list, recon breaks)
 
   it('finds a refund the bank sent with another amount than the ledger’s', async () => {
     const ngn = await merchantWith();
-    const payoutId = await paidPayout(ngn, payoutTo('1001', 'NGN'));
-    const [rejected] = await dispatch(ngn, payoutId);
-    expect(rejected.status).to.equal('FAILED');
-    await drainTasks(deps(), 'RAISE_REFUND', (task) => raiseRefundTask(deps(), task));
-    const raised = await deps().orm.em.fork().findOneOrFail(Refund, { payout: payoutId });
+    const { payoutId, refund: raised } = await failedPayoutWithRefund(ngn, 'NGN', { send: false });
     const reference = `${raised.id}:${raised.attemptNumber}`;
     // The bank already holds a transfer under the refund's reference, for 1,000 NGN less: the
     // service's send finds it (sends are idempotent on the reference), and the money that left is
@@ -402,13 +392,8 @@ describe('reconciliation against the rails (recon run, recon list, recon breaks)
       body: { currency: 'USDT', type: 'CRYPTO_ADDRESS', network: 'BSC', address },
     });
     expect(set.status, set.text).to.equal(200);
-    const raised = async (): Promise<Refund> => {
-      const payoutId = await paidPayout(usdt, payoutTo('1001', 'USDT'));
-      const [rejected] = await dispatch(usdt, payoutId);
-      expect(rejected.status).to.equal('FAILED');
-      await drainTasks(deps(), 'RAISE_REFUND', (task) => raiseRefundTask(deps(), task));
-      return deps().orm.em.fork().findOneOrFail(Refund, { payout: payoutId });
-    };
+    const raised = async (): Promise<Refund> =>
+      (await failedPayoutWithRefund(usdt, 'USDT', { send: false })).refund;
     const right = await raised();
     const wrong = await raised();
     const rightRef = `${right.id}:${right.attemptNumber}`;
