@@ -13,8 +13,9 @@ import { encodeCursor } from '#src/http/pagination.ts';
 import { middleware, publicProcedure, router } from '#src/http/trpc.ts';
 import { createLogger, flatLogger } from '#src/lib/log.ts';
 import { createMetrics } from '#src/observability/metrics.ts';
-import { type PayoutView, toPayoutResource } from '#src/payouts/resource.ts';
+import { type PayoutView, toPayoutPage } from '#src/payouts/resource.ts';
 import { appRouter } from '#src/router.ts';
+import { payoutView } from './lib/payout-views.ts';
 import { plainCursor } from './lib/plain-sql.ts';
 
 type Shape = 'CREATED' | 'PENDING_PAYMENT';
@@ -22,75 +23,7 @@ type Shape = 'CREATED' | 'PENDING_PAYMENT';
 /** A payout as the page query returns it: the bench's list seed (CREATED) or one with an instruction. */
 function view(i: number, shape: Shape): PayoutView {
   const at = `2026-11-01 00:00:${String(i % 60).padStart(2, '0')}.123+00`;
-  const pending = shape === 'PENDING_PAYMENT';
-  return {
-    id: randomUUID(),
-    tenant_id: randomUUID(),
-    status: shape,
-    merchant_reference: `list-${i}`,
-    metadata: {},
-    notification_url: null,
-    destination_type: 'MOBILE_MONEY',
-    destination_country: 'KE',
-    destination_currency: 'KES',
-    destination_amount: '1500',
-    destination_account_unique: '254712345678',
-    destination_provider_name: 'M-Pesa',
-    destination_provider_code: 'MPESA',
-    destination_account_name: 'Jane Doe',
-    payee_check: 'MATCH',
-    payee_institution_name: 'JANE DOE',
-    payee_checked_at: at,
-    settlement_currency: 'USDT',
-    settlement_amount: pending ? '11.734521' : '0',
-    exchange_rate: pending ? '129.45' : '0',
-    platform_fee_amount: pending ? '0.15' : '0',
-    network_fee_amount: pending ? '1' : '0',
-    total_fee_amount: pending ? '1.15' : '0',
-    is_refunded: false,
-    refund_reference: null,
-    created_at: at,
-    updated_at: at,
-    instruction: pending
-      ? {
-          id: randomUUID(),
-          rail: 'CRYPTO',
-          account_unique: 'TXYZabc123456789012345678901234567',
-          provider_name: 'tron',
-          network: 'TRON',
-          expected_amount: '11.734521',
-          expected_currency: 'USDT',
-          status: 'UNPAID',
-          expires_at: at,
-          paid_at: null,
-          created_at: at,
-        }
-      : null,
-    timeline: [
-      {
-        from_status: null,
-        to_status: 'CREATED',
-        triggered_by: 'API',
-        reason_code: 'PAYOUT_CREATED',
-        reason_detail: null,
-        metadata: null,
-        created_at: at,
-      },
-      ...(pending
-        ? [
-            {
-              from_status: 'CREATED' as const,
-              to_status: 'PENDING_PAYMENT' as const,
-              triggered_by: 'SYSTEM' as const,
-              reason_code: 'INSTRUCTION_GENERATED',
-              reason_detail: { rail: 'CRYPTO' },
-              metadata: null,
-              created_at: at,
-            },
-          ]
-        : []),
-    ],
-  };
+  return { ...payoutView(shape, at), merchant_reference: `list-${i}` };
 }
 
 /** CPU microseconds per call of `work`, after a warm-up; the lower of two passes. */
@@ -144,11 +77,9 @@ const lines: [string, string, number][] = [];
 for (const shape of ['CREATED', 'PENDING_PAYMENT'] as const) {
   const rows = Array.from({ length: 20 }, (_, i) => view(i, shape));
   const meta = { next_cursor: 'c', has_more: true, limit: 20 };
-  const page = { data: rows.map(toPayoutResource), meta };
+  const page = toPayoutPage(rows, meta);
   const add = async (layer: string, work: () => unknown) => lines.push([shape, layer, await cpuMicros(work)]);
-  await add('both: rows to resources, and JSON.stringify', () =>
-    JSON.stringify({ data: rows.map(toPayoutResource), meta }),
-  );
+  await add('both: rows to resources, and JSON.stringify', () => JSON.stringify(toPayoutPage(rows, meta)));
   await add('service: output validation (zod, the page; development and tests only)', () =>
     listOut.parse(page),
   );

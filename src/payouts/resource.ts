@@ -1,6 +1,7 @@
 import type BigNumber from 'bignumber.js';
 import { z } from 'zod';
 import { isoTimestamp, type Sql, type Statement, statement } from '#src/db/sql.ts';
+import type { PageMeta } from '#src/http/pagination.ts';
 import {
   currencyOut,
   destinationTypeSchema,
@@ -298,6 +299,14 @@ export function toPayoutResource(p: PayoutView): PayoutResource {
     created_at: isoOf(p.created_at),
     updated_at: isoOf(p.updated_at),
   };
+}
+
+/** A page of payouts as `GET /v1/payouts` answers it: each row as its resource, with the page's meta. */
+export function toPayoutPage(
+  items: readonly PayoutView[],
+  meta: PageMeta,
+): { data: PayoutResource[]; meta: PageMeta } {
+  return { data: items.map(toPayoutResource), meta };
 }
 
 // One statement reads payouts whole: the instruction and the timeline come aggregated with each

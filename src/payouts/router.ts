@@ -26,6 +26,7 @@ import {
   readPayoutPage,
   readTenantPayout,
   toInstruction,
+  toPayoutPage,
   toPayoutResource,
 } from './resource.ts';
 import { comparableCreateRequest, createPayout, createPayoutIn } from './service.ts';
@@ -134,7 +135,7 @@ export const payoutsRouter = router({
         cursorKey,
         createdAtOf: (row) => toDate(row.created_at),
       });
-      return { data: page.items.map(toPayoutResource), meta: page.meta };
+      return toPayoutPage(page.items, page.meta);
     }),
 
   get: merchantSqlProcedure

@@ -6,8 +6,9 @@ import { pageOf } from '#src/http/pagination.ts';
 import { publicProcedure, router, settleOutputChecks } from '#src/http/trpc.ts';
 import { PAYEE_CHECKS } from '#src/payees/name-match.ts';
 import { PAYOUT_STATUSES, type PayoutStatus } from '#src/payouts/entities.ts';
-import { type PayoutView, payoutOut, toPayoutResource } from '#src/payouts/resource.ts';
+import { type PayoutView, payoutOut, toPayoutPage, toPayoutResource } from '#src/payouts/resource.ts';
 import { appRouter } from '#src/router.ts';
+import { payoutView } from '../../bench/lib/payout-views.ts';
 
 // Under NODE_ENV=production the hot paths (create, list and get payouts) send their handler's
 // output without parsing it with the output schema: it must be exactly what the schema renders.
@@ -15,77 +16,44 @@ import { appRouter } from '#src/router.ts';
 const at = (second: number) =>
   `2026-11-0${1 + (second % 9)} 10:00:${String(second % 60).padStart(2, '0')}.12+00`;
 
-/** A payout as the page query reads it, in `status`, with or without its optional parts. */
+/**
+ * A payout as the page query reads it, in `status`, with or without its optional parts: the
+ * bench's built payout, varied in what the resource renders in more than one way.
+ */
 function view(status: PayoutStatus, variant: number): PayoutView {
-  const generated = status !== 'CREATED';
   const full = variant % 2 === 1;
   const rail = variant % 3 === 0 ? 'CRYPTO' : 'BANK_TRANSFER';
   const check = PAYEE_CHECKS[variant % PAYEE_CHECKS.length]!;
-  const timeline: PayoutView['timeline'] = [
-    {
-      from_status: null,
-      to_status: 'CREATED',
-      triggered_by: 'API',
-      reason_code: 'PAYOUT_CREATED',
-      reason_detail: null,
-      metadata: full ? { request_id: 'req_1', nested: { b: 1, a: [1, 'x'] } } : null,
-      created_at: at(variant),
-    },
-  ];
-  if (status !== 'CREATED')
-    timeline.push({
-      from_status: 'CREATED',
-      to_status: status,
-      triggered_by: full ? 'PROCESSOR_WEBHOOK' : 'SYSTEM',
-      reason_code: 'STEP',
-      reason_detail: full ? { rail, z: null, a: '1.50' } : null,
-      metadata: null,
-      created_at: new Date(Date.UTC(2026, 10, 2, 10, 0, variant, 5)),
-    });
+  const built = payoutView(status, at(variant), { rail });
+  const [created, step] = built.timeline;
   return {
-    id: randomUUID(),
-    tenant_id: randomUUID(),
-    status,
+    ...built,
     merchant_reference: full ? `ref-${variant}` : null,
     metadata: full ? { zeta: 'last', alpha: 'first', 'order-7': 'x' } : {},
     notification_url: full ? 'https://merchant.example/hooks' : null,
     destination_type: full ? 'BANK_ACCOUNT' : 'MOBILE_MONEY',
-    destination_country: 'NG',
-    destination_currency: 'NGN',
     destination_amount: full ? '150000.5' : '2500',
-    destination_account_unique: '0123456789',
-    destination_provider_name: 'Access Bank',
     destination_provider_code: full ? '044' : null,
     destination_account_name: full ? 'Ada Obi' : null,
     payee_check: variant % 4 === 0 ? null : check,
     payee_institution_name: check === 'CLOSE_MATCH' ? 'ADA OBI' : null,
     payee_checked_at: check === 'PENDING' ? null : at(variant + 1),
-    settlement_currency: 'USDT',
-    settlement_amount: generated ? '101.234567' : '0',
-    exchange_rate: generated ? '1481.25' : '0',
-    platform_fee_amount: generated ? '0.75' : '0',
-    network_fee_amount: generated ? '1' : '0',
-    total_fee_amount: generated ? '1.75' : '0',
     is_refunded: status === 'FAILED' && full,
     refund_reference: status === 'FAILED' && full ? randomUUID() : null,
-    created_at: at(variant),
     updated_at: new Date(Date.UTC(2026, 10, 3, 0, 0, 0, variant)),
-    instruction: generated
-      ? {
-          id: randomUUID(),
-          rail,
-          account_unique: rail === 'CRYPTO' ? 'TXYZabc123456789012345678901234567' : '9912345678',
-          provider_name: rail === 'CRYPTO' ? 'tron' : 'Wema Bank',
-          network: rail === 'CRYPTO' ? 'TRON' : null,
-          expected_amount: '101.234567',
-          expected_currency: 'USDT',
-          status: status === 'EXPIRED' ? 'EXPIRED' : status === 'PENDING_PAYMENT' ? 'UNPAID' : 'PAID',
-          expires_at: at(variant + 2),
-          paid_at: status === 'PENDING_PAYMENT' || status === 'EXPIRED' ? null : at(variant + 3),
-          created_at: at(variant + 1),
-        }
-      : null,
-    timeline,
+    timeline: [
+      { ...created!, metadata: full ? { request_id: 'req_1', nested: { b: 1, a: [1, 'x'] } } : null },
+      ...(step
+        ? [
+            {
+              ...step,
+              triggered_by: full ? ('PROCESSOR_WEBHOOK' as const) : ('SYSTEM' as const),
+              reason_detail: full ? { rail, z: null, a: '1.50' } : null,
+              created_at: new Date(Date.UTC(2026, 10, 2, 10, 0, variant, 5)),
+            },
+          ]
+        : []),
+    ],
   };
 }
 
@@ -103,9 +71,8 @@ describe('exact output of the hot paths', () => {
 
   it('renders a page of them, with and without a next cursor, exactly as its schema does', () => {
     const page = pageOf(payoutOut);
-    const data = views.map(toPayoutResource);
-    expectExact(page, { data, meta: { next_cursor: 'abc.def', has_more: true, limit: data.length } });
-    expectExact(page, { data: [], meta: { next_cursor: null, has_more: false, limit: 20 } });
+    expectExact(page, toPayoutPage(views, { next_cursor: 'abc.def', has_more: true, limit: views.length }));
+    expectExact(page, toPayoutPage([], { next_cursor: null, has_more: false, limit: 20 }));
   });
 
   it('marks create, list and get, and no other procedure', () => {
