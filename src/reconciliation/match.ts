@@ -467,6 +467,22 @@ const BREAKS: readonly string[] = ['MISSING_IN_LEDGER', 'MISSING_ON_RAIL', 'AMOU
 export const isBreak = (row: PairRow): row is PairRow & { outcome: BreakKind } =>
   BREAKS.includes(row.outcome);
 
+/** The totals of an account with nothing counted yet. */
+export function noTotals(account: string, currency: string): AccountTotals {
+  const zero = toDecimal(0);
+  return {
+    account,
+    currency,
+    matchedCount: 0,
+    matchedAmount: zero,
+    ledgerCount: 0,
+    ledgerAmount: zero,
+    railCount: 0,
+    railAmount: zero,
+    breaks: 0,
+  };
+}
+
 /**
  * Adds (`sign` 1) or takes off (-1) what `rows` count in `totals`: the rail's lines of the day,
  * the matched ones and the breaks under the rail's account, each book of the day once under its own.
@@ -475,18 +491,7 @@ export function addRows(totals: AccountTotals[], rows: readonly PairRow[], sign:
   const total = (account: string, currency: string): AccountTotals => {
     let t = totals.find((x) => x.account === account && x.currency === currency);
     if (!t) {
-      const zero = toDecimal(0);
-      t = {
-        account,
-        currency,
-        matchedCount: 0,
-        matchedAmount: zero,
-        ledgerCount: 0,
-        ledgerAmount: zero,
-        railCount: 0,
-        railAmount: zero,
-        breaks: 0,
-      };
+      t = noTotals(account, currency);
       totals.push(t);
     }
     return t;

@@ -16,6 +16,7 @@ import {
   compareDay,
   type DayComparison,
   isBreak,
+  noTotals,
   type PairRow,
   pairReferences,
 } from './match.ts';
@@ -142,20 +143,7 @@ function withBalances(
     const currency = rail.get(account)?.currency ?? ledger.get(account)!.currency;
     let line = lines.find((l) => l.account === account && l.currency === currency);
     if (!line) {
-      const zero = toDecimal(0);
-      line = {
-        account,
-        currency,
-        matchedCount: 0,
-        matchedAmount: zero,
-        ledgerCount: 0,
-        ledgerAmount: zero,
-        railCount: 0,
-        railAmount: zero,
-        breaks: 0,
-        railBalance: null,
-        ledgerBalance: null,
-      };
+      line = { ...noTotals(account, currency), railBalance: null, ledgerBalance: null };
       lines.push(line);
     }
     line.railBalance = rail.get(account)?.amount ?? toDecimal(0);
