@@ -28,6 +28,8 @@ export const TABLE_DISTRIBUTION = {
   deposit_addresses: 'reference',
   operators: 'reference',
   approval_rules: 'reference',
+  // Per receiver (URL origin), the deliveries in flight: receivers are shared across tenants.
+  webhook_origins_in_flight: 'reference',
   // The platform's own rows, read across tenants, on the coordinator.
   tasks: 'local',
   rail_cursors: 'local',

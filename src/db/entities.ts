@@ -25,7 +25,11 @@ import { RefundDestination } from '#src/refund-destinations/entities.ts';
 import { Refund } from '#src/refunds/entities.ts';
 import { Inflow, RailCursor } from '#src/settlement/entities.ts';
 import { ApiKey, Tenant } from '#src/tenants/entities.ts';
-import { WebhookDelivery, WebhookDeliveryAttempt } from '#src/webhooks/delivery.entities.ts';
+import {
+  WebhookDelivery,
+  WebhookDeliveryAttempt,
+  WebhookOriginInFlight,
+} from '#src/webhooks/delivery.entities.ts';
 import { WebhookConfig } from '#src/webhooks/entities.ts';
 
 /**
@@ -51,6 +55,7 @@ export const entities: NonNullable<Options['entities']> = [
   OutboxEvent,
   WebhookDelivery,
   WebhookDeliveryAttempt,
+  WebhookOriginInFlight,
   Task,
   Operator,
   AuditEntry,

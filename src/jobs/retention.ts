@@ -17,7 +17,8 @@ import { inRounds } from '#src/lib/rounds.ts';
  * - Overdue notices (`exception_overdue_notices`) of items that no longer wait in their queue as
  *   noticed; a notice of an item still waiting is kept, so that it is never announced twice.
  * - The partitioned tables (src/db/partitions.ts): partitions created ahead, and those past their
- *   table's retention, if it has one, detached and dropped.
+ *   table's retention, if it has one, detached and dropped; when a week of webhook deliveries
+ *   went, the receivers' counts of deliveries in flight are counted afresh.
  *
  * Rows go in bounded batches, each one statement that picks its rows `FOR UPDATE SKIP LOCKED`, as
  * every job claims its work: instances running the job side by side delete different rows and
@@ -77,6 +78,13 @@ export type RetentionSummary = Record<RetentionRule['table'] | 'exception_overdu
   partitions: PartitionChange[];
 };
 
+// Sets each receiver's count of webhook deliveries in flight to its ATTEMPTING deliveries, under
+// the claim rounds' turn (Migration20261129110000_webhook_origins_in_flight).
+const recountInFlight = statement(
+  'webhook_origins_recount',
+  'select webhook_origins_recount() is null as done',
+);
+
 /** One pass of the `retention` job: every table's expired rows, a batch at a time. */
 export async function runRetentionOnce(
   deps: Pick<Deps, 'sql' | 'clock' | 'config'>,
@@ -109,5 +117,9 @@ export async function runRetentionOnce(
     return row?.deleted ?? 0;
   });
   summary.partitions = await maintainPartitions(deps.sql, { now: deps.clock.now(), config: deps.config });
+  // A dropped week's deliveries left without the statement that keeps the receivers' counts.
+  if (summary.partitions.some((c) => c.table === 'webhook_deliveries' && c.action === 'dropped')) {
+    await deps.sql.rows(recountInFlight);
+  }
   return summary;
 }

@@ -56,11 +56,6 @@ export const WebhookDelivery = defineEntity({
         'create index "webhook_deliveries_due_index" on "webhook_deliveries" ("due_at") where "due_at" is not null',
     },
     {
-      name: 'webhook_deliveries_attempting_index',
-      expression:
-        'create index "webhook_deliveries_attempting_index" on "webhook_deliveries" ("target_origin") where "status" = \'ATTEMPTING\'',
-    },
-    {
       name: 'webhook_deliveries_dead_index',
       expression:
         'create index "webhook_deliveries_dead_index" on "webhook_deliveries" ("created_at", "id") where "status" = \'DEAD\'',
@@ -170,3 +165,20 @@ export const WebhookDeliveryAttempt = defineEntity({
   },
 });
 export type WebhookDeliveryAttempt = InferEntity<typeof WebhookDeliveryAttempt>;
+
+/**
+ * Per receiver (a delivery's `target_origin`), how many deliveries are ATTEMPTING: what
+ * `WEBHOOK_CONCURRENCY_PER_TARGET` limits. The statement that moves deliveries into or out of
+ * ATTEMPTING updates it in the same transaction (src/webhooks/delivery.service.ts); the claim
+ * reads it rather than counting deliveries. `webhook_origins_recount()` sets it from the
+ * deliveries (Migration20261129110000_webhook_origins_in_flight).
+ */
+export const WebhookOriginInFlight = defineEntity({
+  name: 'WebhookOriginInFlight',
+  tableName: 'webhook_origins_in_flight',
+  properties: {
+    targetOrigin: p.string().length(512).primary(),
+    attempting: p.integer(),
+  },
+});
+export type WebhookOriginInFlight = InferEntity<typeof WebhookOriginInFlight>;

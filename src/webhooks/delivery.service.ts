@@ -179,34 +179,33 @@ export interface ClaimRound {
   settled: (string | null)[];
 }
 
-// Claim rounds of all workers and instances take turns: the count of attempts in flight per
-// receiver and the claim that raises it must not interleave with another round's, or two rounds
-// could each see a receiver below its limit and together exceed it. A round is a few
+// Claim rounds of all workers and instances take turns: the read of the attempts in flight per
+// receiver (`webhook_origins_in_flight`) and the claim that raises it must not interleave with
+// another round's, or two rounds could each see a receiver below its limit and together exceed it. A round is a few
 // milliseconds; sending and recording never take this lock.
 const TURN_LOCK = `pg_advisory_xact_lock(hashtext('webhook_deliveries_claim'))`;
 const claimTurn = statement('webhook_claim_turn', `select ${TURN_LOCK}`);
 
 // Due jobs that can start now, with what an attempt needs (the payload, the tenant's sealed
-// secret). The first `$5` due jobs of receivers below their limit are read without locks and
-// ranked per receiver; only those within the receiver's free places are locked (lapsed attempts
-// whatever the load: abandoning one sends nothing), so a round locks what it starts and no more.
-// Ordered by due time alone, which the index gives without a sort (a batch published together
-// shares one due time, and sorting it by id too would sort the whole backlog every round).
+// secret). The first `$5` due jobs are read without locks and ranked per receiver; only those
+// within the receiver's free places are locked (lapsed attempts whatever the load: abandoning one
+// sends nothing), so a round locks what it starts and no more. A receiver's places taken are its
+// count in `webhook_origins_in_flight` less its lapsed attempts in the window, which this round
+// abandons. The window is taken in due time alone, which the index gives without a sort (a batch
+// published together shares one due time, and sorting it by id too would sort the whole backlog
+// every round); what it keeps is started in due time, then id (creation) order.
 const selectDue = statement(
   'webhook_deliveries_due',
-  `with busy as (
-     select target_origin, count(*)::int as n from webhook_deliveries
-      where status = 'ATTEMPTING' and due_at > $1 group by target_origin
-   ),
-   candidates as (
-     select w.id, w.event_created_at, w.status, coalesce(b.n, 0) as busy,
-            row_number() over (partition by w.target_origin, w.status = 'ATTEMPTING' order by w.due_at) as rank
+  `with candidates as (
+     select w.id, w.event_created_at, w.status,
+            (coalesce(f.attempting, 0)
+              - count(*) filter (where w.status = 'ATTEMPTING') over (partition by w.target_origin))::int as busy,
+            row_number() over (partition by w.target_origin, w.status = 'ATTEMPTING' order by w.due_at, w.id) as rank
        from (select id, event_created_at, status, target_origin, due_at from webhook_deliveries
               where due_at is not null and due_at <= $1
                 and ($4::uuid[] is null or tenant_id = any($4::uuid[]))
               order by due_at limit $5) w
-       left join busy b on b.target_origin = w.target_origin
-      where w.status = 'ATTEMPTING' or coalesce(b.n, 0) < $2
+       left join webhook_origins_in_flight f on f.target_origin = w.target_origin
    )
    select d.id, d.tenant_id, d.event_created_at::text as event_created_at, d.event_type, d.target_url,
           d.target_origin, d.status, d.snapshot, k.busy, e.payload, c.secret_sealed, c.secret_version
@@ -216,7 +215,7 @@ const selectDue = statement(
      join outbox_events e on e.id = d.event_id and e.tenant_id = d.tenant_id and e.created_at = d.event_created_at
      left join webhook_configs c on c.tenant_id = d.tenant_id
     where k.status = 'ATTEMPTING' or k.rank <= $2 - k.busy
-    order by d.due_at
+    order by d.due_at, d.id
     limit $3
     for update of d skip locked`,
 );
@@ -234,15 +233,26 @@ function applyStepsText(withTurn: boolean): string {
      update webhook_deliveries d
         set status = u.status, snapshot = u.snapshot, attempts = u.attempts, due_at = u.due_at, updated_at = $1
        from unnest($2::uuid[], $3::uuid[], $4::timestamptz[], $5::jsonb[], $6::text[], $7::jsonb[], $8::int[],
-                   $9::timestamptz[])
-            as u(id, tenant_id, event_created_at, before, status, snapshot, attempts, due_at)
+                   $9::timestamptz[], $10::text[])
+            as u(id, tenant_id, event_created_at, before, status, snapshot, attempts, due_at, was)
       -- The batch's ids are looked up in each partition's key, never scanned (a join on the id
       -- alone hashed every partition, batch after batch); the rows found join on the whole key.
       -- One list only: a second on another column of the key would probe every pair of values.
       where d.id = any($2::uuid[])
         and d.id = u.id and d.tenant_id = u.tenant_id and d.event_created_at = u.event_created_at
         and d.snapshot = u.before
-     returning d.id, d.tenant_id, d.event_id, d.payout_id, d.event_type, d.target_url, d.event_created_at
+     returning d.id, d.tenant_id, d.event_id, d.payout_id, d.event_type, d.target_url, d.event_created_at,
+               d.target_origin, d.status, u.was
+   ),
+   -- Each receiver's deliveries in flight, moved by the ATTEMPTING ones this statement started or
+   -- settled; rows in receiver order, so that two statements lock them in the same order.
+   counted as (
+     insert into webhook_origins_in_flight as f (target_origin, attempting)
+     select target_origin, sum((status = 'ATTEMPTING')::int - (was = 'ATTEMPTING')::int)::int
+       from changed group by target_origin
+     having sum((status = 'ATTEMPTING')::int - (was = 'ATTEMPTING')::int) <> 0
+      order by target_origin
+     on conflict (target_origin) do update set attempting = f.attempting + excluded.attempting
    ),
    recorded as (
      insert into webhook_delivery_attempts (id, tenant_id, delivery_id, event_id, payout_id, event_type,
@@ -250,7 +260,7 @@ function applyStepsText(withTurn: boolean): string {
          event_created_at)
      select r.id, c.tenant_id, c.id, c.event_id, c.payout_id, c.event_type, r.attempt_number, c.target_url,
             r.status, r.response_status, r.failure_reason, r.secret_version, r.duration_ms, $1, c.event_created_at
-       from unnest($10::uuid[], $11::uuid[], $12::int[], $13::text[], $14::int[], $15::text[], $16::int[], $17::int[])
+       from unnest($11::uuid[], $12::uuid[], $13::int[], $14::text[], $15::int[], $16::text[], $17::int[], $18::int[])
             as r(id, delivery_id, attempt_number, status, response_status, failure_reason, secret_version, duration_ms)
        join changed c on c.id = r.delivery_id
    )
@@ -308,7 +318,7 @@ async function writeSteps(
   }
   taken.sort((a, b) => (a.item.job.id < b.item.job.id ? -1 : a.item.job.id > b.item.job.id ? 1 : 0));
 
-  const jobs: unknown[][] = [[], [], [], [], [], [], [], []];
+  const jobs: unknown[][] = [[], [], [], [], [], [], [], [], []];
   const records: unknown[][] = [[], [], [], [], [], [], [], []];
   for (const { item, done } of taken) {
     const context = contextOf(done.snapshot);
@@ -321,6 +331,8 @@ async function writeSteps(
       done.snapshot,
       context.attempts,
       context.dueAt,
+      // The status the job is written from: the update applies only to this very snapshot.
+      item.job.status,
     ];
     for (let i = 0; i < job.length; i++) jobs[i]!.push(job[i]);
     for (const action of done.actions) {
@@ -350,8 +362,8 @@ async function writeSteps(
 /**
  * One claim round, in one transaction: locks due jobs (SKIP LOCKED) of receivers below their
  * concurrency limit, starts an attempt on up to `slots` of them, and abandons attempts whose
- * lease ran out. A receiver at its limit is left out of the query altogether, so a slow
- * receiver's backlog never takes the places of other tenants' deliveries. `more` says abandoned
+ * lease ran out. No job of a receiver at its limit is locked or returned, so a slow receiver's
+ * backlog never takes the places of other tenants' deliveries. `more` says abandoned
  * attempts took places that another round may fill at once; otherwise the next recorded batch
  * (or poll) brings the next round (another at once would, with every receiver that has due jobs
  * at its limit, walk their whole backlog to find nothing). The signing secret is the one in force

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { ABANDONED_REASON } from '#machines/webhook-delivery.machine.ts';
 import { run } from '#src/cli/admin.ts';
 import { WebhookDelivery } from '#src/webhooks/delivery.entities.ts';
-import { claimDueDeliveries, publishEvents } from '#src/webhooks/delivery.service.ts';
+import { claimDueDeliveries, publishEvents, recordAttemptResults } from '#src/webhooks/delivery.service.ts';
 import type { Merchant } from '../client.ts';
 import { harness } from '../harness.ts';
 import { payoutReadyMerchant } from '../payouts/fixtures.ts';
@@ -180,6 +180,87 @@ describe('webhook delivery schedule (fake clock)', () => {
         [2, 'SUCCESS'],
         [1, 'FAILED'],
       ]);
+    });
+
+    it("keeps each receiver's count of attempts in flight through claims, lapses and outcomes, and the recount agrees", async () => {
+      const merchant = await payoutReadyMerchant();
+      endpoint = await startReceiver();
+      await configureWebhook(merchant, endpoint.url);
+      for (let i = 0; i < 3; i++) await createPayout(merchant);
+      const deps = harness().service.deps;
+      const db = deps.orm.em.getConnection();
+      const origin = new URL(endpoint.url).origin;
+      const inFlight = async () =>
+        (
+          await db.execute<{ attempting: number }[]>(
+            'select attempting from webhook_origins_in_flight where target_origin = ?',
+            [origin],
+          )
+        )[0]?.attempting ?? 0;
+      const attempting = async () =>
+        Number(
+          (
+            await db.execute<{ n: string }[]>(
+              `select count(*) as n from webhook_deliveries where target_origin = ? and status = 'ATTEMPTING'`,
+              [origin],
+            )
+          )[0]!.n,
+        );
+      const leaseMs = deps.config.WEBHOOK_TIMEOUT_MS + 30_000;
+      const claim = () =>
+        claimDueDeliveries(deps.sql, deps, {
+          now: harness().clock.now(),
+          slots: 3,
+          perTarget: 2,
+          leaseMs,
+          backoffBaseMs: deps.config.WEBHOOK_BACKOFF_BASE_MS,
+          tenantIds: [merchant.tenantId],
+        });
+      await publishEvents(deps.sql, {
+        now: harness().clock.now(),
+        limit: 10,
+        tenantIds: [merchant.tenantId],
+      });
+
+      // Two of three start (the receiver's limit); the count holds them, so the next round starts none.
+      expect((await claim()).started).to.have.length(2);
+      expect(await inFlight()).to.equal(2);
+      expect(await claim())
+        .to.include({ abandoned: 0 })
+        .and.nested.include({ 'started.length': 0 });
+
+      // Their lease runs out: the round that abandons them starts the third in the places they held.
+      harness().clock.advance(leaseMs);
+      const round = await claim();
+      expect(round).to.include({ abandoned: 2 });
+      expect(round.started).to.have.length(1);
+      expect(await inFlight()).to.equal(1);
+      expect(await attempting()).to.equal(1);
+
+      // Its outcome frees its place.
+      const settled = await recordAttemptResults(
+        deps.sql,
+        [
+          {
+            attempt: round.started[0]!,
+            result: { ok: true, responseStatus: 204, failureReason: null, durationMs: 1 },
+          },
+        ],
+        { backoffBaseMs: deps.config.WEBHOOK_BACKOFF_BASE_MS, now: harness().clock.now() },
+      );
+      expect(settled).to.deep.equal(['SUCCEEDED']);
+      expect(await inFlight()).to.equal(0);
+
+      // The recount (after a dropped partition) sets the count from the deliveries, whatever it says.
+      expect((await claim()).started).to.have.length(0);
+      harness().clock.advance(backoff());
+      expect((await claim()).started).to.have.length(2);
+      await db.execute('update webhook_origins_in_flight set attempting = 7 where target_origin = ?', [
+        origin,
+      ]);
+      await db.execute('select webhook_origins_recount()');
+      expect(await inFlight()).to.equal(2);
+      expect(await attempting()).to.equal(2);
     });
 
     it('an event committed while no worker runs is delivered by the next pass (due work is rows)', async () => {
