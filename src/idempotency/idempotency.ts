@@ -31,10 +31,15 @@ import type { StoredResponse } from '#src/tenants/auth.ts';
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  const entries = Object.entries(value as Record<string, unknown>)
-    .filter(([, v]) => v !== undefined)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  const record = value as Record<string, unknown>;
+  // Keys in code-unit order (sort's own), each appended in place: every request's fingerprint runs this.
+  let out = '';
+  for (const key of Object.keys(record).sort()) {
+    const field = record[key];
+    if (field === undefined) continue;
+    out += `${out === '' ? '' : ','}${JSON.stringify(key)}:${canonicalJson(field)}`;
+  }
+  return `{${out}}`;
 }
 
 /** Fingerprint of a write: which operation, with which input. */
