@@ -54,15 +54,22 @@ const IGNORED = new Set([
 /** Letters that Unicode's decomposition leaves whole. */
 const FOLDED: Record<string, string> = { ß: 'ss', æ: 'ae', œ: 'oe', ø: 'o', đ: 'd', ł: 'l', þ: 'th', ı: 'i' };
 
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+
 /** A name as lower-case ASCII-ish words, apostrophes dropped, other punctuation a word break. */
 export function nameWords(name: string): string[] {
-  const folded = name
-    .normalize('NFKD')
-    .replace(/\p{M}/gu, '')
-    .toLowerCase()
-    .replace(/[ßæœøđłþı]/g, (c) => FOLDED[c] ?? c)
-    .replace(/['’`]/g, '');
-  const words = folded.split(/[^\p{L}\p{N}]+/u).filter((w) => w.length > 0);
+  // Printable ASCII (most names) has nothing to decompose or fold: its letters and digits are a-z
+  // and 0-9 once lower-cased, the same words the Unicode path gives, for a fraction of its cost.
+  const ascii = PRINTABLE_ASCII.test(name);
+  const folded = ascii
+    ? name.toLowerCase().replace(/['`]/g, '')
+    : name
+        .normalize('NFKD')
+        .replace(/\p{M}/gu, '')
+        .toLowerCase()
+        .replace(/[ßæœøđłþı]/g, (c) => FOLDED[c] ?? c)
+        .replace(/['’`]/g, '');
+  const words = folded.split(ascii ? /[^a-z0-9]+/ : /[^\p{L}\p{N}]+/u).filter((w) => w.length > 0);
   const kept = words.filter((w) => !IGNORED.has(w));
   return kept.length > 0 ? kept : words;
 }
