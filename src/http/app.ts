@@ -1,5 +1,5 @@
 import { nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
-import Koa from 'koa';
+import Koa, { type Context, type Middleware } from 'koa';
 import { CALLBACK_ROUTES } from '#src/callbacks.ts';
 import { consoleRoutes } from '#src/console/serve.ts';
 import type { Deps } from '#src/deps.ts';
@@ -11,7 +11,7 @@ import { methodPolicy } from './methods.ts';
 import { accessLog, errorEnvelope, rawBody, refuseDeepJson, requestId } from './middleware.ts';
 import { observabilityRoutes } from './observability.ts';
 import { openApiDocument } from './openapi.ts';
-import { rateLimitPolicy } from './rate-limit.ts';
+import { isMerchantApiPath, rateLimitPolicy } from './rate-limit.ts';
 import { outputSchemas, requestContext, restRouter } from './rest.ts';
 import { isTrpcPath } from './trpc.ts';
 
@@ -33,6 +33,16 @@ export function createApp(deps: Deps, appRouter: AppRouter): Koa {
   app.use(rateLimitPolicy(() => deps.rateLimiter));
   app.use(methodPolicy([rest, callbacks]));
   app.use(rawBody());
+  // The merchant API (/v1) is its router's alone: nothing below serves a path under it (restRouter
+  // declares no route elsewhere), so its requests go straight there, past the layers below.
+  // Koa's own middleware type: the router's adds what the router itself sets on the context.
+  const routes = rest.routes() as unknown as Middleware;
+  const methods = rest.allowedMethods({ throw: true }) as unknown as Middleware;
+  app.use(async (ctx, next) => {
+    if (!isMerchantApiPath(ctx.path)) return next();
+    await routes(ctx, () => methods(ctx, async () => {}));
+    refuseUnserved(ctx);
+  });
   app.use(observabilityRoutes(deps));
   app.use(async (ctx, next) => {
     if (ctx.path === '/health') {
@@ -68,12 +78,15 @@ export function createApp(deps: Deps, appRouter: AppRouter): Koa {
   });
   app.use(async (ctx, next) => {
     await next();
-    if (ctx.status === 404 && ctx.body == null) throw new AppError('ROUTE_NOT_FOUND');
+    refuseUnserved(ctx);
   });
   app.use(docsRoutes(deps.config));
   app.use(consoleRoutes());
   app.use(callbacks.routes());
-  app.use(rest.routes());
-  app.use(rest.allowedMethods({ throw: true }));
   return app;
+}
+
+/** A request that nothing answered is the envelope's ROUTE_NOT_FOUND, not Koa's bare 404. */
+function refuseUnserved(ctx: Context): void {
+  if (ctx.status === 404 && ctx.body == null) throw new AppError('ROUTE_NOT_FOUND');
 }

@@ -6,7 +6,7 @@ import type { Deps } from '#src/deps.ts';
 import { AppError } from './errors.ts';
 import { jsonBody } from './middleware.ts';
 import type { ResponseHolder } from './procedures.ts';
-import { rateLimitField } from './rate-limit.ts';
+import { isMerchantApiPath, rateLimitField } from './rate-limit.ts';
 import { type ProcedureMeta, type RequestContext, requestLog, toAppError } from './trpc.ts';
 
 /** A procedure of the router that declares a REST route in `meta.openapi`. */
@@ -61,6 +61,8 @@ export function restRouter(deps: Deps, appRouter: AnyRouter): Router {
   const router = new Router();
   const schemas = outputSchemas(appRouter);
   for (const route of restRoutes(appRouter)) {
+    // The app sends only paths under /v1 to this router (createApp).
+    if (!isMerchantApiPath(route.path)) throw new Error(`REST route ${route.path} is outside /v1`);
     const koaPath = route.path.replace(/\{(\w+)\}/g, ':$1');
     const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
     router[method](koaPath, async (ctx) => {
