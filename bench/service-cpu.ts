@@ -1,10 +1,10 @@
 /**
  * The service's own CPU per request on the API's hot paths, the service alone (no baselines, no
- * ratios): a create, and the list's first page of twenty. CPU time per request (from /proc, every
+ * ratios): a create, and the list's first page of twenty and a deep one. CPU time per request (from /proc, every
  * thread of the service process) moves far less with the machine's load than throughput does, so
  * a change to the hot path can be judged on a shared machine. Usage:
  *   npm exec -- node bench/service-cpu.ts [--requests=4000] [--rounds=3] [--connections=16]
- *     [--only=create|list] [--profile] [--against=<another checkout>]
+ *     [--only=create,list first,list deep] [--profile] [--against=<another checkout>]
  * Each round loads one instance with `--requests` requests per path after a warm-up of a quarter
  * of that, less what the instance spends idle (sampled for 3 s before); the figure is the median
  * of the rounds. --profile writes a CPU profile of each instance
@@ -18,6 +18,8 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os, { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { encodeCursor } from '#src/http/pagination.ts';
+import { secretsFrom } from '#src/secrets.ts';
 import { type Child, startChild, stopAllChildren } from './lib/children.ts';
 import { type BenchContext, newSecrets, planFor, startService } from './lib/context.ts';
 import { cpuSample } from './lib/cpu.ts';
@@ -85,6 +87,22 @@ try {
     reference: 'list',
   });
   await benchPool.query('analyze payouts');
+  // Deep pages: cursors between the middle and the end of the list, as the bench's list takes.
+  const cursorKey = secretsFrom({
+    encryptionKey: Buffer.from(secrets.encryptionKey, 'base64'),
+    adminToken: secrets.adminToken,
+    callbackSecret: secrets.callbackSecret,
+  }).cursorKey;
+  const { rows: deepRows } = await benchPool.query<{ created_at: Date; id: string }>(
+    `select created_at, id from payouts where tenant_id = $1
+      order by created_at desc, id desc offset 5000 limit 5000`,
+    [listTenant.id],
+  );
+  const cursors = deepRows
+    .filter((_, i) => i % 500 === 0)
+    .map((r) =>
+      encodeURIComponent(encodeCursor(cursorKey, { l: 'payouts', c: r.created_at.toISOString(), i: r.id })),
+    );
 
   let n = 0;
   const paths: Record<string, () => LoadRequest> = {
@@ -103,8 +121,14 @@ try {
       path: '/v1/payouts?limit=20',
       headers: { 'x-api-key': listTenant.apiKey },
     }),
+    'list deep page': () => ({
+      method: 'GET',
+      path: `/v1/payouts?limit=20&cursor=${cursors[n++ % cursors.length]}`,
+      headers: { 'x-api-key': listTenant.apiKey },
+    }),
   };
-  for (const name of Object.keys(paths)) if (only && !name.startsWith(only)) delete paths[name];
+  for (const name of Object.keys(paths))
+    if (only && !only.split(',').some((o) => name.startsWith(o))) delete paths[name];
   const figures: Record<string, number[]> = {};
   const measure = async (label: string, service: Child) => {
     for (const [name, next] of Object.entries(paths)) {
