@@ -130,6 +130,14 @@ function settledPayout(t: z.infer<typeof reportLine>): SettledPayout {
   };
 }
 
+/** Report lines as read, refused when a returned payout does not say when it was returned. */
+function withReturnTimes<T extends SettledPayout>(client: HttpClient, payouts: T[]): T[] {
+  if (payouts.some((p) => p.status === 'RETURNED' && p.returnedAt === null)) {
+    throw unavailable(client, 'a returned payout without its return time');
+  }
+  return payouts;
+}
+
 const railTransferBody = z.object({
   reference: z.string(),
   status: z.enum(['PENDING', 'SUCCESSFUL', 'FAILED']),
@@ -398,10 +406,7 @@ export function httpPayoutProcessor(client: HttpClient, name: string): PayoutPro
       if (response.status !== 200) throw unexpected(client, response);
       const body = parse(client, settlementReportBody, response.body);
       if (body.date !== day) throw unavailable(client, 'a settlement report of another day');
-      const payouts = body.transfers.map(settledPayout);
-      if (payouts.some((p) => p.status === 'RETURNED' && p.returnedAt === null)) {
-        throw unavailable(client, 'a returned payout without its return time');
-      }
+      const payouts = withReturnTimes(client, body.transfers.map(settledPayout));
       return { payouts, nextCursor: body.next_cursor, complete: body.complete };
     },
 
@@ -415,12 +420,12 @@ export function httpPayoutProcessor(client: HttpClient, name: string): PayoutPro
       });
       if (response.status !== 200) throw unexpected(client, response);
       const body = parse(client, settlementChangesBody, response.body);
-      const payouts = body.transfers.map(
-        (t): SettlementChange => ({ ...settledPayout(t), changedAt: new Date(t.changed_at) }),
+      const payouts = withReturnTimes(
+        client,
+        body.transfers.map(
+          (t): SettlementChange => ({ ...settledPayout(t), changedAt: new Date(t.changed_at) }),
+        ),
       );
-      if (payouts.some((p) => p.status === 'RETURNED' && p.returnedAt === null)) {
-        throw unavailable(client, 'a returned payout without its return time');
-      }
       return { payouts, nextCursor: body.next_cursor, asOf: new Date(body.as_of) };
     },
   };
