@@ -370,34 +370,33 @@ function successDescription(output: z.ZodType | undefined): string {
   return own ? `The ${own}.` : 'OK.';
 }
 
+type Link = { operationId: string; parameters: Record<string, string> };
+
+/** From a payout (created or read) to the lists and instruction under it. */
+const PAYOUT_CHILDREN: Record<string, Link> = {
+  GetPaymentInstruction: {
+    operationId: 'getPaymentInstruction',
+    parameters: { payout_id: '$response.body#/id' },
+  },
+  ListPayoutOutflows: {
+    operationId: 'listPayoutOutflows',
+    parameters: { payout_id: '$response.body#/id' },
+  },
+  ListPayoutRefunds: { operationId: 'listPayoutRefunds', parameters: { payout_id: '$response.body#/id' } },
+};
+
 /**
  * Where a response leads next (OpenAPI links): from a resource to the operations that take its id,
  * and from every cursor-paginated page to the next one (with the same filters). Tools follow them,
  * and so does the schema-driven test, to call operations with ids that exist.
  */
-const LINKS: Record<string, Record<string, { operationId: string; parameters: Record<string, string> }>> = {
+const LINKS: Record<string, Record<string, Link>> = {
   createPayout: {
     GetPayout: { operationId: 'getPayout', parameters: { id: '$response.body#/id' } },
-    GetPaymentInstruction: {
-      operationId: 'getPaymentInstruction',
-      parameters: { payout_id: '$response.body#/id' },
-    },
-    ListPayoutOutflows: {
-      operationId: 'listPayoutOutflows',
-      parameters: { payout_id: '$response.body#/id' },
-    },
-    ListPayoutRefunds: { operationId: 'listPayoutRefunds', parameters: { payout_id: '$response.body#/id' } },
+    ...PAYOUT_CHILDREN,
   },
   getPayout: {
-    GetPaymentInstruction: {
-      operationId: 'getPaymentInstruction',
-      parameters: { payout_id: '$response.body#/id' },
-    },
-    ListPayoutOutflows: {
-      operationId: 'listPayoutOutflows',
-      parameters: { payout_id: '$response.body#/id' },
-    },
-    ListPayoutRefunds: { operationId: 'listPayoutRefunds', parameters: { payout_id: '$response.body#/id' } },
+    ...PAYOUT_CHILDREN,
     GetRefund: { operationId: 'getRefund', parameters: { id: '$response.body#/refund_reference' } },
   },
   listPayouts: { GetPayout: { operationId: 'getPayout', parameters: { id: '$response.body#/data/0/id' } } },
