@@ -220,6 +220,13 @@ const selectDue = statement(
     for update of d skip locked`,
 );
 
+// Each delivery record inserted has its foreign key checked by a query on the partitioned
+// deliveries, which PostgreSQL planned afresh for every row (a plan pruned to the row's week always
+// looked cheaper than one for every week). Generic plans for the rest of the transaction (a local
+// setting, so the connection, pooled or not, is left as it was): the check's prunes as it runs, and
+// the claim round's later statements are prepared ones, which settle on the same generic plans.
+const GENERIC_PLANS = `set_config('plan_cache_mode', 'force_generic_plan', true) is null as planned`;
+
 /**
  * Writes a batch of steps: each job's status, snapshot and the machine's due time and attempt
  * count, and the delivery records its `record` actions ask for. A job is written only while its
@@ -267,8 +274,8 @@ function applyStepsText(withTurn: boolean): string {
    ${
      withTurn
        ? // One row whatever was written: the lock is taken even when nothing changed.
-         `select (select coalesce(array_agg(id), '{}') from changed) as ids, ${TURN_LOCK} is null as turn`
-       : `select array_agg(id) as ids from changed`
+         `select (select coalesce(array_agg(id), '{}') from changed) as ids, ${TURN_LOCK} is null as turn, ${GENERIC_PLANS}`
+       : `select array_agg(id) as ids, ${GENERIC_PLANS} from changed`
    }`;
 }
 

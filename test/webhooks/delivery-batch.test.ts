@@ -1,10 +1,16 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
+import pg from 'pg';
 import { ABANDONED_REASON, webhookDeliveryMachine } from '#machines/webhook-delivery.machine.ts';
-import type { Sql, Statement } from '#src/db/sql.ts';
+import { poolSql, type Sql, type Statement, statement } from '#src/db/sql.ts';
 import { initialState } from '#src/engine/engine.ts';
 import { WebhookDelivery } from '#src/webhooks/delivery.entities.ts';
-import { claimDueDeliveries, publishEvents, recordAttemptResults } from '#src/webhooks/delivery.service.ts';
+import {
+  claimDueDeliveries,
+  publishEvents,
+  recordAttemptResults,
+  type StartedAttempt,
+} from '#src/webhooks/delivery.service.ts';
 import { runWebhooksOnce } from '#src/webhooks/job.ts';
 import type { Merchant } from '../client.ts';
 import { harness } from '../harness.ts';
@@ -17,8 +23,32 @@ import {
   receiversClosedAfterEach,
 } from './receiver.ts';
 
+const planCacheMode = statement('test_plan_cache_mode', `select current_setting('plan_cache_mode') as mode`);
 const backoff = () => harness().service.deps.config.WEBHOOK_BACKOFF_BASE_MS;
 const leaseMs = () => harness().service.deps.config.WEBHOOK_TIMEOUT_MS + 30_000;
+
+/** Publishes the merchant's events and starts one attempt on `sql`, as a worker's round would. */
+async function startOne(sql: Sql, merchant: Merchant): Promise<StartedAttempt> {
+  const deps = harness().service.deps;
+  const scope = { tenantIds: [merchant.tenantId] };
+  await publishEvents(sql, { now: harness().clock.now(), limit: 10, ...scope });
+  const { started } = await claimDueDeliveries(sql, deps, {
+    now: harness().clock.now(),
+    slots: 1,
+    perTarget: 1,
+    leaseMs: leaseMs(),
+    backoffBaseMs: backoff(),
+    ...scope,
+  });
+  expect(started).to.have.length(1);
+  return started[0]!;
+}
+
+/** An answer of 200 to `attempt`. */
+const answered = (attempt: StartedAttempt) => ({
+  attempt,
+  result: { ok: true, responseStatus: 200, failureReason: null, durationMs: 3 },
+});
 
 async function jobsOf(merchant: Merchant): Promise<WebhookDelivery[]> {
   return harness()
@@ -253,36 +283,49 @@ describe('webhook delivery in batches', () => {
       const merchant = await payoutReadyMerchant();
       await configureWebhook(merchant, (await receiver()).url);
       await createPayout(merchant);
-      const deps = harness().service.deps;
-      const scope = { tenantIds: [merchant.tenantId] };
-      await publishEvents(deps.sql, { now: harness().clock.now(), limit: 10, ...scope });
-      const { started } = await claimDueDeliveries(deps.sql, deps, {
-        now: harness().clock.now(),
-        slots: 1,
-        perTarget: 1,
-        leaseMs: leaseMs(),
-        backoffBaseMs: backoff(),
-        ...scope,
-      });
-      expect(started).to.have.length(1);
+      const started = await startOne(harness().service.deps.sql, merchant);
       harness().clock.advance(leaseMs());
       expect(await deliverFor([merchant])).to.include({ abandoned: 1 });
 
       // The first attempt's answer arrives only now: the job is no longer in that attempt.
-      const settled = await recordAttemptResults(
-        deps.sql,
-        [
-          {
-            attempt: started[0]!,
-            result: { ok: true, responseStatus: 200, failureReason: null, durationMs: 3 },
-          },
-        ],
-        { backoffBaseMs: backoff(), now: harness().clock.now() },
-      );
+      const settled = await recordAttemptResults(harness().service.deps.sql, [answered(started)], {
+        backoffBaseMs: backoff(),
+        now: harness().clock.now(),
+      });
       expect(settled).to.deep.equal([null]);
       expect((await jobsOf(merchant))[0]?.status).to.equal('RETRY_SCHEDULED');
       expect((await deliveryLog(merchant)).map((r) => [r.attempt_number, r.status])).to.deep.equal([
         [1, 'FAILED'],
+      ]);
+    });
+
+    it('checks the records’ foreign key with generic plans in its own transaction, never on the connection after it', async () => {
+      const merchant = await payoutReadyMerchant();
+      await configureWebhook(merchant, (await receiver()).url);
+      await createPayout(merchant);
+      // One connection, so that what the transaction leaves behind is seen by the next statement.
+      const pool = harness().embedded
+        ? null
+        : new pg.Pool({ connectionString: harness().directUrl ?? harness().databaseUrl, max: 1 });
+      const sql = pool ? poolSql(pool) : harness().service.deps.sql;
+      try {
+        const started = await startOne(sql, merchant);
+        const inside = await sql.transaction(async (tx) => {
+          const settled = await recordAttemptResults(tx, [answered(started)], {
+            backoffBaseMs: backoff(),
+            now: harness().clock.now(),
+          });
+          expect(settled).to.deep.equal(['SUCCEEDED']);
+          return (await tx.rows<{ mode: string }>(planCacheMode))[0]?.mode;
+        });
+        expect(inside).to.equal('force_generic_plan');
+        expect((await sql.rows<{ mode: string }>(planCacheMode))[0]?.mode).to.equal('auto');
+      } finally {
+        await pool?.end();
+      }
+      expect((await jobsOf(merchant)).map((j) => j.status)).to.deep.equal(['SUCCEEDED']);
+      expect((await deliveryLog(merchant)).map((r) => [r.attempt_number, r.status])).to.deep.equal([
+        [1, 'SUCCESS'],
       ]);
     });
   });
