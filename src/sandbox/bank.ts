@@ -378,12 +378,7 @@ export function bankParty(options: {
   // the bank's time when it answered: a page that comes back short lists every credit before it.
   router.get('/bank/statement', (ctx) => {
     const query = validate(statementQuery, ctx.query);
-    let after = 0;
-    if (query.cursor) {
-      const position = statement.decode(query.cursor);
-      if (position === null) throw new SandboxError('INVALID_REQUEST', 'cursor: is not a cursor of this API');
-      after = position;
-    }
+    const after = statement.after(query.cursor);
     const asOf = clock.now();
     const page = entries.slice(after, after + query.limit);
     const end = after + page.length;

@@ -291,12 +291,7 @@ class Chain {
     limit: number,
   ): { txs: ChainTx[]; nextCursor: string | null; tip: number; tipTime: Date } {
     const tip = this.tip();
-    let after = 0;
-    if (cursor) {
-      const position = this.#cursors.decode(cursor);
-      if (position === null) throw new SandboxError('INVALID_REQUEST', 'cursor: is not a cursor of this API');
-      after = position;
-    }
+    const after = this.#cursors.after(cursor);
     const txs: ChainTx[] = [];
     let scanned = after;
     for (let i = after; i < this.#txs.length && txs.length < limit; i++) {
@@ -348,12 +343,7 @@ class Chain {
     limit: number,
   ): { sends: ChainSend[]; nextCursor: string | null; tip: number; tipTime: Date } {
     const tip = this.tip();
-    let after = 0;
-    if (cursor) {
-      const position = this.#sentCursors.decode(cursor);
-      if (position === null) throw new SandboxError('INVALID_REQUEST', 'cursor: is not a cursor of this API');
-      after = position;
-    }
+    const after = this.#sentCursors.after(cursor);
     const sends: ChainSend[] = [];
     let position = after;
     for (let i = after; i < this.#sent.length && sends.length < limit; i++) {

@@ -573,12 +573,7 @@ export function processorParty(options: {
     const query = validate(reportQuery, ctx.query);
     const lines = reportOf(query.date);
     const cursors = positionCursors(reportEpoch, () => lines.length);
-    let after = 0;
-    if (query.cursor) {
-      const position = cursors.decode(query.cursor);
-      if (position === null) throw new SandboxError('INVALID_REQUEST', 'cursor: is not a cursor of this API');
-      after = position;
-    }
+    const after = cursors.after(query.cursor);
     const page = lines.slice(after, after + query.limit);
     const end = after + page.length;
     ctx.body = {
@@ -595,12 +590,7 @@ export function processorParty(options: {
   router.get('/processor/settlements/changes', (ctx) => {
     const query = validate(changesQuery, ctx.query);
     const cursors = positionCursors(reportEpoch, () => changes.length);
-    let after = 0;
-    if (query.cursor) {
-      const position = cursors.decode(query.cursor);
-      if (position === null) throw new SandboxError('INVALID_REQUEST', 'cursor: is not a cursor of this API');
-      after = position;
-    }
+    const after = cursors.after(query.cursor);
     const asOf = clock.now();
     const { lines, end } = changesAfter(after, query.limit);
     ctx.body = {

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { NETWORK_NAMES, type Network, networkNamed } from '#src/corridors/corridors.ts';
 import { isDay } from '#src/lib/days.ts';
 import { type Decimal, toDecimal } from '#src/lib/money.ts';
-import { readJson, validate } from './http.ts';
+import { readJson, SandboxError, validate } from './http.ts';
 
 /**
  * Wire helpers shared by the parties that move money (chains, bank, processor): amounts, network
@@ -117,6 +117,13 @@ export function positionCursors(epoch: string, length: () => number) {
       if (!match) return null;
       if (match[1] !== epoch) return 0;
       return Math.min(Number(match[2]), length());
+    },
+    /** Where a page asked for with `cursor` starts: 0 without one; a string that is no cursor is refused. */
+    after(cursor: string | null | undefined): number {
+      if (!cursor) return 0;
+      const position = this.decode(cursor);
+      if (position === null) throw new SandboxError('INVALID_REQUEST', 'cursor: is not a cursor of this API');
+      return position;
     },
   };
 }
