@@ -121,7 +121,7 @@ export const approvalsAdminRouter = router({
      * action (one approver or admin; `id` null). The strictest rule matching a proposal applies.
      */
     list: adminProcedure
-      .meta({ role: 'viewer' })
+      .meta({ role: 'viewer', lagTolerant: true })
       .input(z.strictObject({ action: z.enum(MONEY_MOVES).optional() }).default({}))
       .output(z.object({ data: z.array(ruleOut) }))
       .query(async ({ ctx, input }) => {

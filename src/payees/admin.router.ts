@@ -60,14 +60,16 @@ export const payeeAdminRouter = router({
   payees: router({
     /** Payouts held by the payee name check (CREATED.payeeHeld), oldest first: the queue PAYOUTS_HELD_PAYEE_NAME. */
     held: adminProcedure
-      .meta({ role: 'viewer' })
+      .meta({ role: 'viewer', lagTolerant: true })
       .input(pageQuery.strict().default({ limit: 20 }))
       .output(pageOf(heldPayeeOut))
       .query(async ({ ctx, input }) => {
-        const page = await queuePage<HeldPayeeRow>(ctx.deps, heldPayeePage, {
-          list: 'admin:payees:held:asc',
-          ...input,
-        });
+        const page = await queuePage<HeldPayeeRow>(
+          ctx.deps,
+          heldPayeePage,
+          { list: 'admin:payees:held:asc', ...input },
+          ctx.readSql,
+        );
         return { data: page.items.map(toHeldPayee), meta: page.meta };
       }),
 

@@ -45,6 +45,16 @@ describe('lists from a streaming replica (DATABASE_REPLICA_URL)', function () {
     const { replicaUrl, databaseUrl, directUrl } = harness();
     if (!replicaUrl) skipBecause(this, 'no DATABASE_REPLICA_URL (.ci/run builds a replica and gives it)');
     replica = new pg.Pool({ connectionString: replicaUrl, max: 2 });
+    // The standby replays the suite's database's creation a moment after the primary made it.
+    await until('the replica to have the test database', () =>
+      replica.query('select 1').then(
+        () => true,
+        (error: { code?: string }) => {
+          if (error.code === '3D000') return undefined;
+          throw error;
+        },
+      ),
+    );
     adminToken = `adm_replica_${randomBytes(16).toString('hex')}`;
     const log = createLogger({ level: 'silent' });
     warn = sinon.spy(log, 'warn');
@@ -196,6 +206,8 @@ describe('lists from a streaming replica (DATABASE_REPLICA_URL)', function () {
     const calls: [string, unknown?][] = [
       ['admin.exceptions'],
       ['admin.payouts.heldUnderpaid'],
+      ['admin.payees.held'],
+      ['admin.approvalRules.list'],
       ['admin.tenant.list'],
       // The Money page and the Reconciliation page.
       ['admin.ledger.balances'],

@@ -47,9 +47,9 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>, timeo
 }
 
 /**
- * Four service processes, each with every job (8 + 7 × 2 = 22 connections), share one PgBouncer
+ * Four service processes, each with every job (8 + 9 × 2 = 26 connections), share one PgBouncer
  * in transaction mode whose server pool (20 connections, `.ci/topology.sh`) is smaller than their
- * 88 client connections. Runs where DATABASE_URL is such a pooler and DATABASE_DIRECT_URL reaches
+ * 104 client connections. Runs where DATABASE_URL is such a pooler and DATABASE_DIRECT_URL reaches
  * the server behind it (`.ci/run`); real processes on the real clock, in a database of its own.
  */
 describe('four instances behind one PgBouncer in transaction mode', function () {
