@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { toDecimal } from '#src/lib/money.ts';
+import { type Decimal, toDecimal } from '#src/lib/money.ts';
+import { Payout } from '#src/payouts/entities.ts';
 import { applyPayoutEvent } from '#src/payouts/lifecycle.ts';
 import { call, type Merchant } from '../client.ts';
 import {
@@ -57,6 +58,60 @@ export async function violationsOf(...subjects: string[]): Promise<{ check: stri
 }
 
 export { deps };
+
+/** The payout's price as the ledger uses it: converted amount, fees, destination. */
+export async function priceOf(id: string) {
+  const p = await deps().orm.em.fork().findOneOrFail(Payout, id);
+  return {
+    s: p.settlementCurrency,
+    d: p.destinationCurrency,
+    converted: p.settlementAmount.minus(p.totalFeeAmount).toFixed(),
+    platform: p.platformFeeAmount.toFixed(),
+    network: p.networkFeeAmount.toFixed(),
+    settlement: p.settlementAmount.toFixed(),
+    destination: p.destinationAmount.toFixed(),
+  };
+}
+
+/** The movements of a payout paid (`received` in all) and then paid out, as {@link movements} lists them. */
+export function paidOutMovements(p: Awaited<ReturnType<typeof priceOf>>, received = p.settlement): string[] {
+  return [
+    `money_received ${p.s} ${received}`,
+    `conversion ${p.s} -${p.converted}`,
+    `conversion ${p.d} ${p.destination}`,
+    `paid_out ${p.d} -${p.destination}`,
+    ...(toDecimal(p.platform).isZero() ? [] : [`platform_fee ${p.s} -${p.platform}`]),
+    ...(toDecimal(p.network).isZero() ? [] : [`network_fee ${p.s} -${p.network}`]),
+  ];
+}
+
+/** A money movement as the merchant API returns it. */
+export interface Movement {
+  id: string;
+  payout_id: string;
+  type: string;
+  amount: string;
+  currency: string;
+  created_at: string;
+  source: { object: string; id: string };
+}
+
+/** The payout's statement as its merchant reads it (`GET /v1/payouts/{id}/money-movements`). */
+export async function statementOf(merchant: Merchant, payoutId: string): Promise<Movement[]> {
+  const res = await call('GET', `/v1/payouts/${payoutId}/money-movements`, { key: merchant.key });
+  expect(res.status, res.text).to.equal(200);
+  return res.body;
+}
+
+/** Amounts per currency, as exact decimal strings; zero sums left out. */
+export type PerCurrency = Record<string, string>;
+
+export function perCurrency(items: Iterable<{ currency: string; amount: Decimal | string }>): PerCurrency {
+  const sums = new Map<string, Decimal>();
+  for (const { currency, amount } of items)
+    sums.set(currency, (sums.get(currency) ?? toDecimal(0)).plus(amount));
+  return Object.fromEntries([...sums].filter(([, v]) => !v.isZero()).map(([c, v]) => [c, v.toFixed()]));
+}
 
 /**
  * Two FAILED payouts of a new merchant whose money is in different places: one failed before any

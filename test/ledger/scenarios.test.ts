@@ -4,7 +4,6 @@ import { PaymentInstruction } from '#src/instructions/entities.ts';
 import { accountName } from '#src/ledger/chart.ts';
 import { post } from '#src/ledger/ledger.ts';
 import { toDecimal } from '#src/lib/money.ts';
-import { Payout } from '#src/payouts/entities.ts';
 import { RefundDestination } from '#src/refund-destinations/entities.ts';
 import { runRefundsOnce } from '#src/refunds/job.ts';
 import { heldPayout, strayInflow } from '../approvals/fixtures.ts';
@@ -23,33 +22,16 @@ import {
   sendUsdt,
   settle,
 } from '../settlement/fixtures.ts';
-import { deps, holdings, ledgerOf, movements, paidOut, violationsOf } from './fixtures.ts';
-
-/** The payout's price as the ledger uses it: converted amount, fees, destination. */
-async function priceOf(id: string) {
-  const p = await deps().orm.em.fork().findOneOrFail(Payout, id);
-  return {
-    s: p.settlementCurrency,
-    d: p.destinationCurrency,
-    converted: p.settlementAmount.minus(p.totalFeeAmount).toFixed(),
-    platform: p.platformFeeAmount.toFixed(),
-    network: p.networkFeeAmount.toFixed(),
-    settlement: p.settlementAmount.toFixed(),
-    destination: p.destinationAmount.toFixed(),
-  };
-}
-
-/** The movements of a payout paid exactly and then paid out. */
-function paidOutMovements(p: Awaited<ReturnType<typeof priceOf>>, received = p.settlement): string[] {
-  return [
-    `money_received ${p.s} ${received}`,
-    `conversion ${p.s} -${p.converted}`,
-    `conversion ${p.d} ${p.destination}`,
-    `paid_out ${p.d} -${p.destination}`,
-    ...(toDecimal(p.platform).isZero() ? [] : [`platform_fee ${p.s} -${p.platform}`]),
-    ...(toDecimal(p.network).isZero() ? [] : [`network_fee ${p.s} -${p.network}`]),
-  ];
-}
+import {
+  deps,
+  holdings,
+  ledgerOf,
+  movements,
+  paidOut,
+  paidOutMovements,
+  priceOf,
+  violationsOf,
+} from './fixtures.ts';
 
 describe('the ledger through the sandbox scenarios', () => {
   let merchant: Merchant;

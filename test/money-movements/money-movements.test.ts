@@ -4,18 +4,8 @@ import { runRefundsOnce } from '#src/refunds/job.ts';
 import { type ApiResponse, call, errorOf, type Merchant } from '../client.ts';
 import { merchantWith, paidPayout, payoutTo } from '../dispatch/fixtures.ts';
 import { harness } from '../harness.ts';
-import { paidOut } from '../ledger/fixtures.ts';
+import { type Movement, paidOut, perCurrency, statementOf } from '../ledger/fixtures.ts';
 import { deps } from '../settlement/fixtures.ts';
-
-interface Movement {
-  id: string;
-  payout_id: string;
-  type: string;
-  amount: string;
-  currency: string;
-  created_at: string;
-  source: { object: string; id: string };
-}
 
 /** Asserts an error answer: its status, and the envelope's code. */
 function expectError(res: ApiResponse, status: number, code: string) {
@@ -23,23 +13,6 @@ function expectError(res: ApiResponse, status: number, code: string) {
   const error = errorOf(res);
   expect(error.code).to.equal(code);
   return error;
-}
-
-async function statementOf(merchant: Merchant, payoutId: string): Promise<Movement[]> {
-  const res = await call('GET', `/v1/payouts/${payoutId}/money-movements`, { key: merchant.key });
-  expect(res.status, res.text).to.equal(200);
-  return res.body;
-}
-
-/** Sums per currency, zero sums left out. */
-function sums(movements: readonly Movement[]): Record<string, string> {
-  const by: Record<string, ReturnType<typeof toDecimal>> = {};
-  for (const m of movements) by[m.currency] = (by[m.currency] ?? toDecimal(0)).plus(m.amount);
-  return Object.fromEntries(
-    Object.entries(by)
-      .filter(([, v]) => !v.isZero())
-      .map(([c, v]) => [c, v.toFixed()]),
-  );
 }
 
 describe('money movements: where each payout’s money went', () => {
@@ -78,15 +51,15 @@ describe('money movements: where each payout’s money went', () => {
     expect(movements.find((m) => m.type === 'overpayment_set_aside')!.amount).to.equal('-1.25');
     const times = movements.map((m) => Date.parse(m.created_at));
     expect(times).to.deep.equal([...times].sort((a, b) => a - b));
-    expect(sums(movements)).to.deep.equal({});
-    expect(sums(await statementOf(merchant, refunded))).to.deep.equal({});
+    expect(perCurrency(movements)).to.deep.equal({});
+    expect(perCurrency(await statementOf(merchant, refunded))).to.deep.equal({});
     expect((await statementOf(merchant, refunded)).map((m) => m.type)).to.include('refunded');
   });
 
   it('sums to what a payout still holds', async () => {
     const movements = await statementOf(merchant, holding);
     const payout = (await call('GET', `/v1/payouts/${holding}`, { key: merchant.key })).body;
-    expect(sums(movements)).to.deep.equal({ NGN: toDecimal(payout.settlement_amount).toFixed() });
+    expect(perCurrency(movements)).to.deep.equal({ NGN: toDecimal(payout.settlement_amount).toFixed() });
   });
 
   it("answers 404 for another tenant's payout, and lists none of its movements", async () => {
