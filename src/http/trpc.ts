@@ -212,8 +212,8 @@ const DATABASE_RETRY_AFTER_S = 1;
 
 /**
  * Maps whatever a procedure threw to the catalogue. Input validation failures become
- * VALIDATION_FAILED with one detail per issue; unknown errors become INTERNAL_ERROR with a
- * generic message (the original is logged, never sent).
+ * VALIDATION_FAILED with one detail per issue; an output that fails its schema, and unknown
+ * errors, become INTERNAL_ERROR with a generic message (the original is logged, never sent).
  */
 export function toAppError(error: unknown, log?: Logger): AppError {
   const cause = error instanceof TRPCError ? (error.cause ?? error) : error;
@@ -222,7 +222,10 @@ export function toAppError(error: unknown, log?: Logger): AppError {
     log?.warn({ err: cause }, 'provider unavailable');
     return new AppError('UPSTREAM_UNAVAILABLE');
   }
-  if (cause instanceof z.ZodError) {
+  // tRPC's check of a procedure's output fails with the same ZodError as its input's: the
+  // service's fault, not the request's (an unhandled error below, logged).
+  const outputCheck = error instanceof TRPCError && error.code === 'INTERNAL_SERVER_ERROR';
+  if (cause instanceof z.ZodError && !outputCheck) {
     return new AppError('VALIDATION_FAILED', { details: zodDetails(cause) });
   }
   if (error instanceof TRPCError) {
