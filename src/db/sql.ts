@@ -51,8 +51,12 @@ export function statement(name: string, text: string, options: { replan?: boolea
 /** Runs statements; a transaction's `Sql` runs them in that transaction. */
 export interface Sql {
   rows<R>(statement: Statement, values?: readonly unknown[]): Promise<R[]>;
-  /** Runs `work` in one transaction: committed when it resolves, rolled back when it throws. */
-  transaction<T>(work: (tx: Sql) => Promise<T>): Promise<T>;
+  /**
+   * Runs `work` in one transaction: committed when it resolves, rolled back when it throws.
+   * `settings` are set for that transaction alone (`set local`) before its first statement is
+   * planned, in the round trip that begins it; within a transaction already open, from then on.
+   */
+  transaction<T>(work: (tx: Sql) => Promise<T>, settings?: TransactionSettings): Promise<T>;
   /**
    * Calls `callback` once what this `Sql` wrote has committed: after its transaction commits,
    * never when it rolls back; at once outside a transaction (each statement commits on its own).
@@ -64,6 +68,22 @@ export interface Sql {
    * observer's, are keyed by.
    */
   readonly origin: object;
+}
+
+/**
+ * Planner settings for one transaction (see {@link Sql.transaction}): names and values as
+ * `set local` takes them, constants of the code (checked, never a caller's input).
+ */
+export type TransactionSettings = Readonly<Record<string, string>>;
+
+const SETTING = /^[a-z_]+$/;
+
+/** `set local` statements for `settings`, one per setting. */
+function setLocal(settings: TransactionSettings | undefined): string[] {
+  return Object.entries(settings ?? {}).map(([name, value]) => {
+    if (!SETTING.test(name) || !SETTING.test(value)) throw new Error(`not a setting: ${name} = ${value}`);
+    return `set local ${name} = ${value}`;
+  });
 }
 
 /** How {@link poolSql} sends statements. */
@@ -108,7 +128,11 @@ function run<R>(
 function clientSql(client: pg.ClientBase, named: boolean, origin: object, committed: (() => void)[]): Sql {
   const tx: Sql = {
     rows: (s, values = []) => run(client, s, values, named),
-    transaction: (work) => work(tx),
+    transaction: async (work, settings) => {
+      const set = setLocal(settings);
+      if (set.length > 0) await client.query(set.join('; '));
+      return work(tx);
+    },
     afterCommit: (callback) => committed.push(callback),
     origin,
   };
@@ -130,13 +154,14 @@ export function poolSql(pool: pg.Pool, options: PoolSqlOptions = {}): Sql {
         client.release();
       }
     },
-    async transaction<T>(work: (tx: Sql) => Promise<T>): Promise<T> {
+    async transaction<T>(work: (tx: Sql) => Promise<T>, settings?: TransactionSettings): Promise<T> {
       const client = await pool.connect();
       const committed: (() => void)[] = [];
       let broken: Error | undefined;
       let result: T;
       try {
-        await client.query('begin');
+        // One simple-protocol message: the settings cost no round trip of their own.
+        await client.query(['begin', ...setLocal(settings)].join('; '));
         result = await work(clientSql(client, named, origin, committed));
         await client.query('commit');
       } catch (err) {
@@ -216,7 +241,11 @@ export function emSql(em: EntityManager): Sql {
       const params = converted.order.map((i) => bindValue(values[i]));
       return em.execute<R[]>(converted.text, params);
     },
-    transaction: (work) => em.transactional((tx) => work(emSql(tx))),
+    transaction: (work, settings) =>
+      em.transactional(async (tx) => {
+        for (const set of setLocal(settings)) await tx.execute(set);
+        return work(emSql(tx));
+      }),
     afterCommit: (callback) => afterCommit(em, callback),
     origin: em.config,
   };

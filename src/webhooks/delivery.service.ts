@@ -31,6 +31,18 @@ export interface TenantScope {
 /** The scope as a statement parameter: null means every tenant. */
 const scopeParam = (scope: TenantScope) => (scope.tenantIds ? [...scope.tenantIds] : null);
 
+// How this file's transactions plan (publishing, claim rounds), set as each begins: their
+// statements find rows by key, in weekly partitions of which some are empty at times (the weeks
+// ahead; any week after a TRUNCATE and VACUUM). A plan made while a partition was empty scans it
+// sequentially, which costs nothing then; kept as a generic plan, it scanned the whole week once
+// per row or batch after the week filled, until the next ANALYZE of it (with autovacuum off,
+// never). Without sequential scans, the key lookups (the batch update's, each delivery record's
+// foreign-key check) probe the key whatever the statistics say; the claim, whose joins could
+// still go wrong, is planned for each round. Generic plans from the first execution: the
+// foreign-key check queries the partitioned deliveries, and a custom plan for it was made afresh
+// for every row. Local to the transaction: the connection, pooled or not, is left as it was.
+const PLANS = { enable_seqscan: 'off', plan_cache_mode: 'force_generic_plan' } as const;
+
 // The target is the payout's notification_url when set, else the tenant's webhook URL. The event's
 // time is read as text: a JavaScript Date would drop its microseconds, and the deliveries' copy of
 // it must equal the outbox's to find the event by its whole key.
@@ -130,7 +142,7 @@ export async function publishEvents(
       [...new Set(events.map((e) => e.tenant_id))],
     ]);
     return { published: events.length, jobs: jobs[0]!.length };
-  });
+  }, PLANS);
 }
 
 /** A job as a claim or a record reads and writes it: enough to step its machine and log an attempt. */
@@ -218,14 +230,16 @@ const selectDue = statement(
     order by d.due_at, d.id
     limit $3
     for update of d skip locked`,
+  // Planned for each round (see `statement`): a generic plan made while a week's partition was
+  // empty joins the window back to the deliveries and the outbox through whole scans of them, which
+  // cost nothing then; planned for the tables as they are, it probes their keys.
+  { replan: true },
 );
 
-// Each delivery record inserted has its foreign key checked by a query on the partitioned
-// deliveries, which PostgreSQL planned afresh for every row (a plan pruned to the row's week always
-// looked cheaper than one for every week). Generic plans for the rest of the transaction (a local
-// setting, so the connection, pooled or not, is left as it was): the check's prunes as it runs, and
-// the claim round's later statements are prepared ones, which settle on the same generic plans.
-const GENERIC_PLANS = `set_config('plan_cache_mode', 'force_generic_plan', true) is null as planned`;
+// `PLANS` for a statement that records outcomes outside those transactions (at the end of a
+// pass): its delivery records' foreign-key checks are planned after it sets them.
+const GENERIC_PLANS = `set_config('plan_cache_mode', 'force_generic_plan', true) is null
+     and set_config('enable_seqscan', 'off', true) is null as planned`;
 
 /**
  * Writes a batch of steps: each job's status, snapshot and the machine's due time and attempt
@@ -469,7 +483,7 @@ export async function claimDueDeliveries(
       more: due.length === limits.slots && started.length < limits.slots,
       settled,
     };
-  });
+  }, PLANS);
 }
 
 /**

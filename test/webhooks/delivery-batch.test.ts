@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import pg from 'pg';
 import { ABANDONED_REASON, webhookDeliveryMachine } from '#machines/webhook-delivery.machine.ts';
-import { poolSql, type Sql, type Statement, statement } from '#src/db/sql.ts';
+import { poolSql, type Sql, type Statement, statement, type TransactionSettings } from '#src/db/sql.ts';
 import { initialState } from '#src/engine/engine.ts';
 import { WebhookDelivery } from '#src/webhooks/delivery.entities.ts';
 import {
@@ -24,6 +24,10 @@ import {
 } from './receiver.ts';
 
 const planCacheMode = statement('test_plan_cache_mode', `select current_setting('plan_cache_mode') as mode`);
+const planSettings = statement(
+  'test_plan_settings',
+  `select current_setting('plan_cache_mode') || ' ' || current_setting('enable_seqscan') as plans`,
+);
 const backoff = () => harness().service.deps.config.WEBHOOK_BACKOFF_BASE_MS;
 const leaseMs = () => harness().service.deps.config.WEBHOOK_TIMEOUT_MS + 30_000;
 
@@ -70,9 +74,9 @@ function watchedSql(refuse: (name: string, inTransaction: boolean) => boolean = 
       if (refuse(s.name, !outside)) return Promise.reject(new Error(`${s.name}: connection lost`));
       return inner.rows<R>(s, values);
     },
-    transaction<T>(work: (tx: Sql) => Promise<T>): Promise<T> {
+    transaction<T>(work: (tx: Sql) => Promise<T>, settings?: TransactionSettings): Promise<T> {
       seen.transactions++;
-      return inner.transaction((tx) => work(wrap(tx, false)));
+      return inner.transaction((tx) => work(wrap(tx, false)), settings);
     },
     afterCommit: (callback) => inner.afterCommit(callback),
     origin: inner.origin,
@@ -165,7 +169,7 @@ describe('webhook delivery in batches', () => {
           if (s.name === 'webhook_outbox_any') probes.push(s);
           return real.rows(s, values);
         },
-        transaction: (work) => real.transaction(work),
+        transaction: (work, settings) => real.transaction(work, settings),
         afterCommit: (callback) => real.afterCommit(callback),
         origin: real.origin,
       };
@@ -297,6 +301,53 @@ describe('webhook delivery in batches', () => {
       expect((await deliveryLog(merchant)).map((r) => [r.attempt_number, r.status])).to.deep.equal([
         [1, 'FAILED'],
       ]);
+    });
+
+    it('publishes and claims with generic plans and no sequential scans from the first statement of its transactions, never on the connection after them', async () => {
+      const merchant = await payoutReadyMerchant();
+      await configureWebhook(merchant, (await receiver()).url);
+      await createPayout(merchant);
+      // One connection, so that what a transaction leaves behind is seen by the next statement.
+      const pool = harness().embedded
+        ? null
+        : new pg.Pool({ connectionString: harness().directUrl ?? harness().databaseUrl, max: 1 });
+      const real = pool ? poolSql(pool) : harness().service.deps.sql;
+      // Each transaction's settings as its first statement sees them, before the service's own.
+      const seen: string[] = [];
+      const sql: Sql = {
+        rows: (s, values) => real.rows(s, values),
+        transaction: (work, settings) =>
+          real.transaction(async (tx) => {
+            seen.push((await tx.rows<{ plans: string }>(planSettings))[0]!.plans);
+            return work(tx);
+          }, settings),
+        afterCommit: (callback) => real.afterCommit(callback),
+        origin: real.origin,
+      };
+      try {
+        const started = await startOne(sql, merchant);
+        const { started: none, settled } = await claimDueDeliveries(sql, harness().service.deps, {
+          now: harness().clock.now(),
+          slots: 1,
+          perTarget: 1,
+          leaseMs: leaseMs(),
+          backoffBaseMs: backoff(),
+          tenantIds: [merchant.tenantId],
+          finished: [answered(started)],
+        });
+        expect(settled).to.deep.equal(['SUCCEEDED']);
+        expect(none).to.deep.equal([]);
+        // Publishing, the round that started the attempt, the round that recorded it.
+        expect(seen).to.deep.equal([
+          'force_generic_plan off',
+          'force_generic_plan off',
+          'force_generic_plan off',
+        ]);
+        expect((await real.rows<{ plans: string }>(planSettings))[0]?.plans).to.equal('auto on');
+      } finally {
+        await pool?.end();
+      }
+      expect((await jobsOf(merchant)).map((j) => j.status)).to.deep.equal(['SUCCEEDED']);
     });
 
     it('checks the records’ foreign key with generic plans in its own transaction, never on the connection after it', async () => {
