@@ -2,7 +2,9 @@ import { expect } from 'chai';
 import { emSql } from '#src/db/sql.ts';
 import { PaymentInstruction } from '#src/instructions/entities.ts';
 import { accountName } from '#src/ledger/chart.ts';
+import { runLedgerOnce } from '#src/ledger/job.ts';
 import { post } from '#src/ledger/ledger.ts';
+import { createLogger } from '#src/lib/log.ts';
 import { toDecimal } from '#src/lib/money.ts';
 import { RefundDestination } from '#src/refund-destinations/entities.ts';
 import { runRefundsOnce } from '#src/refunds/job.ts';
@@ -232,6 +234,32 @@ describe('the ledger’s checks', () => {
       ]);
     const payoutAccount = accountName('payout', { tenant: merchant.tenantId, payout: id });
     await misplace(payoutAccount, 'fees:platform');
+
+    // The `ledger` job's pass finds it first, and says so in an error line naming what is off.
+    const lines: Record<string, unknown>[] = [];
+    const log = createLogger({
+      level: 'warn',
+      destination: { write: (line: string) => void lines.push(JSON.parse(line)) },
+    });
+    const pass = await runLedgerOnce({ ...deps(), log });
+    expect(pass.check.violations.map((v) => v.subject)).to.include(id);
+    const logged = lines.filter((l) => l.msg === 'ledger out of balance' && l.subject === id);
+    expect(logged).to.have.length(1);
+    expect(logged[0]).to.include({ level: 50, check: 'PAYOUT_MONEY', tenant: merchant.tenantId });
+    expect(logged[0]!.currencies).to.deep.equal([
+      {
+        currency: 'NGN',
+        expected_held: (await priceOf(id)).settlement,
+        ledger_held: toDecimal((await priceOf(id)).settlement)
+          .minus(7)
+          .toFixed(),
+        expected_in_transit: '0',
+        ledger_in_transit: '0',
+      },
+    ]);
+    // Logged when first found, not again by the passes that find it still open.
+    expect((await runLedgerOnce({ ...deps(), log })).check.violations.map((v) => v.subject)).to.include(id);
+    expect(lines.filter((l) => l.msg === 'ledger out of balance' && l.subject === id)).to.have.length(1);
 
     const found = await violationsOf(id);
     expect(found).to.have.length(1);
