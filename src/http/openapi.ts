@@ -619,7 +619,8 @@ export interface DocumentExamples {
       name: string;
       summary: string;
       request: { path?: Record<string, string>; query?: Record<string, string>; body?: unknown };
-      response: { status: number; body: unknown };
+      /** `mediaType`: the response's media type when it is not JSON (then `body` is its text). */
+      response: { status: number; body: unknown; mediaType?: string };
     }[]
   >;
   errors: Record<string, { summary: string; value: unknown }>;
@@ -667,7 +668,7 @@ function addOperationExamples(doc: OpenApiDocument, examples: DocumentExamples):
             };
         }
         const media = (success as { content?: Record<string, Media> } | undefined)?.content?.[
-          'application/json'
+          example.response.mediaType ?? 'application/json'
         ];
         if (media && String(example.response.status) === status)
           media.examples = { ...media.examples, [example.name]: { ...named, value: example.response.body } };

@@ -48,14 +48,16 @@ describe('the OpenAPI document’s examples', () => {
     for (const { method, path, op } of operations(doc)) {
       const where = `${method} ${path}`;
       const [status, raw] = Object.entries(op.responses).find(([s]) => s.startsWith('2'))!;
-      const media = resolve<Response>(doc, raw).content!['application/json']!;
-      const responses = Object.entries(
-        (media as { examples?: Record<string, { value: unknown }> }).examples ?? {},
-      );
-      expect(responses, `${where}: no recorded response (${RERECORD})`).not.to.be.empty;
-      for (const [name, example] of responses) {
-        const errors = check.errorsOf(media.schema, example.value);
-        expect(errors, `${where} ${status} example ${name}: ${explain(errors)}`).to.deep.equal([]);
+      // Every media type it answers in (JSON, and CSV where the operation offers it).
+      for (const [type, media] of Object.entries(resolve<Response>(doc, raw).content!)) {
+        const responses = Object.entries(
+          (media as { examples?: Record<string, { value: unknown }> }).examples ?? {},
+        );
+        expect(responses, `${where} ${type}: no recorded response (${RERECORD})`).not.to.be.empty;
+        for (const [name, example] of responses) {
+          const errors = check.errorsOf(media.schema, example.value);
+          expect(errors, `${where} ${status} ${type} example ${name}: ${explain(errors)}`).to.deep.equal([]);
+        }
       }
       const body = op.requestBody?.content['application/json'] as
         | { schema: Record<string, unknown>; examples?: Record<string, { value: unknown }> }
@@ -132,7 +134,8 @@ describe('the OpenAPI document’s examples', () => {
       const { op } = operations(doc).find((o) => o.op.operationId === operationId)!;
       for (const example of examples) {
         const response = resolve<Response>(doc, op.responses[String(example.response.status)]!);
-        const errors = check.errorsOf(response.content!['application/json']!.schema, example.response.body);
+        const media = response.content![example.response.mediaType ?? 'application/json']!;
+        const errors = check.errorsOf(media.schema, example.response.body);
         expect(errors, `${operationId} ${example.name}: ${explain(errors)}`).to.deep.equal([]);
       }
     }

@@ -39,7 +39,8 @@ export interface OperationExample {
   name: string;
   summary: string;
   request: RequestExample;
-  response: { status: number; body: unknown };
+  /** `mediaType`: the response's media type when it is not JSON (then `body` is its text). */
+  response: { status: number; body: unknown; mediaType?: string };
 }
 
 export interface Recording {
@@ -123,6 +124,26 @@ class Recorder {
     expect(res.status, `${operationId} ${name}: ${res.text}`).to.be.within(200, 299);
     const examples = this.recording.operations[operationId] ?? [];
     examples.push({ name, summary, request, response: { status: res.status, body: res.body } });
+    this.recording.operations[operationId] = examples;
+    return res;
+  }
+
+  /**
+   * Calls an operation that must succeed with `mediaType` (asked for in `Accept`) and keeps the
+   * text it answered as that media type's example.
+   */
+  async okAs(
+    mediaType: string,
+    operationId: string,
+    merchant: Merchant,
+    example: { name: string; summary: string } & RequestExample,
+  ): Promise<ApiResponse> {
+    const { name, summary, ...request } = example;
+    const res = await this.#send(operationId, merchant, request, { headers: { accept: mediaType } });
+    expect(res.status, `${operationId} ${name}: ${res.text}`).to.be.within(200, 299);
+    expect(res.headers.get('content-type'), `${operationId} ${name}`).to.match(new RegExp(`^${mediaType}`));
+    const examples = this.recording.operations[operationId] ?? [];
+    examples.push({ name, summary, request, response: { status: res.status, body: res.text, mediaType } });
     this.recording.operations[operationId] = examples;
     return res;
   }
@@ -349,6 +370,19 @@ export async function recordExamples(doc: OpenApi): Promise<Recording> {
     summary: 'The platform fees of one payout',
     query: { payout_id: paid.body.id, type: 'platform_fee' },
   });
+  const now = deps().clock.now();
+  const csv = await r.okAs('text/csv', 'listMoneyMovements', acme, {
+    name: 'csv',
+    summary: 'One payout’s movements of the last day as CSV (Accept: text/csv): every page, one file',
+    query: {
+      payout_id: paid.body.id,
+      created_after: new Date(now.getTime() - 86_400_000).toISOString(),
+      created_before: new Date(now.getTime() + 1000).toISOString(),
+    },
+  });
+  const [header, ...rows] = csv.text.trim().split('\r\n');
+  expect(header).to.equal('id,payout_id,type,amount,currency,created_at,source_object,source_id');
+  expect(rows.length, 'the paid payout’s movements').to.be.at.least(4);
   await r.ok('listRefunds', acme, { name: 'all', summary: 'Every refund, newest first' });
   await r.ok('getPayout', acme, {
     name: 'refunded',
