@@ -158,6 +158,11 @@ export const approvalMachine = setup({
                 { machine: 'refund', event: 'OPERATOR_RETRY', note: 'a failed refund retried' },
                 { machine: 'refund', creates: true, note: "a held payout's refund raised" },
                 {
+                  machine: 'refund',
+                  creates: true,
+                  note: "a successful payout's set-aside overpayment returned",
+                },
+                {
                   machine: 'recon-break',
                   event: 'RESOLVE',
                   note: 'a reconciliation break resolved by moving money',

@@ -8,6 +8,7 @@ export const MONEY_MOVES = [
   'payout.fail',
   'refund.retry',
   'refund.raise',
+  'overpayment.return',
   'recon.resolve',
   'payee.accept',
 ] as const;

@@ -29,6 +29,13 @@ const withInner = (column: string, snapshot = 'snapshot') =>
 const QUERIES = {
   payout: `select tenant_id, received_amount::text as amount, settlement_currency as currency,
                   ${withInner('status')} as state, ${RATE('payouts')} from payouts where id = ?`,
+  // A successful payout's overpayment still set aside: what its return would send back.
+  overpayment: `select p.tenant_id,
+                       (select coalesce(sum(e.amount), 0) from ledger_entries e
+                         where e.payout_id = p.id and e.currency = p.settlement_currency
+                           and e.account = 'tenants:' || p.tenant_id || ':to_return:overpayments')::text as amount,
+                       p.settlement_currency as currency, ${withInner('p.status', 'p.snapshot')} as state, ${RATE('p')}
+                  from payouts p where p.id = ?`,
   inflow: `select i.tenant_id, i.amount::text as amount, i.currency, ${withInner('i.state', 'i.snapshot')} as state,
                   ${RATE('p')}
              from inflows i left join payouts p on p.id = i.payout_id where i.id = ?`,

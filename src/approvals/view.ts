@@ -7,7 +7,7 @@ import { approversOf, operatorNames } from './service.ts';
 /** A proposal as operators, the CLI and the console see it. */
 export const approvalOut = z.object({
   id: z.string(),
-  /** The money move: inflow.attribute, inflow.return, payout.fail, refund.retry or refund.raise. */
+  /** The money move: inflow.attribute, inflow.return, payout.fail, refund.retry, refund.raise, overpayment.return... */
   action: z.enum(APPROVAL_ACTIONS),
   state: z.enum(APPROVAL_STATUSES),
   /** The move's arguments (ids), as proposed. */

@@ -352,6 +352,15 @@ const COMMANDS: Record<string, Command> = {
     input: (v, [id]) => ({ payout_id: id!, note: required(v, 'note', 'TEXT') }),
     call: (c, input) => c.admin.refunds.raise.mutate(input),
   }),
+  'overpayment return': command({
+    synopsis: 'PAYOUT_ID --note TEXT',
+    summary:
+      "propose returning a successful payout's set-aside overpayment to the merchant's refund destination (four eyes)",
+    options: { note: { type: 'string' } },
+    positionals: ['PAYOUT_ID'],
+    input: (v, [id]) => ({ payout_id: id!, note: required(v, 'note', 'TEXT') }),
+    call: (c, input) => c.admin.refunds.returnOverpayment.mutate(input),
+  }),
   'approval list': command({
     synopsis:
       `[--state ${APPROVAL_STATES.join('|')}] [--decided] [--action ${APPROVAL_ACTIONS.join('|')}] ` +

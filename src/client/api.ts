@@ -219,15 +219,17 @@ export interface Outflow {
 
 export type OutflowStatus = 'PENDING' | 'PROCESSING' | 'SUCCESSFUL' | 'FAILED';
 
-/** The return of a failed payout’s settlement to the merchant. */
+/** The return to the merchant of a failed payout’s settlement, or of a successful payout’s overpayment. */
 export interface Refund {
   id: string;
-  /** The failed payout this refund returns. */
+  /** The payout whose money this refund returns: a failed one, or a successful one that was overpaid. */
   payout_id: string;
+  /** SETTLEMENT: all a failed payout received, less the fee. OVERPAYMENT: what a successful payout received beyond the amount asked for, which it set aside, less the fee. */
+  kind: 'SETTLEMENT' | 'OVERPAYMENT';
   /** The settlement whose money is sent back. */
   inflow_id: string | null;
   status: RefundStatus;
-  /** What arrived, including any overpayment. */
+  /** What it returns before the fee: all that arrived, overpayment included (SETTLEMENT), or the overpayment alone (OVERPAYMENT). */
   received_amount: number;
   received_currency: SettlementCurrency;
   /** Cost of the return transfer. */
@@ -447,7 +449,7 @@ export interface MoneyMovement {
   /** The movement (a ledger entry) id. */
   id: string;
   payout_id: string;
-  /** What moved the money: `money_received`: Money the merchant sent, attributed to the payout (by matching, or by an operator). Positive. `conversion`: The payout's money converted at its locked rate when it goes to the processor: negative in the settlement currency, positive in the destination currency. Reversed, with the signs the other way, when the processor fails the attempt and the money comes back. `platform_fee`: The platform fee, kept when the payout succeeds. Negative. `network_fee`: The network fee, kept when the payout succeeds. Negative. `overpayment_set_aside`: What the merchant paid beyond the amount asked for, moved when the payout succeeds to the merchant's overpayments account (`tenants:<tenant>:to_return:overpayments`), where it waits to be returned. Negative. `paid_out`: The destination amount, paid to the beneficiary by the processor. Negative. `refund_fee`: The network fee of the refund, kept when the refund is sent (negative); given back when the refund fails (positive). `refunded`: The refund, arrived at the merchant's refund destination. Negative. `returned`: Money a rail or the processor gave back after it had left (a transfer returned after success). Positive. `reversed`: Money the rail took back after crediting it (a reversed bank credit). Negative. */
+  /** What moved the money: `money_received`: Money the merchant sent, attributed to the payout (by matching, or by an operator). Positive. `conversion`: The payout's money converted at its locked rate when it goes to the processor: negative in the settlement currency, positive in the destination currency. Reversed, with the signs the other way, when the processor fails the attempt and the money comes back. `platform_fee`: The platform fee, kept when the payout succeeds. Negative. `network_fee`: The network fee, kept when the payout succeeds. Negative. `overpayment_set_aside`: What the merchant paid beyond the amount asked for, moved when the payout succeeds to the merchant's overpayments account (`tenants:<tenant>:to_return:overpayments`), where it waits to be returned (negative); taken back from there when an operator's approved return sends it to the merchant (positive, followed by its `refund_fee` and `refunded`). `paid_out`: The destination amount, paid to the beneficiary by the processor. Negative. `refund_fee`: The network fee of the refund, kept when the refund is sent (negative); given back when the refund fails (positive). `refunded`: The refund, arrived at the merchant's refund destination: all a failed payout received less the refund fee, or a successful payout's returned overpayment less the refund fee. Negative. `returned`: Money a rail or the processor gave back after it had left (a transfer returned after success). Positive. `reversed`: Money the rail took back after crediting it (a reversed bank credit). Negative. */
   type: 'money_received' | 'conversion' | 'platform_fee' | 'network_fee' | 'overpayment_set_aside' | 'paid_out' | 'refund_fee' | 'refunded' | 'returned' | 'reversed';
   /** Signed decimal string, seen from the payout's money: positive when money arrived for it, negative when it left. */
   amount: string;

@@ -135,8 +135,9 @@ export const ledgerAdminRouter = router({
     }),
 
   /**
-   * A payout's entries, oldest first, with what it holds per currency (its movements' sum) and how
-   * much of that is in transit (with the processor, or a refund on its way).
+   * A payout's entries, oldest first, with what it holds per currency (its movements' sum), how
+   * much of that is in transit (with the processor, or a refund on its way), and its overpayment
+   * set aside for the merchant and not yet returned.
    */
   payout: adminProcedure
     .input(z.strictObject({ payout_id: idIn }))
@@ -145,6 +146,8 @@ export const ledgerAdminRouter = router({
         payout_id: z.string(),
         holds: z.array(z.object({ currency: z.string(), amount: z.string() })),
         in_transit: z.array(z.object({ currency: z.string(), amount: z.string() })),
+        /** Its overpayment still set aside in the merchant's overpayments account, per currency. */
+        set_aside: z.array(z.object({ currency: z.string(), amount: z.string() })),
         entries: z.array(entryOut),
       }),
     )
@@ -154,6 +157,7 @@ export const ledgerAdminRouter = router({
         payout_id: input.payout_id,
         holds: sums(rows, (e) => e.movement !== null),
         in_transit: sums(rows, (e) => e.account.startsWith('transit:')),
+        set_aside: sums(rows, (e) => e.account.endsWith(':to_return:overpayments')),
         entries: rows.map(toEntry),
       };
     }),

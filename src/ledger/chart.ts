@@ -66,7 +66,7 @@ export const ACCOUNT_KINDS = {
     group: 'tenant',
     where: 'With us, set aside from payouts that succeeded.',
     whose:
-      "The merchant's: what it paid beyond the amount asked for on payouts that succeeded. It is owed back to the merchant and waits for an operator to return it.",
+      "The merchant's: what it paid beyond the amount asked for on payouts that succeeded (each entry names its payout). It is owed back to the merchant: an operator proposes its return and a second one approves it (`overpayment return PAYOUT_ID`), which moves it back to the payout and sends it, less the refund fee, to the merchant's refund destination as a refund of kind OVERPAYMENT.",
   },
   processor: {
     pattern: 'transit:processor:{processor}',
@@ -179,11 +179,12 @@ export const MOVEMENT_TEXTS = {
   platform_fee: 'The platform fee, kept when the payout succeeds. Negative.',
   network_fee: 'The network fee, kept when the payout succeeds. Negative.',
   overpayment_set_aside:
-    "What the merchant paid beyond the amount asked for, moved when the payout succeeds to the merchant's overpayments account (`tenants:<tenant>:to_return:overpayments`), where it waits to be returned. Negative.",
+    "What the merchant paid beyond the amount asked for, moved when the payout succeeds to the merchant's overpayments account (`tenants:<tenant>:to_return:overpayments`), where it waits to be returned (negative); taken back from there when an operator's approved return sends it to the merchant (positive, followed by its `refund_fee` and `refunded`).",
   paid_out: 'The destination amount, paid to the beneficiary by the processor. Negative.',
   refund_fee:
     'The network fee of the refund, kept when the refund is sent (negative); given back when the refund fails (positive).',
-  refunded: "The refund, arrived at the merchant's refund destination. Negative.",
+  refunded:
+    "The refund, arrived at the merchant's refund destination: all a failed payout received less the refund fee, or a successful payout's returned overpayment less the refund fee. Negative.",
   returned:
     'Money a rail or the processor gave back after it had left (a transfer returned after success). Positive.',
   reversed: 'Money the rail took back after crediting it (a reversed bank credit). Negative.',

@@ -37,8 +37,10 @@ export interface LedgerCheck {
 /**
  * What each payout holds according to its state, against what its ledger entries say, per
  * currency: in all (its movements) and in transit (at the processor, or a refund on its way).
- * A payout holds nothing once it succeeded or expired; a failed one holds what its refund has
- * yet to return (nothing once the refund arrived; the refund amount while it is on its way);
+ * A payout holds nothing once it succeeded or expired (a successful one with a refund, of its
+ * overpayment or after the processor returned it, holds what that refund has yet to return);
+ * a failed one holds what its refund has yet to return (nothing once the refund arrived; the
+ * refund amount while it is on its way);
  * before that it holds what it received, converted and with the processor while an attempt is.
  */
 const payoutMoney = statement(
@@ -47,7 +49,7 @@ const payoutMoney = statement(
      select p.id, p.tenant_id, p.status, p.settlement_currency, p.destination_currency,
             p.received_amount, p.settlement_amount - p.total_fee_amount as converted, p.destination_amount,
             p.status = 'PROCESSING' and (p.snapshot->'value'->>'PROCESSING') = 'inFlight' as in_flight,
-            r.status as refund_status, r.refund_amount
+            r.status as refund_status, r.refund_amount, r.received_amount as refund_received
        from payouts p left join refunds r on r.payout_id = p.id
       where $1::timestamptz is null or p.updated_at >= $1 or p.id = any($2::uuid[])
    ),
@@ -55,12 +57,14 @@ const payoutMoney = statement(
      select id, currency, sum(held) as held, sum(transit) as transit from (
        select id, settlement_currency as currency,
               case when status in ('CREATED', 'EXPIRED') then 0
-                   -- A successful payout holds nothing, unless the processor returned it and an
-                   -- approved reconciliation resolution refunds it: then it holds what a failed one would.
+                   -- A successful payout holds nothing, unless it has a refund: of its overpayment
+                   -- (an operator's approved return), or of all it received when the processor
+                   -- returned it and an approved reconciliation resolution refunds it. Then it holds
+                   -- what a failed one would, of what its refund returns.
                    when status = 'SUCCESSFUL' and refund_status is null then 0
                    when status in ('FAILED', 'SUCCESSFUL') then
                      case refund_status when 'SUCCESSFUL' then 0 when 'PROCESSING' then refund_amount
-                                        else received_amount end
+                                        else coalesce(refund_received, received_amount) end
                    when in_flight then received_amount - converted
                    else received_amount end as held,
               case when status in ('FAILED', 'SUCCESSFUL') and refund_status = 'PROCESSING' then refund_amount

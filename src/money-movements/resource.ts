@@ -53,6 +53,16 @@ export interface MovementRow {
   cause_id: string;
 }
 
+/**
+ * What the merchant is told caused a movement. An operator's approval is not the merchant's to
+ * see: money an approved reconciliation resolution moved on a payout (the processor's return)
+ * names the payout.
+ */
+function sourceOf(row: MovementRow): MovementResource['source'] {
+  if (row.cause_object === 'approval') return { object: 'payout', id: row.payout_id };
+  return { object: row.cause_object as MovementResource['source']['object'], id: row.cause_id };
+}
+
 export function toMovement(row: MovementRow): MovementResource {
   return {
     id: row.id,
@@ -61,7 +71,7 @@ export function toMovement(row: MovementRow): MovementResource {
     amount: toDecimal(row.amount).toFixed(),
     currency: row.currency,
     created_at: isoTimestamp(row.created_at),
-    source: { object: row.cause_object as MovementResource['source']['object'], id: row.cause_id },
+    source: sourceOf(row),
   };
 }
 

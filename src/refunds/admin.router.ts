@@ -91,5 +91,19 @@ export const refundAdminRouter = router({
         const { note: why, ...args } = input;
         return toProposal(ctx.em, await proposeMove(ctx, refundMoves['refund.raise'], args, why));
       }),
+
+    /**
+     * Proposes returning the overpayment a SUCCESSFUL payout set aside to the merchant's active
+     * refund destination (a refund of kind OVERPAYMENT); it runs once a second operator approves
+     * (at once with FOUR_EYES=false), and the approved proposal's result holds the refund.
+     */
+    returnOverpayment: adminProcedure
+      .meta({ role: 'operator' })
+      .input(z.strictObject({ payout_id: z.uuid(), note }))
+      .output(proposalOut)
+      .mutation(async ({ ctx, input }) => {
+        const { note: why, ...args } = input;
+        return toProposal(ctx.em, await proposeMove(ctx, refundMoves['overpayment.return'], args, why));
+      }),
   }),
 });

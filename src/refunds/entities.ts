@@ -5,7 +5,8 @@ import { Inflow } from '#src/settlement/entities.ts';
 import { Tenant } from '#src/tenants/entities.ts';
 
 /**
- * The return of a failed payout's settlement to the merchant. At most one per payout (unique).
+ * The return of a failed payout's settlement to the merchant, or of the overpayment a successful
+ * payout set aside (`kind`). At most one per payout (unique).
  * The destination is a snapshot taken at creation (and again on an operator retry), so a
  * destination replaced later does not redirect money in flight.
  */
@@ -43,6 +44,11 @@ export const Refund = defineEntity({
     payout: () => p.oneToOne(Payout).owner().unique(false).createForeignKeyConstraint(false),
     inflow: () => p.manyToOne(Inflow).nullable().createForeignKeyConstraint(false),
     status: p.enum(['PENDING', 'PROCESSING', 'SUCCESSFUL', 'FAILED'] as const),
+    /**
+     * What it returns: a failed payout's settlement (SETTLEMENT), or the overpayment a successful
+     * payout set aside, returned on an operator's approved proposal (OVERPAYMENT).
+     */
+    kind: p.enum(['SETTLEMENT', 'OVERPAYMENT'] as const).default('SETTLEMENT'),
     snapshot: p.json<Record<string, unknown>>(),
     receivedAmount: money(),
     receivedCurrency: p.enum(['USDT', 'NGN'] as const),

@@ -8,7 +8,10 @@ import type { Decimal } from '#src/lib/money.ts';
  * The money a refund's transitions move (`post` actions of `machines/refund.machine.ts`): sending
  * it keeps the refund's network fee and puts the rest on its way; confirmation delivers it to the
  * merchant; a refund that fails on its way brings both back to the payout, where it waits for an
- * operator's retry. A refund refused before it left moved nothing.
+ * operator's retry. A refund refused before it left moved nothing. The return of a successful
+ * payout's overpayment first brings the excess back from the merchant's overpayments account to
+ * the payout (OVERPAYMENT_TO_RETURN, as the refund is raised, naming the approval), and then
+ * moves like any refund.
  */
 export const REFUND_FLOWS = [
   {
@@ -54,6 +57,21 @@ export const REFUND_FLOWS = [
         amount: 'fee',
         currency: 'currency',
         movement: { type: 'refund_fee', on: 'to' },
+      },
+    ],
+  },
+  {
+    cause: 'refund',
+    name: 'OVERPAYMENT_TO_RETURN',
+    description:
+      "A refund of kind OVERPAYMENT is raised by an operator's approved return: the excess a successful payout set aside for the merchant comes back to the payout, and the refund sends it (SENT, DELIVERED) to the merchant's refund destination.",
+    legs: [
+      {
+        from: 'overpayments',
+        to: 'payout',
+        amount: 'overpayment',
+        currency: 'currency',
+        movement: { type: 'overpayment_set_aside', on: 'to' },
       },
     ],
   },

@@ -4,6 +4,7 @@ import { stakeOf } from '#src/approvals/stakes.ts';
 import { AppError, invalidField } from '#src/http/errors.ts';
 import { idIn, iso, timestampOut } from '#src/http/schemas.ts';
 import type { Refund } from './entities.ts';
+import { returnOverpaymentIn } from './overpayments.ts';
 import { refundOut, toRefundResource } from './resource.ts';
 import { checkRefundRetry, type RaiseOutcome, raiseRefundIn, retryRefundIn } from './service.ts';
 
@@ -48,6 +49,17 @@ export const refundMoves = {
       if (outcome.kind !== 'RAISED') throw raiseRefusal(outcome);
       return { refund: toAdminRefund(outcome.refund) };
     },
+  }),
+  'overpayment.return': moneyMove({
+    action: 'overpayment.return',
+    args: z.strictObject({ payout_id: z.uuid() }),
+    targets: (a) => [a.payout_id],
+    stake: (em, a) => stakeOf(em, 'overpayment', a.payout_id),
+    run: async (em, deps, { args, actor, now }) => ({
+      refund: toAdminRefund(
+        await returnOverpaymentIn(em, deps, { payoutId: args.payout_id, approvalId: actor.approvalId, now }),
+      ),
+    }),
   }),
 };
 

@@ -15,10 +15,21 @@ export const refundStatusSchema = z.enum(REFUND_STATUSES).meta({
 export const refundOut = z
   .object({
     id: z.string(),
-    payout_id: z.string().describe('The failed payout this refund returns.'),
+    payout_id: z
+      .string()
+      .describe(
+        'The payout whose money this refund returns: a failed one, or a successful one that was overpaid.',
+      ),
+    kind: z
+      .enum(['SETTLEMENT', 'OVERPAYMENT'])
+      .describe(
+        'SETTLEMENT: all a failed payout received, less the fee. OVERPAYMENT: what a successful payout received beyond the amount asked for, which it set aside, less the fee.',
+      ),
     inflow_id: z.string().nullable().describe('The settlement whose money is sent back.'),
     status: refundStatusSchema,
-    received_amount: moneyOut.describe('What arrived, including any overpayment.'),
+    received_amount: moneyOut.describe(
+      'What it returns before the fee: all that arrived, overpayment included (SETTLEMENT), or the overpayment alone (OVERPAYMENT).',
+    ),
     received_currency: documentedAs('SettlementCurrency'),
     network_fee_amount: moneyOut.describe('Cost of the return transfer.'),
     network_fee_currency: documentedAs('SettlementCurrency'),
@@ -35,12 +46,17 @@ export const refundOut = z
     settled_at: timestampOut.nullable(),
     created_at: timestampOut,
   })
-  .meta({ id: 'Refund', description: 'The return of a failed payout’s settlement to the merchant.' });
+  .meta({
+    id: 'Refund',
+    description:
+      'The return to the merchant of a failed payout’s settlement, or of a successful payout’s overpayment.',
+  });
 
 export function toRefundResource(r: Refund): z.input<typeof refundOut> {
   return {
     id: r.id,
     payout_id: r.payout.id,
+    kind: r.kind,
     inflow_id: r.inflow?.id ?? null,
     status: r.status,
     received_amount: moneyJson(r.receivedAmount),

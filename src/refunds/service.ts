@@ -66,7 +66,7 @@ function unreachable(value: never): never {
  * Writes what a refund transition's actions ask for: outbox events carrying the refund's payout
  * (the contract: `data` of refund.* events is the payout) and tasks about the refund.
  */
-async function recordRefundEffects(
+export async function recordRefundEffects(
   em: EntityManager,
   refund: Refund,
   step: { actions: MachineAction[]; event: string; from: string; to: string },
@@ -78,6 +78,9 @@ async function recordRefundEffects(
     const params = (action.params ?? {}) as Record<string, unknown>;
     switch (action.type) {
       case 'emit':
+        // A successful payout whose overpayment goes back is not refunded (`is_refunded` stays
+        // false): its return announces itself as refund.created alone.
+        if (refund.kind === 'OVERPAYMENT' && params.event === 'payout.refunded') break;
         emitted.push(String(params.event));
         break;
       case 'schedule': {
@@ -374,7 +377,10 @@ async function sendOnRail(deps: Deps, refund: Refund): Promise<RailTransfer> {
         accountNumber: refund.destinationAccount,
         accountName: refund.destinationAccountName ?? 'Refund',
         amount: toDecimal(refund.refundAmount),
-        narration: `Refund of payout ${refund.payout.id}`.slice(0, 100),
+        narration: (refund.kind === 'OVERPAYMENT'
+          ? `Overpayment returned, payout ${refund.payout.id}`
+          : `Refund of payout ${refund.payout.id}`
+        ).slice(0, 100),
       });
     default:
       return unreachable(refund.destinationType);

@@ -19,12 +19,14 @@ export interface PayoutLedger {
   payout_id: string;
   holds: { currency: string; amount: string }[];
   in_transit: { currency: string; amount: string }[];
+  set_aside: { currency: string; amount: string }[];
   entries: {
     account: string;
     currency: string;
     amount: string;
     movement: string | null;
     cause: { object: string; id: string; transition: string };
+    approval_id: string | null;
   }[];
 }
 

@@ -17,6 +17,7 @@ const MOVES: Record<string, string> = {
   'payout.fail': 'failing a held payout',
   'refund.retry': 'retrying a failed refund',
   'refund.raise': 'raising a held refund',
+  'overpayment.return': 'returning a set-aside overpayment',
   'recon.resolve': 'moving money to resolve a reconciliation difference',
   'payee.accept': "accepting a held payout's payee name",
 };

@@ -16,6 +16,7 @@ const ACTIONS: Record<string, string> = {
   'payout.fail': 'Fail a held payout (any money received is refunded)',
   'refund.retry': 'Retry a failed refund',
   'refund.raise': 'Raise a held refund',
+  'overpayment.return': 'Return a set-aside overpayment',
   'recon.resolve': 'Resolve a reconciliation difference by moving money',
   'payee.accept': "Accept a held payout's payee name (it then gets its instruction)",
   'approval_rule.set': 'Make or change an approval rule',

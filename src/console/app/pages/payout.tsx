@@ -2,6 +2,7 @@ import { useQuery } from '@tanstack/react-query';
 import { useMemo } from 'react';
 import { api } from '../api.ts';
 import { ArgumentsInWords, actionInWords, outcomeInWords } from '../audit-words.tsx';
+import { OverpaymentReturn } from '../overpayment.tsx';
 import { Failure, Id, Money, MoreButton, Time, usePages } from '../ui.tsx';
 import { Svg } from './svg.tsx';
 
@@ -435,6 +436,7 @@ export function PayoutPage({ payoutId }: { payoutId: string }) {
         ) : (
           <p className="empty">No refund.</p>
         )}
+        {d.payout.status === 'SUCCESSFUL' ? <OverpaymentReturn payoutId={payoutId} /> : null}
       </section>
       <section>
         <h2>Webhook deliveries</h2>
