@@ -167,6 +167,7 @@ export const MOVEMENT_TYPES = [
   'refunded',
   'returned',
   'reversed',
+  'reversal_covered',
 ] as const;
 export type MovementType = (typeof MOVEMENT_TYPES)[number];
 
@@ -187,7 +188,10 @@ export const MOVEMENT_TEXTS = {
     "The refund, arrived at the merchant's refund destination: all a failed payout received less the refund fee, or a successful payout's returned overpayment less the refund fee. Negative.",
   returned:
     'Money a rail or the processor gave back after it had left (a transfer returned after success). Positive.',
-  reversed: 'Money the rail took back after crediting it (a reversed bank credit). Negative.',
+  reversed:
+    'Money the bank took back after crediting it for the payout (a reversed credit), once an approved reconciliation resolution books it. Negative; always followed by its `reversal_covered`.',
+  reversal_covered:
+    "The same amount, advanced by the service (`adjustments:rails:<rail>`) so that the payout keeps what its state says it received: the service's to recover from the merchant or write off. Positive.",
 } as const satisfies Record<MovementType, string>;
 
 /** The objects whose transitions move money: each ledger transaction names one of them as its cause. */

@@ -86,20 +86,24 @@ function bookedRail(b: ReconBreak, actor: { approvalId: string }, now: Date): Le
   const difference = railDifference(b);
   if (difference.isZero()) return null;
   const collection = b.rail === 'BANK_TRANSFER' ? 'virtualAccount' : 'depositAddress';
-  const flow = flowNamed(RECON_FLOWS, 'approval', difference.gt(0) ? 'RAIL_SHOWED_MORE' : 'RAIL_SHOWED_LESS');
+  // A reversed credit that a payout had: the payout's statement shows it, and it stays whole.
+  const ofPayout =
+    b.railState === 'REVERSED' && difference.lt(0) && b.payoutId && b.tenantId ? b.payoutId : null;
+  const name = ofPayout ? 'CREDIT_REVERSED' : difference.gt(0) ? 'RAIL_SHOWED_MORE' : 'RAIL_SHOWED_LESS';
   return flowTransaction(
-    flow,
+    flowNamed(RECON_FLOWS, 'approval', name),
     {
       accounts: {
         [collection]: b.account,
         railDifferences: accountName('railDifferences', { rail: b.rail }),
+        ...(ofPayout ? { payout: accountName('payout', { tenant: b.tenantId!, payout: ofPayout }) } : {}),
       },
       amounts: { difference: difference.abs() },
       currencies: { currency: b.currency },
     },
     {
       tenantId: b.tenantId ?? null,
-      payoutId: null,
+      payoutId: ofPayout,
       approvalId: actor.approvalId,
       at: now,
       causeId: actor.approvalId,

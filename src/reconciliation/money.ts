@@ -4,8 +4,9 @@ import type { Flow } from '#src/ledger/flows.ts';
  * The money an approved reconciliation resolution moves in the books (`BOOKED_RAIL`): the
  * difference between what a collection account's rail shows and what the books counted goes to
  * or comes from the rail's differences account, so that the collection account's balance is
- * again what the rail shows. Caused by the approval (its id is the cause), never by a payout:
- * no merchant's statement shows it.
+ * again what the rail shows. Caused by the approval (its id is the cause). A credit the bank
+ * reversed after it was attributed to a payout shows in that payout's statement (CREDIT_REVERSED);
+ * any other difference is no merchant's.
  */
 export const RECON_FLOWS = [
   {
@@ -33,6 +34,28 @@ export const RECON_FLOWS = [
         to: ['depositAddress', 'virtualAccount'],
         amount: 'difference',
         currency: 'currency',
+      },
+    ],
+  },
+  {
+    cause: 'approval',
+    name: 'CREDIT_REVERSED',
+    description:
+      "The bank reversed a credit that was attributed to a payout: the money leaves the payout back to the collection account, as the rail shows (`reversed` in the merchant's statement), and the service advances it from the rail's differences account, so that the payout keeps what its state says it received (`reversal_covered`), for the service to recover or write off.",
+    legs: [
+      {
+        from: 'payout',
+        to: ['depositAddress', 'virtualAccount'],
+        amount: 'difference',
+        currency: 'currency',
+        movement: { type: 'reversed', on: 'from' },
+      },
+      {
+        from: 'railDifferences',
+        to: 'payout',
+        amount: 'difference',
+        currency: 'currency',
+        movement: { type: 'reversal_covered', on: 'to' },
       },
     ],
   },

@@ -158,6 +158,12 @@ describe('reconciliation against the rails (recon run, recon list, recon breaks)
     expect(
       statement.entries.filter((e: any) => e.movement === 'returned').map((e: any) => e.amount),
     ).to.deep.equal(['150000']);
+    // The merchant sees it too, named after the payout (the approval behind it is the operators').
+    const moves = await call('GET', `/v1/payouts/${payoutId}/money-movements`, { key: merchant.key });
+    expect(moves.status, moves.text).to.equal(200);
+    expect(moves.body.filter((m: any) => m.type === 'returned').map((m: any) => m.source)).to.deep.equal([
+      { object: 'payout', id: payoutId },
+    ]);
     const checked = await cliAs(operator)('ledger', 'check', '--all');
     expect(checked.violations.filter((v: any) => v.subject === payoutId)).to.deep.equal([]);
     const refund = await deps().orm.em.fork().findOneOrFail(Refund, { payout: payoutId });
@@ -259,10 +265,37 @@ describe('reconciliation against the rails (recon run, recon list, recon breaks)
     const entries = await deps()
       .orm.em.fork()
       .find(LedgerEntry, { causeId: proposed.approval.id }, { orderBy: { amount: 'asc' } });
-    expect(entries.map((e) => [e.account, e.currency, e.amount.toFixed(), e.approvalId])).to.deep.equal([
-      ['adjustments:rails:BANK_TRANSFER', 'NGN', '-200', proposed.approval.id],
-      [`collection:bank:${instruction.accountUnique}`, 'NGN', '200', proposed.approval.id],
+    // The credit was the payout's: its statement shows the reversal, and the service advances it,
+    // so the payout keeps what it received and the difference is the service's.
+    const payoutAccount = `tenants:${merchant.tenantId}:payouts:${created.body.id}`;
+    expect(reversal.payout_id).to.equal(created.body.id);
+    expect(
+      entries
+        .map((e) => `${e.account} ${e.currency} ${e.amount.toFixed()} ${e.movement} ${e.payoutId}`)
+        .sort(),
+    ).to.deep.equal(
+      [
+        `adjustments:rails:BANK_TRANSFER NGN -200 null ${created.body.id}`,
+        `collection:bank:${instruction.accountUnique} NGN 200 null ${created.body.id}`,
+        `${payoutAccount} NGN -200 reversed ${created.body.id}`,
+        `${payoutAccount} NGN 200 reversal_covered ${created.body.id}`,
+      ].sort(),
+    );
+    expect(new Set(entries.map((e) => e.approvalId))).to.deep.equal(new Set([proposed.approval.id]));
+    const statement = await call('GET', `/v1/payouts/${created.body.id}/money-movements`, {
+      key: merchant.key,
+    });
+    expect(statement.status, statement.text).to.equal(200);
+    const reversedMoves = statement.body.filter((m: any) => m.type.startsWith('revers'));
+    expect(reversedMoves.map((m: any) => `${m.type} ${m.amount} ${m.currency}`)).to.deep.equal([
+      'reversed -200 NGN',
+      'reversal_covered 200 NGN',
     ]);
+    for (const m of reversedMoves) expect(m.source).to.deep.equal({ object: 'payout', id: created.body.id });
+    const byType = await call('GET', `/v1/money-movements?type=reversed&payout_id=${created.body.id}`, {
+      key: merchant.key,
+    });
+    expect(byType.body.data.map((m: any) => m.amount)).to.deep.equal(['-200']);
     // The statement's amount still differs from the books: the ledger's check finds the bank's
     // collection out of step with its rail, as the run read them.
     const checked = await cliAs(operator)('ledger', 'check');
@@ -271,6 +304,8 @@ describe('reconciliation against the rails (recon run, recon list, recon breaks)
     );
     expect(off.detail).to.include({ reconciliation_run: run.runs[0].id });
     expect(off.detail.rail_shows).to.not.equal(off.detail.ledger_shows);
+    // The payout holds what its state says, reversal and all.
+    expect(checked.violations.filter((v: any) => v.subject === created.body.id)).to.deep.equal([]);
     // A processor's break is not booked this way.
     const processor = (await cliAs(operator)('recon', 'breaks', '--open', '--limit', '100')).data.find(
       (b: any) => b.rail === 'PROCESSOR',
