@@ -498,6 +498,54 @@ describe('operations console in Chromium', function () {
     await entry.first().locator(`a[href="/console/payouts/${payoutId}"]`).click();
     await pageB.waitForURL(`**/console/payouts/${payoutId}`);
   });
+
+  it('proposes returning a successful payout’s overpayment from its page, which a second operator approves', async () => {
+    const stamp = Date.now() % 100000;
+    const a = await newOperator('operator', `Ayo Returner ${stamp}`);
+    const b = await newOperator('approver', `Bisi Approver ${stamp}`);
+    const merchant = await merchantWith();
+    const payoutId = await paidPayout(merchant, payoutTo('4456', 'USDT'), { overpay: '2.5' });
+    const [outflow] = await dispatch(merchant, payoutId);
+    await callbacksDelivered(outflow.id);
+
+    const pageA = await browserOf('A');
+    await signIn(pageA, a);
+    await pageA.goto(`${harness().url}/console/payouts/${payoutId}`);
+    const owed = pageA.locator('[data-testid="overpayment"]');
+    await owed.waitFor();
+    expect(await owed.textContent()).to.match(/2\.5/);
+    await owed.locator('[data-testid="propose-return-overpayment"]').click();
+    await owed.locator('input').fill('the merchant asked for its excess back');
+    await owed.locator('button[type="submit"]').click();
+    await owed.locator('.outcome.done').waitFor();
+    await shot(pageA, 'payout-overpayment');
+
+    // Nothing moved: a proposal waits for B, who approves it (A may not).
+    const pending = await trpcCall(
+      'admin.approvals.list',
+      'query',
+      { state: 'PENDING', action: 'overpayment.return', target_id: payoutId },
+      a.token,
+    );
+    const [proposal] = pending.body.result.data.data;
+    expect(proposal).to.include({ proposer_id: a.id, amount: '2.5', currency: 'USDT' });
+    const self = await trpcCall('admin.approvals.approve', 'mutation', { approval_id: proposal.id }, a.token);
+    expect(self.status).to.equal(403);
+    const approved = await trpcCall(
+      'admin.approvals.approve',
+      'mutation',
+      { approval_id: proposal.id },
+      b.token,
+    );
+    expect(approved.status).to.equal(200);
+    expect(approved.body.result.data.state).to.equal('APPROVED');
+    const refundId = approved.body.result.data.result.refund.id;
+
+    // The page shows the refund that returns it, and nothing set aside any more.
+    await pageA.reload();
+    await pageA.locator(`[data-testid="refund"] [data-id="${refundId}"]`).waitFor();
+    expect(await pageA.locator('[data-testid="overpayment"]').count()).to.equal(0);
+  });
 });
 
 describe('the console served by the service', () => {

@@ -27,6 +27,7 @@ export function OverpaymentReturn({ payoutId }: { payoutId: string }) {
       {canPropose ? (
         <NoteAction
           actionKey={`return-overpayment:${payoutId}`}
+          testId="propose-return-overpayment"
           label="Propose returning the overpayment"
           done="Proposed: a second operator approves it"
           placeholder="Note (required): why the overpayment goes back now"
