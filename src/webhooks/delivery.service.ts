@@ -31,16 +31,17 @@ export interface TenantScope {
 /** The scope as a statement parameter: null means every tenant. */
 const scopeParam = (scope: TenantScope) => (scope.tenantIds ? [...scope.tenantIds] : null);
 
-// How this file's transactions plan (publishing, claim rounds), set as each begins: their
-// statements find rows by key, in weekly partitions of which some are empty at times (the weeks
-// ahead; any week after a TRUNCATE and VACUUM). A plan made while a partition was empty scans it
-// sequentially, which costs nothing then; kept as a generic plan, it scanned the whole week once
-// per row or batch after the week filled, until the next ANALYZE of it (with autovacuum off,
-// never). Without sequential scans, the key lookups (the batch update's, each delivery record's
-// foreign-key check) probe the key whatever the statistics say; the claim, whose joins could
-// still go wrong, is planned for each round. Generic plans from the first execution: the
-// foreign-key check queries the partitioned deliveries, and a custom plan for it was made afresh
-// for every row. Local to the transaction: the connection, pooled or not, is left as it was.
+// How the claim rounds' transactions plan, set as each begins. Their statements find rows by key,
+// in weekly partitions of which some are empty at times (the weeks ahead; any week after a
+// TRUNCATE and VACUUM). A plan made while a partition was empty scans it sequentially, which costs
+// nothing then; kept as a generic plan, it scanned the whole week once per row or batch after the
+// week filled, until the next ANALYZE of it (with autovacuum off, never). Without sequential
+// scans, the key lookups (the batch update's, each delivery record's foreign-key check) probe the
+// key whatever the statistics say; the claim, whose joins could still go wrong, is planned for
+// each round. Generic plans from the first execution: the foreign-key check queries the
+// partitioned deliveries, and a custom plan for it was made afresh for every row. Local to the
+// transaction: the connection, pooled or not, is left as it was. (Publishing keeps the default
+// plans: its batch of a thousand events read more under these.)
 const PLANS = { enable_seqscan: 'off', plan_cache_mode: 'force_generic_plan' } as const;
 
 // The target is the payout's notification_url when set, else the tenant's webhook URL. The event's
@@ -142,7 +143,7 @@ export async function publishEvents(
       [...new Set(events.map((e) => e.tenant_id))],
     ]);
     return { published: events.length, jobs: jobs[0]!.length };
-  }, PLANS);
+  });
 }
 
 /** A job as a claim or a record reads and writes it: enough to step its machine and log an attempt. */
