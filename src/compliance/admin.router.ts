@@ -1,13 +1,11 @@
 import { z } from 'zod';
-import type { Config } from '#src/config.ts';
-import type { Corridors } from '#src/corridors/corridors.ts';
-import { buildComplianceModel, type ComplianceModel, complianceModelOut } from '#src/docs/compliance.ts';
-import { MACHINE_DOCS } from '#src/docs/registry.ts';
+import { complianceModelOut } from '#src/docs/compliance.ts';
 import { adminProcedure } from '#src/http/procedures.ts';
 import { iso, noInput, timestampOut } from '#src/http/schemas.ts';
 import { router } from '#src/http/trpc.ts';
 import { COUNTED_TABLES, caseCounts, stateCounts, withCounts } from './counts.ts';
 import { EXCEPTION_QUEUES, exceptionQueues, QUEUE_INFO } from './exceptions.ts';
+import { complianceModelOf } from './model.ts';
 import { overdueHours, overdueVariable } from './queues.ts';
 
 /**
@@ -15,18 +13,6 @@ import { overdueHours, overdueVariable } from './queues.ts';
  * Exceptions pages. Both are reads (role `viewer`). Their output shapes are a contract with the
  * console: add fields, never rename or remove one.
  */
-
-const models = new WeakMap<Config, ComplianceModel>();
-
-/** The compliance view with the thresholds and fees this service runs with (built once per configuration). */
-function modelOf(config: Config, corridors: Corridors): ComplianceModel {
-  let model = models.get(config);
-  if (!model) {
-    model = buildComplianceModel(MACHINE_DOCS, config, corridors).model;
-    models.set(config, model);
-  }
-  return model;
-}
 
 /**
  * `admin.machines` output:
@@ -108,7 +94,7 @@ export const complianceAdminRouter = router({
     .input(noInput)
     .output(machinesOut)
     .query(async ({ ctx }) => {
-      const model = modelOf(ctx.deps.config, ctx.deps.corridors);
+      const model = complianceModelOf(ctx.deps.config, ctx.deps.corridors);
       const counted = withCounts(
         model,
         await stateCounts(ctx.readSql, model),

@@ -72,17 +72,26 @@ export function countsStatementText(model: ComplianceModel): string {
   return parts.join('\nunion all\n');
 }
 
-let prepared: { text: string; statement: ReturnType<typeof statement> } | undefined;
+/** A statement prepared once per process from the model's text; the model never changes while it runs. */
+function preparedOnce(name: string) {
+  let prepared: { text: string; statement: ReturnType<typeof statement> } | undefined;
+  return (text: string) => {
+    if (prepared && prepared.text !== text) throw new Error('the machines changed while the service ran');
+    prepared ??= { text, statement: statement(name, text) };
+    return prepared.statement;
+  };
+}
+
+const stateCountsStatement = preparedOnce('compliance_state_counts');
 
 /** Counts per machine and state path (`PENDING_PAYMENT`, `PENDING_PAYMENT.held`). */
 export async function stateCounts(
   sql: Sql,
   model: ComplianceModel,
 ): Promise<Map<string, Map<string, number>>> {
-  const text = countsStatementText(model);
-  if (prepared && prepared.text !== text) throw new Error('the machines changed while the service ran');
-  prepared ??= { text, statement: statement('compliance_state_counts', text) };
-  const rows = await sql.rows<{ machine: string; path: string | null; count: number }>(prepared.statement);
+  const rows = await sql.rows<{ machine: string; path: string | null; count: number }>(
+    stateCountsStatement(countsStatementText(model)),
+  );
   const counts = new Map<string, Map<string, number>>();
   for (const row of rows) {
     if (row.path === null) continue;
@@ -129,8 +138,13 @@ const likePattern = (kind: AccountKindName): string =>
  * count)`. Each payout's entries are read through the payout index (`ledger_entries_payout_idx`),
  * summed per account kind and currency, and the first case whose test holds names it; a payout
  * no case fits counts under a null code. It never reads the entries of payouts in other states.
+ * With `onePayout`, the same for the payout `$1` alone (the console's payout page): one row, or
+ * none when its state has no cases.
  */
-export function casesStatementText(model: ComplianceModel): string | null {
+export function casesStatementText(
+  model: ComplianceModel,
+  { onePayout = false }: { onePayout?: boolean } = {},
+): string | null {
   const machine = model.machines.find((m) => m.name === CASES_MACHINE);
   const states = machine?.states.filter((s) => s.cases.length > 0) ?? [];
   if (states.length === 0) return null;
@@ -157,11 +171,12 @@ export function casesStatementText(model: ComplianceModel): string | null {
       from (select ${kindOf} as kind, e.currency, sum(e.amount) as balance, count(*) as entries
               from ledger_entries e where e.payout_id = p.id group by 1, 2) b
   ) c
- where p."${column}" in (${states.map((s) => quoted(s.path)).join(', ')})
+ where p."${column}" in (${states.map((s) => quoted(s.path)).join(', ')})${onePayout ? ' and p.id = $1' : ''}
  group by 1, 2`;
 }
 
-let preparedCases: { text: string; statement: ReturnType<typeof statement> } | undefined;
+const allCases = preparedOnce('compliance_money_case_counts');
+const oneCase = preparedOnce('compliance_money_case_of_payout');
 
 /** Payouts per state and money case (`FAILED` → `RETURNED_TO_MERCHANT` → 3), read from the ledger. */
 export async function caseCounts(
@@ -171,10 +186,7 @@ export async function caseCounts(
   const text = casesStatementText(model);
   const counts = new Map<string, Map<string, number>>();
   if (text === null) return counts;
-  if (preparedCases && preparedCases.text !== text)
-    throw new Error('the machines changed while the service ran');
-  preparedCases ??= { text, statement: statement('compliance_money_case_counts', text) };
-  const rows = await sql.rows<{ path: string; code: string | null; count: number }>(preparedCases.statement);
+  const rows = await sql.rows<{ path: string; code: string | null; count: number }>(allCases(text));
   for (const row of rows) {
     if (row.code === null) continue;
     const state = counts.get(row.path) ?? new Map<string, number>();
@@ -182,4 +194,21 @@ export async function caseCounts(
     counts.set(row.path, state);
   }
   return counts;
+}
+
+/**
+ * Which of its state's money cases one payout is in, told by the ledger exactly as the Machines
+ * page counts it: null when its state has no cases (or, out of balance, none fits).
+ */
+export async function caseOfPayout(
+  sql: Sql,
+  model: ComplianceModel,
+  payoutId: string,
+): Promise<ComplianceModel['machines'][number]['states'][number]['cases'][number] | null> {
+  const text = casesStatementText(model, { onePayout: true });
+  if (text === null) return null;
+  const [row] = await sql.rows<{ path: string; code: string | null }>(oneCase(text), [payoutId]);
+  if (!row?.code) return null;
+  const state = model.machines.find((m) => m.name === CASES_MACHINE)?.states.find((s) => s.path === row.path);
+  return state?.cases.find((c) => c.code === row.code) ?? null;
 }

@@ -5,7 +5,7 @@ import { EXCEPTION_QUEUES, OVERDUE_ALERTING, overdueVariable, QUEUE_INFO } from 
 import { type Config, configSchema } from '#src/config.ts';
 import { Corridors, NETWORKS, type Network } from '#src/corridors/corridors.ts';
 import { MAX_GENERATION_ATTEMPTS } from '#src/instructions/service.ts';
-import { ACCOUNT_KINDS } from '#src/ledger/chart.ts';
+import { ACCOUNT_KINDS, MOVEMENT_LABELS } from '#src/ledger/chart.ts';
 import { WEBHOOK_LEASE_MARGIN_MS } from '#src/webhooks/job.ts';
 import {
   describeMachine,
@@ -154,17 +154,17 @@ export type FeeKind = (typeof FEE_KINDS)[number];
 /** Each fee in words, with its ledger account and how its amount is set (`{NAME}`: the value in force). */
 export const FEE_TERMS: Record<FeeKind, { label: string; account: string; text: string }> = {
   platform: {
-    label: 'platform fee',
+    label: MOVEMENT_LABELS.platform_fee,
     account: ACCOUNT_KINDS.platformFee.pattern,
     text: 'The service’s price for a payout, kept when it succeeds: a percentage of the converted amount plus a fixed amount, set per corridor and settlement currency (`pricing` in the corridors file), locked with the rate.',
   },
   network: {
-    label: 'network fee',
+    label: MOVEMENT_LABELS.network_fee,
     account: ACCOUNT_KINDS.networkFee.pattern,
     text: 'What sending the payout costs on its rail, kept when it succeeds: {NETWORK_FEE} (`network_fee` in the corridors file), locked with the rate.',
   },
   refund: {
-    label: 'refund fee',
+    label: MOVEMENT_LABELS.refund_fee,
     account: ACCOUNT_KINDS.refundFee.pattern,
     text: 'What sending a refund back costs on its rail, kept when the refund is sent and given back if it fails: {REFUND_FEE} (`refund_fee` in the corridors file), never more than the payout received.',
   },

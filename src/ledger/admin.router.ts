@@ -65,6 +65,16 @@ function sums(rows: readonly EntryRow[], keep: (e: EntryRow) => boolean) {
   return [...by].map(([currency, amount]) => ({ currency, amount: amount.toFixed() }));
 }
 
+/** Sums of entries per account and currency, in the order accounts first appear; zero sums left out. */
+function accountSums(rows: readonly EntryRow[]) {
+  const accounts = [...new Set(rows.map((e) => e.account))];
+  return accounts.flatMap((account) =>
+    sums(rows, (e) => e.account === account)
+      .filter((s) => !toDecimal(s.amount).isZero())
+      .map((s) => ({ account, ...s })),
+  );
+}
+
 const violationOut = z.object({
   id: z.string(),
   check: z.string(),
@@ -136,8 +146,10 @@ export const ledgerAdminRouter = router({
 
   /**
    * A payout's entries, oldest first, with what it holds per currency (its movements' sum), how
-   * much of that is in transit (with the processor, or a refund on its way), and its overpayment
-   * set aside for the merchant and not yet returned.
+   * much of that is in transit (with the processor, or a refund on its way), its overpayment set
+   * aside for the merchant and not yet returned, and the sum of its entries on each account: above
+   * zero where its money is now (a fee, the beneficiaries, the merchant's overpayments...), below
+   * zero where it came from (a rail, suspense).
    */
   payout: adminProcedure
     .input(z.strictObject({ payout_id: idIn }))
@@ -148,6 +160,8 @@ export const ledgerAdminRouter = router({
         in_transit: z.array(z.object({ currency: z.string(), amount: z.string() })),
         /** Its overpayment still set aside in the merchant's overpayments account, per currency. */
         set_aside: z.array(z.object({ currency: z.string(), amount: z.string() })),
+        /** The sum of its entries per account and currency (zero sums left out). */
+        accounts: z.array(z.object({ account: z.string(), currency: z.string(), amount: z.string() })),
         entries: z.array(entryOut),
       }),
     )
@@ -158,6 +172,7 @@ export const ledgerAdminRouter = router({
         holds: sums(rows, (e) => e.movement !== null),
         in_transit: sums(rows, (e) => e.account.startsWith('transit:')),
         set_aside: sums(rows, (e) => e.account.endsWith(':to_return:overpayments')),
+        accounts: accountSums(rows),
         entries: rows.map(toEntry),
       };
     }),

@@ -152,6 +152,20 @@ export function accountName<K extends AccountKindName>(kind: K, parts: AccountPa
   });
 }
 
+const KIND_MATCHERS = (Object.keys(ACCOUNT_KINDS) as AccountKindName[]).map((name) => {
+  const kind: AccountKind = ACCOUNT_KINDS[name];
+  const regex = (pattern: string) => new RegExp(`^${pattern.replace(/\{\w+\}/g, '[^:]+')}$`);
+  return { name, matches: [regex(kind.pattern), ...(kind.summary ? [regex(kind.summary)] : [])] };
+});
+
+/**
+ * The kind of an account by its name (a summary line, `tenants:<tenant>:payouts`, is of its
+ * accounts' kind), or null for a name the chart does not have.
+ */
+export function accountKindOf(account: string): AccountKindName | null {
+  return KIND_MATCHERS.find((k) => k.matches.some((m) => m.test(account)))?.name ?? null;
+}
+
 /**
  * What an entry seen from a payout's money is, in the merchant's statement
  * (`GET /v1/payouts/{payout_id}/money-movements`): a closed list, documented in docs/ledger.md.
@@ -170,6 +184,24 @@ export const MOVEMENT_TYPES = [
   'reversal_covered',
 ] as const;
 export type MovementType = (typeof MOVEMENT_TYPES)[number];
+
+/**
+ * Each movement type in a few words, as the console's payout page and the compliance pages name
+ * it (a fee's type names the fee: "platform fee", "network fee", "refund fee").
+ */
+export const MOVEMENT_LABELS = {
+  money_received: 'money received',
+  conversion: 'conversion',
+  platform_fee: 'platform fee',
+  network_fee: 'network fee',
+  overpayment_set_aside: 'overpayment set aside',
+  paid_out: 'paid out',
+  refund_fee: 'refund fee',
+  refunded: 'refunded',
+  returned: 'returned',
+  reversed: 'reversed',
+  reversal_covered: 'reversal covered by the service',
+} as const satisfies Record<MovementType, string>;
 
 /** What the merchant's statement says of each movement type. */
 export const MOVEMENT_TEXTS = {

@@ -1,11 +1,13 @@
 import { z } from 'zod';
+import { caseOfPayout } from '#src/compliance/counts.ts';
 import { type HeldUnderpaidRow, heldUnderpaidPage, queuePage } from '#src/compliance/exceptions.ts';
+import { complianceModelOf } from '#src/compliance/model.ts';
 import type { Config } from '#src/config.ts';
+import type { Corridors } from '#src/corridors/corridors.ts';
 import { toDate } from '#src/db/sql.ts';
 import { Outflow } from '#src/dispatch/entities.ts';
 import { outflowOut, toOutflowResource } from '#src/dispatch/resource.ts';
-import { buildComplianceModel, type ComplianceMachine } from '#src/docs/compliance.ts';
-import { MACHINE_DOCS } from '#src/docs/registry.ts';
+import { type ComplianceMachine, complianceModelOut } from '#src/docs/compliance.ts';
 import { AppError } from '#src/http/errors.ts';
 import { pageOf, pageQuery } from '#src/http/pagination.ts';
 import { adminProcedure } from '#src/http/procedures.ts';
@@ -93,6 +95,13 @@ export const adminPayoutOut = z.object({
   /** Webhook delivery records of the payout's events, newest first. */
   deliveries: z.array(deliveryRecordOut),
   path: takenPathOut,
+  /**
+   * Where the payout's money is, when its state alone cannot say (a FAILED payout): the money case
+   * the ledger tells, as the Machines page counts it; null in every other state.
+   */
+  money_case: complianceModelOut.shape.machines.element.shape.states.element.shape.cases.element
+    .omit({ count: true, test: true })
+    .nullable(),
 });
 
 /** The inner state of a persisted machine snapshot (`{ value: { HELD: 'attributed' } }`), if any. */
@@ -103,16 +112,8 @@ function innerState(snapshot: Record<string, unknown>): string | null {
   return typeof inner === 'string' ? inner : null;
 }
 
-const machines = new WeakMap<Config, ComplianceMachine>();
-
-function payoutMachine(config: Config): ComplianceMachine {
-  let machine = machines.get(config);
-  if (!machine) {
-    machine = buildComplianceModel(MACHINE_DOCS, config).model.machines.find((m) => m.name === 'payout')!;
-    machines.set(config, machine);
-  }
-  return machine;
-}
+const payoutMachine = (config: Config, corridors: Corridors): ComplianceMachine =>
+  complianceModelOf(config, corridors).machines.find((m) => m.name === 'payout')!;
 
 const top = (path: string): string => path.split('.')[0]!;
 
@@ -212,7 +213,8 @@ export const payoutAdminRouter = router({
         const [view] = isUuid(input.payout_id) ? await readPayouts(ctx.deps.sql, [input.payout_id]) : [];
         if (!view) throw new AppError('PAYOUT_NOT_FOUND');
         const em = ctx.em;
-        const [tenant, inflows, outflows, refund, deliveries] = await Promise.all([
+        const model = complianceModelOf(ctx.deps.config, ctx.deps.corridors);
+        const [tenant, inflows, outflows, refund, deliveries, moneyCase] = await Promise.all([
           em.findOneOrFail(Tenant, view.tenant_id),
           em.find(Inflow, { payout: view.id }, { orderBy: { createdAt: 'asc', id: 'asc' } }),
           em.find(Outflow, { payout: view.id }, { orderBy: { attemptNumber: 'asc' } }),
@@ -222,6 +224,7 @@ export const payoutAdminRouter = router({
             { tenant: view.tenant_id, payoutId: view.id },
             { orderBy: { createdAt: 'desc', id: 'desc' }, limit: DELIVERY_RECORDS },
           ),
+          caseOfPayout(ctx.deps.sql, model, view.id),
         ]);
         const operatorIds = [
           ...new Set(
@@ -233,7 +236,10 @@ export const payoutAdminRouter = router({
         const operators =
           operatorIds.length === 0 ? [] : await em.find(Operator, { id: { $in: operatorIds } });
         const names = new Map(operators.map((o) => [o.id, o.name]));
-        const { path, transitions } = takenPath(payoutMachine(ctx.deps.config), view.timeline);
+        const { path, transitions } = takenPath(
+          payoutMachine(ctx.deps.config, ctx.deps.corridors),
+          view.timeline,
+        );
         const resource = toPayoutResource(view);
         return {
           payout: resource,
@@ -258,6 +264,15 @@ export const payoutAdminRouter = router({
           refund: refund ? toRefundResource(refund) : null,
           deliveries: deliveries.map(toDeliveryRecord),
           path,
+          money_case: moneyCase
+            ? {
+                code: moneyCase.code,
+                label: moneyCase.label,
+                money: moneyCase.money,
+                description: moneyCase.description,
+                ledger: moneyCase.ledger,
+              }
+            : null,
         };
       }),
   }),

@@ -1,6 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
-import { ACCOUNT_KINDS, type AccountGroup } from '../../../ledger/chart.ts';
+import { ACCOUNT_KINDS, type AccountGroup, accountKindOf } from '../../../ledger/chart.ts';
 import { api } from '../api.ts';
 import { Failure, Id, Link, Money, Time } from '../ui.tsx';
 
@@ -34,14 +34,9 @@ const GROUPS: { group: AccountGroup; title: string; lead: string }[] = [
   { group: 'world', title: 'Left the service', lead: 'Paid to beneficiaries, or back with merchants.' },
 ];
 
-const KINDS = Object.values(ACCOUNT_KINDS).map((k) => {
-  const summary = 'summary' in k ? (k.summary as string) : null;
-  const regex = (pattern: string) => new RegExp(`^${pattern.replace(/\{\w+\}/g, '[^:]+')}$`);
-  return { ...k, matches: [regex(k.pattern), ...(summary ? [regex(summary)] : [])] };
-});
-
 function kindOf(account: string) {
-  return KINDS.find((k) => k.matches.some((m) => m.test(account))) ?? null;
+  const name = accountKindOf(account);
+  return name ? ACCOUNT_KINDS[name] : null;
 }
 
 type Entry = Awaited<ReturnType<typeof api.admin.ledger.entries.query>>['data'][number];

@@ -1,14 +1,25 @@
 import { useQuery } from '@tanstack/react-query';
 import { useMemo } from 'react';
+import {
+  ACCOUNT_KINDS,
+  accountKindOf,
+  MOVEMENT_LABELS,
+  MOVEMENT_TEXTS,
+  MOVEMENT_TYPES,
+  type MovementType,
+} from '../../../ledger/chart.ts';
+import { type Decimal, toDecimal } from '../../../lib/money.ts';
 import { api } from '../api.ts';
 import { ArgumentsInWords, actionInWords, outcomeInWords } from '../audit-words.tsx';
 import { OverpaymentReturn } from '../overpayment.tsx';
-import { Failure, Id, Money, MoreButton, Time, usePages } from '../ui.tsx';
+import { Failure, Id, Money, MoreButton, Prose, Time, usePages } from '../ui.tsx';
 import { Svg } from './svg.tsx';
 
 /**
- * One payout whole: what the merchant sees, the timeline with the operators who acted, the money
- * in and out, the refund, the notifications, and its machine's diagram with the path it took.
+ * One payout whole: what the merchant sees, its money statement from the ledger (where a failed
+ * payout's money is, told by the ledger as the Machines page counts it), the timeline with the
+ * operators who acted, the money in and out, the refund, the notifications, and its machine's
+ * diagram with the path it took.
  */
 
 type Detail = Awaited<ReturnType<typeof api.admin.payouts.get.query>>;
@@ -232,6 +243,204 @@ function Diagram({ path }: { path: Detail['path'] }) {
   );
 }
 
+type Statement = Awaited<ReturnType<typeof api.admin.ledger.payout.query>>;
+
+const capital = (words: string) => words.charAt(0).toUpperCase() + words.slice(1);
+
+const isZero = (amount: string) => toDecimal(amount).isZero();
+
+/** A signed amount as the statement shows it: `+2.5 USDT` arrived, `-2.5 USDT` left. */
+function Signed({ amount, currency }: { amount: string; currency: string }) {
+  const sign = toDecimal(amount).isPositive() && !isZero(amount) ? '+' : '';
+  return (
+    <span className="money signed">
+      {sign}
+      {amount} {currency}
+    </span>
+  );
+}
+
+/** The fees a payout's money can be kept as, one movement type each. */
+const FEE_TYPES = MOVEMENT_TYPES.filter((t) => t.endsWith('_fee'));
+
+/** Each fee kind and what was kept of it, per currency (a refund fee given back nets to zero). */
+function feesKept(entries: Statement['entries']) {
+  return FEE_TYPES.map((type) => {
+    const kept = new Map<string, Decimal>();
+    for (const e of entries.filter((x) => x.movement === type)) {
+      // A fee kept is money leaving the payout (negative); given back, it returns (positive).
+      kept.set(e.currency, (kept.get(e.currency) ?? toDecimal(0)).minus(e.amount));
+    }
+    return { type, amounts: [...kept].map(([currency, amount]) => ({ currency, amount: amount.toFixed() })) };
+  });
+}
+
+/** Where an account's money is and whose, from the ledger's chart (the Money page's words). */
+function AccountWords({ account }: { account: string }) {
+  const kind = accountKindOf(account);
+  if (!kind) return <span className="muted">not in the chart of accounts</span>;
+  return (
+    <>
+      {ACCOUNT_KINDS[kind].where}
+      <div className="muted">{ACCOUNT_KINDS[kind].whose}</div>
+    </>
+  );
+}
+
+/**
+ * The payout's money statement, from the ledger (`admin.ledger.payout`, what the CLI's `ledger
+ * payout` prints): its movements as the merchant's statement shows them, their sum per currency,
+ * the fees kept by kind, and the accounts its money is in now and came from.
+ */
+function MoneyStatement({ payoutId, moneyCase }: { payoutId: string; moneyCase: Detail['money_case'] }) {
+  const statement = useQuery({
+    queryKey: ['admin.ledger.payout', payoutId],
+    queryFn: () => api.admin.ledger.payout.query({ payout_id: payoutId }),
+  });
+  const s = statement.data;
+  const movements = s?.entries.filter((e) => e.movement !== null) ?? [];
+  const holds = s?.holds.filter((h) => !isZero(h.amount)) ?? [];
+  const inTransit = s?.in_transit.filter((h) => !isZero(h.amount)) ?? [];
+  const now = s?.accounts.filter((a) => toDecimal(a.amount).isPositive()) ?? [];
+  const from = s?.accounts.filter((a) => toDecimal(a.amount).isNegative()) ?? [];
+  return (
+    <section data-testid="statement">
+      <h2>Money statement</h2>
+      <p className="muted">
+        Every movement of this payout's money, from the ledger, as the merchant reads them (
+        <code>GET /v1/payouts/{'{payout_id}'}/money-movements</code>): positive when money arrived for the
+        payout, negative when it left (paid out, kept as a fee, refunded, set aside).
+      </p>
+      {moneyCase ? (
+        <p className="money-case" data-testid="money-case" data-case={moneyCase.code}>
+          <strong>Where the money is: {moneyCase.label}.</strong> <Prose text={moneyCase.description} />{' '}
+          <span className="muted">
+            How the ledger tells it: <Prose text={moneyCase.ledger} />.
+          </span>
+        </p>
+      ) : null}
+      <Failure error={statement.error} />
+      {s && movements.length === 0 ? (
+        <p className="empty">No money has moved for this payout.</p>
+      ) : (
+        <table data-testid="movements">
+          <thead>
+            <tr>
+              <th>When</th>
+              <th>Movement</th>
+              <th>Amount</th>
+              <th>Caused by</th>
+            </tr>
+          </thead>
+          <tbody>
+            {movements.map((e) => (
+              <tr key={e.id} data-movement={e.movement}>
+                <td>
+                  <Time at={e.created_at} />
+                </td>
+                <td title={MOVEMENT_TEXTS[e.movement as MovementType]}>
+                  {capital(MOVEMENT_LABELS[e.movement as MovementType] ?? e.movement ?? '')}
+                </td>
+                <td>
+                  <Signed amount={e.amount} currency={e.currency} />
+                </td>
+                <td>
+                  {e.cause.object} <Id id={e.cause.id} />
+                  <div className="muted">{e.cause.transition}</div>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {s ? (
+        <dl className="statement-sums">
+          <div data-testid="statement-sum">
+            <dt>Sum of its movements</dt>
+            <dd>
+              {s.holds.length === 0 ? 'zero: no money has moved' : null}
+              {s.holds.map((h, i) => (
+                <span key={h.currency}>
+                  {i > 0 ? ' · ' : ''}
+                  <Signed amount={h.amount} currency={h.currency} />
+                </span>
+              ))}
+              {s.holds.length === 0 ? null : holds.length === 0 ? (
+                <span className="muted">
+                  {' '}
+                  — zero in every currency: nothing of its money is left with it.
+                </span>
+              ) : (
+                <span className="muted">
+                  {' '}
+                  — what the payout holds now
+                  {inTransit.length > 0
+                    ? `, of which ${inTransit.map((t) => `${t.amount} ${t.currency}`).join(' and ')} is on its way (with the processor, or a refund travelling back)`
+                    : ''}
+                  .
+                </span>
+              )}
+            </dd>
+          </div>
+          <div data-testid="fees-kept">
+            <dt>Fees kept</dt>
+            <dd>
+              {feesKept(s.entries).map(({ type, amounts }, i) => (
+                <span key={type} data-fee={type}>
+                  {i > 0 ? ' · ' : ''}
+                  {MOVEMENT_LABELS[type]}:{' '}
+                  {amounts.length === 0
+                    ? 'none'
+                    : amounts.map((a) => `${a.amount} ${a.currency}`).join(' and ')}
+                </span>
+              ))}
+            </dd>
+          </div>
+        </dl>
+      ) : null}
+      {now.length > 0 ? (
+        <>
+          <h3>Where its money is now</h3>
+          <table data-testid="money-now">
+            <thead>
+              <tr>
+                <th>Account</th>
+                <th>Amount</th>
+                <th>Where, and whose</th>
+              </tr>
+            </thead>
+            <tbody>
+              {now.map((a) => (
+                <tr key={`${a.account}:${a.currency}`} data-account={a.account} data-currency={a.currency}>
+                  <td>
+                    <code>{a.account}</code>
+                  </td>
+                  <td>
+                    <Money amount={a.amount} currency={a.currency} />
+                  </td>
+                  <td>
+                    <AccountWords account={a.account} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <p className="muted">
+            Where it came from:{' '}
+            {from.map((a, i) => (
+              <span key={`${a.account}:${a.currency}`}>
+                {i > 0 ? ' · ' : ''}
+                <code>{a.account}</code> <Money amount={a.amount} currency={a.currency} />
+              </span>
+            ))}
+            .
+          </p>
+        </>
+      ) : null}
+    </section>
+  );
+}
+
 /** What operators did to this payout, from the audit trail (proposals, approvals, refunds...). */
 function AuditOf({ payoutId }: { payoutId: string }) {
   const list = usePages(['admin.audit.list', { target_id: payoutId }], (cursor) =>
@@ -292,6 +501,11 @@ export function PayoutPage({ payoutId }: { payoutId: string }) {
       <h1>
         Payout <code>{d.payout.id}</code>{' '}
         <span className={`status s-${d.payout.status}`}>{d.payout.status}</span> <Substate path={d.path} />
+        {d.money_case ? (
+          <span className="status substate" data-testid="case-badge">
+            {d.money_case.label}
+          </span>
+        ) : null}
       </h1>
       <p className="lead">
         Tenant <strong>{d.tenant.name}</strong> <Id id={d.tenant.id} /> · merchant reference{' '}
@@ -301,6 +515,7 @@ export function PayoutPage({ payoutId }: { payoutId: string }) {
         <h2>What the merchant sees</h2>
         <Fields payout={d.payout} />
       </section>
+      <MoneyStatement payoutId={d.payout.id} moneyCase={d.money_case} />
       <section>
         <h2>The path it took</h2>
         <Diagram path={d.path} />
