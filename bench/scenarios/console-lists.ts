@@ -12,7 +12,8 @@ import { traceRequests } from '../lib/trace.ts';
  * its inflow: one in a hundred held short for a person, one in a hundred unmatched. The console
  * reads its lists through `admin.*` over tRPC with an operator's token, page by page with the
  * API's cursors. Measured through the service (first page, a page deep in the list, and a
- * payout's detail page) against the merchant's own first page of payouts in the same run; then
+ * payout's detail page and its money statement, read from the ledger's entries of that payout)
+ * against the merchant's own first page of payouts in the same run; then
  * every list's page query is explained on the seeded tables: an index scan without a sort or a
  * sequential scan of a hot table, or the check fails.
  */
@@ -74,6 +75,24 @@ async function seed(ctx: BenchContext): Promise<void> {
        from (select id, tenant_id, created_at, row_number() over (order by created_at, id) as n
                from payouts where merchant_reference like $1 || '-%') p`,
     ['console', snapshots.MATCHED],
+  );
+  // The ledger's entries of that money, as the machines write them: RECEIVED (the deposit address →
+  // suspense) and ATTRIBUTED (suspense → the payout, a money_received movement carrying its id).
+  await db.query(
+    `insert into ledger_entries (id, transaction_id, account, currency, amount, tenant_id, payout_id, movement,
+        cause_object, cause_id, transition, created_at)
+     select gen_random_uuid(), md5('console-tx-' || e.tx || '-' || i.id)::uuid, e.account, 'USDT', e.amount,
+            i.tenant_id, case when e.tx = 2 then i.payout_id end, e.movement, 'inflow', i.id, e.transition,
+            i.created_at
+       from inflows i,
+            lateral (values
+              ('collection:crypto:TRON:Tconsole', -30, null, 'RECEIVED (PENDING → CONFIRMED)', 1),
+              ('tenants:' || i.tenant_id || ':suspense', 30, null, 'RECEIVED (PENDING → CONFIRMED)', 1),
+              ('tenants:' || i.tenant_id || ':suspense', -30, null, 'ATTRIBUTED (CONFIRMED → MATCHED)', 2),
+              ('tenants:' || i.tenant_id || ':payouts:' || i.payout_id, 30, 'money_received',
+               'ATTRIBUTED (CONFIRMED → MATCHED)', 2)
+            ) as e(account, amount, movement, transition, tx)
+      where i.external_ref like 'console-%' and i.payout_id is not null`,
   );
   // The payouts those short inflows were held against wait as the console's held-underpaid queue.
   await db.query(
@@ -175,6 +194,8 @@ export async function consoleListsScenario(ctx: BenchContext): Promise<void> {
       }
     }
     runs.push({ name: 'payout detail', path: trpcPath('admin.payouts.get', { payout_id: payoutId }) });
+    // The payout page's money statement, read with the detail: the payout's entries by its id.
+    runs.push({ name: 'payout statement', path: trpcPath('admin.ledger.payout', { payout_id: payoutId }) });
     for (const run of runs) {
       ctx.log(`console: ${run.name}`);
       const measured = await measure(ctx, service, () => ({ method: 'GET', path: run.path, headers: auth }));
@@ -207,8 +228,10 @@ export async function consoleListsScenario(ctx: BenchContext): Promise<void> {
   );
   const client = await ctx.pool.connect();
   try {
+    // The ledger's entries are read from their monthly partitions, each a table of its own.
     const { rows: sizes } = await client.query(
-      'select relname, reltuples::bigint as rows from pg_class where relname = any($1::text[])',
+      `select relname, reltuples::bigint as rows from pg_class
+        where relname = any($1::text[]) or (relname like 'ledger\\_entries\\_%' and relkind = 'r')`,
       [HOT_TABLES],
     );
     const big = new Set(

@@ -1,5 +1,5 @@
 import { type Sql, statement } from '#src/db/sql.ts';
-import { CASES_MACHINE, type ComplianceModel } from '#src/docs/compliance.ts';
+import { CASES_MACHINE, type ComplianceModel, type ComplianceState } from '#src/docs/compliance.ts';
 import { ACCOUNT_KINDS, type AccountKindName } from '#src/ledger/chart.ts';
 
 /**
@@ -196,19 +196,24 @@ export async function caseCounts(
   return counts;
 }
 
+const onePayoutTexts = new WeakMap<ComplianceModel, string | null>();
+
 /**
  * Which of its state's money cases one payout is in, told by the ledger exactly as the Machines
- * page counts it: null when its state has no cases (or, out of balance, none fits).
+ * page counts it: null when its state has no cases (read without a statement) or, out of
+ * balance, when none fits.
  */
 export async function caseOfPayout(
   sql: Sql,
   model: ComplianceModel,
-  payoutId: string,
-): Promise<ComplianceModel['machines'][number]['states'][number]['cases'][number] | null> {
-  const text = casesStatementText(model, { onePayout: true });
-  if (text === null) return null;
-  const [row] = await sql.rows<{ path: string; code: string | null }>(oneCase(text), [payoutId]);
-  if (!row?.code) return null;
-  const state = model.machines.find((m) => m.name === CASES_MACHINE)?.states.find((s) => s.path === row.path);
-  return state?.cases.find((c) => c.code === row.code) ?? null;
+  payout: { id: string; status: string },
+): Promise<ComplianceState['cases'][number] | null> {
+  const state = model.machines
+    .find((m) => m.name === CASES_MACHINE)
+    ?.states.find((s) => s.path === payout.status);
+  if (!state || state.cases.length === 0) return null;
+  if (!onePayoutTexts.has(model)) onePayoutTexts.set(model, casesStatementText(model, { onePayout: true }));
+  const text = onePayoutTexts.get(model)!;
+  const [row] = await sql.rows<{ code: string | null }>(oneCase(text), [payout.id]);
+  return state.cases.find((c) => c.code === row?.code) ?? null;
 }

@@ -224,7 +224,7 @@ export const payoutAdminRouter = router({
             { tenant: view.tenant_id, payoutId: view.id },
             { orderBy: { createdAt: 'desc', id: 'desc' }, limit: DELIVERY_RECORDS },
           ),
-          caseOfPayout(ctx.deps.sql, model, view.id),
+          caseOfPayout(ctx.deps.sql, model, view),
         ]);
         const operatorIds = [
           ...new Set(

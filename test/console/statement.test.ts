@@ -82,7 +82,7 @@ describe("the payout page's money statement in Chromium", function () {
           : null,
       text: (await section.textContent())!,
     };
-    if (shot) await page.screenshot({ path: path.join(SHOTS, `statement-${shot}.png`), fullPage: true });
+    if (shot) await section.screenshot({ path: path.join(SHOTS, `statement-${shot}.png`) });
     return result;
   }
 

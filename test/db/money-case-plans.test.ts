@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { casesStatementText } from '#src/compliance/counts.ts';
 import { committedModel } from '#src/docs/generate.ts';
@@ -5,7 +6,8 @@ import { harness } from '../harness.ts';
 import { entryReads, writeLedgerHistory } from './ledger-history.ts';
 
 /**
- * The Machines page counts failed payouts apart by where the ledger says their money is. It reads
+ * The Machines page counts failed payouts apart by where the ledger says their money is, and the
+ * payout page tells one payout's case with the same statement restricted to it. It reads
  * the entries of those payouts only, through the payout index, never the entries whole: its cost is
  * the failed payouts' entries, not the ledger's size. Planned, as prepared statements are, over a
  * long history of other payouts' entries and a few failed payouts.
@@ -28,6 +30,18 @@ describe('the money cases of the Machines page, planned over a long history', fu
     const text = casesStatementText(committedModel());
     expect(text, 'the payout machine has money cases').to.not.equal(null);
     for (const reads of await entryReads(text!)) {
+      expect(reads.length, 'it reads the entries').to.be.above(0);
+      for (const read of reads) {
+        expect(read).to.match(
+          /^(Index Scan|Bitmap Heap Scan|Bitmap Index Scan)( using ledger_entries_payout_idx)?$/,
+        );
+      }
+    }
+  });
+
+  it("tells one payout's case from that payout's entries alone, through the payout index", async () => {
+    const text = casesStatementText(committedModel(), { onePayout: true });
+    for (const reads of await entryReads(text!, `('${randomUUID()}')`)) {
       expect(reads.length, 'it reads the entries').to.be.above(0);
       for (const read of reads) {
         expect(read).to.match(
