@@ -186,7 +186,7 @@ export const refundTexts = {
   holdsMoney: true,
   created: {
     description:
-      "Raised within a minute of a payout failing after the merchant's money arrived. Without a refund destination the money is held instead, until the merchant registers one and an operator raises the refund.",
+      "Raised within a minute of a payout failing after the merchant's money arrived. Without a refund destination the money is held instead, until the merchant registers one and an operator raises the refund. An operator also raises one, under four eyes, to return what a merchant overpaid for a payout that succeeded.",
     by: ['SYSTEM', 'OPERATOR_FOUR_EYES'],
   },
   guards: {

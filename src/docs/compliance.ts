@@ -745,7 +745,10 @@ function link(drafts: Draft[], problems: string[]): ComplianceModel['links'] {
         t.causes.push(out);
         links.push({ from: { machine: from.doc.name, transition: t.number }, to: out });
         for (const n of reached) {
-          target.machine.transitions[n - 1]!.caused_by.push({
+          const causedBy = target.machine.transitions[n - 1]!.caused_by;
+          // Two links of one transition to the same target (two reasons to create a refund) are one cause.
+          if (causedBy.some((c) => c.machine === from.doc.name && c.transition === t.number)) continue;
+          causedBy.push({
             machine: from.doc.name,
             transition: t.number,
             text: `${from.machine.title.toLowerCase()} ${t.number} (${t.event === null ? 'created' : words(t.event)})`,
