@@ -2,7 +2,7 @@ import { NETWORKS } from '#src/corridors/corridors.ts';
 import { columnsOf, type Sql, statement, toDate } from '#src/db/sql.ts';
 import type { Deps } from '#src/deps.ts';
 import { accountName } from '#src/ledger/chart.ts';
-import { dayEnd } from '#src/lib/days.ts';
+import { dayEnd, dayStart } from '#src/lib/days.ts';
 import { type Decimal, toDecimal } from '#src/lib/money.ts';
 import type { SettlementChange } from '#src/providers/rails.ts';
 import type { RailSource } from '#src/settlement/entities.ts';
@@ -111,22 +111,49 @@ const keepProcessorLines = statement(
     where l.changed_at <= excluded.changed_at`,
 );
 
-/**
- * How many lines of the day the primary keeps for a rail, their sum, and how many say returned:
- * what a replica's comparison must have seen (a kept line of the processor changes only by its
- * return). `$1` the rail, `$2`, `$3` the day, `$4` the processor.
- */
-export const dayLineCount = statement(
+/** How many lines of a day a rail's record holds, their sum, and how many of them say returned. */
+export interface DayLines {
+  lines: number;
+  sum: string;
+  returned: number;
+}
+
+/** The bank's or the chains' kept lines of the day: `$1` the rail, `$2`, `$3` the day. */
+export const railLinesOfDay = statement(
   'recon_rail_lines_of_day',
   `select count(*)::int as lines, coalesce(sum(amount), 0)::text as sum, 0 as returned
      from recon_rail_lines
-    where rail = $1 and occurred_at >= $2 and occurred_at < $3 and $1 <> 'PROCESSOR'
-   union all
-   select count(*)::int, coalesce(sum(amount), 0)::text, count(*) filter (where status = 'RETURNED')::int
+    where rail = $1 and occurred_at >= $2 and occurred_at < $3`,
+);
+
+/** The processor's kept report lines of the day: `$1` the processor, `$2`, `$3` the day. */
+export const processorLinesOfDay = statement(
+  'recon_processor_lines_of_day',
+  `select count(*)::int as lines, coalesce(sum(amount), 0)::text as sum,
+          count(*) filter (where status = 'RETURNED')::int as returned
      from recon_processor_lines
-    where $1 = 'PROCESSOR' and processor = $4
+    where processor = $1
       and ((settled_at >= $2 and settled_at < $3) or (returned_at >= $2 and returned_at < $3))`,
 );
+
+/**
+ * How many lines of `day` the primary keeps for `rail` (the processor's: `processor`'s), their
+ * sum, and how many say returned: what a replica's comparison must have seen (a kept line of the
+ * processor changes only by its return).
+ */
+export async function dayLineCount(
+  sql: Sql,
+  rail: ReconRail,
+  day: string,
+  processor: string | undefined,
+): Promise<DayLines> {
+  const [found] = await sql.rows<DayLines>(rail === 'PROCESSOR' ? processorLinesOfDay : railLinesOfDay, [
+    rail === 'PROCESSOR' ? (processor ?? null) : rail,
+    dayStart(day),
+    dayEnd(day),
+  ]);
+  return found!;
+}
 
 const railTotals = statement(
   'recon_rail_totals_of_rail',

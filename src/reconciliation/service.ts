@@ -4,7 +4,7 @@ import type { Deps } from '#src/deps.ts';
 import { initialState } from '#src/engine/engine.ts';
 import { AppError } from '#src/http/errors.ts';
 import { balances } from '#src/ledger/read.ts';
-import { dayBefore, dayEnd, dayOf, dayStart } from '#src/lib/days.ts';
+import { dayBefore, dayOf, dayStart } from '#src/lib/days.ts';
 import { newId } from '#src/lib/ids.ts';
 import { type Decimal, toDecimal } from '#src/lib/money.ts';
 import { RECON_RAILS, type ReconRail } from './entities.ts';
@@ -177,16 +177,12 @@ async function settle(
 }> {
   let day = seen.comparison;
   if (seen.onReplica) {
-    const kept = await tx.rows<{ lines: number; sum: string; returned: number }>(dayLineCount, [
-      args.rail,
-      dayStart(args.day),
-      dayEnd(args.day),
-      args.processor ?? null,
-    ]);
-    const lines = kept.reduce((n, k) => n + k.lines, 0);
-    const sum = kept.reduce((n, k) => n.plus(k.sum), toDecimal(0));
-    const returned = kept.reduce((n, k) => n + k.returned, 0);
-    if (lines !== day.railLines || !sum.eq(day.railSum) || returned !== day.railReturned)
+    const kept = await dayLineCount(tx, args.rail, args.day, args.processor);
+    if (
+      kept.lines !== day.railLines ||
+      !toDecimal(kept.sum).eq(day.railSum) ||
+      kept.returned !== day.railReturned
+    )
       day = await compareDay(tx, args);
   }
   const totals = day.totals.map((t) => ({ ...t }));

@@ -10,7 +10,7 @@ import {
   processorDay,
   processorPairs,
 } from '#src/reconciliation/match.ts';
-import { dayLineCount } from '#src/reconciliation/records.ts';
+import { processorLinesOfDay, railLinesOfDay } from '#src/reconciliation/records.ts';
 import { runRefundsOnce } from '#src/refunds/job.ts';
 import { deps, dispatch, merchantWith, paidPayout, payoutTo } from '../dispatch/fixtures.ts';
 import { harness } from '../harness.ts';
@@ -213,13 +213,13 @@ describe('reconciliation’s reads, planned over a long history', function () {
     const cases: [string, string, string][] = [
       [
         'rail lines of the day',
-        dayLineCount.text,
-        "('BANK_TRANSFER', '2001-03-05T00:00:00Z', '2001-03-06T00:00:00Z', null)",
+        railLinesOfDay.text,
+        "('BANK_TRANSFER', '2001-03-05T00:00:00Z', '2001-03-06T00:00:00Z')",
       ],
       [
         'processor lines of the day',
-        dayLineCount.text,
-        "('PROCESSOR', '2001-03-05T00:00:00Z', '2001-03-06T00:00:00Z', 'p')",
+        processorLinesOfDay.text,
+        "('p', '2001-03-05T00:00:00Z', '2001-03-06T00:00:00Z')",
       ],
       ['the bank day', bankDay.text, `${day}, 'BANK_TRANSFER')`],
       ['the bank day, by reference', bankPairs.text, `${day}, ${refs}, 'BANK_TRANSFER')`],

@@ -12,7 +12,7 @@ import { toDecimal } from '#src/lib/money.ts';
 import { Payout } from '#src/payouts/entities.ts';
 import { ReconRun } from '#src/reconciliation/entities.ts';
 import { runReconciliationOnce } from '#src/reconciliation/job.ts';
-import { pullSettlementChanges } from '#src/reconciliation/records.ts';
+import { dayLineCount, pullSettlementChanges } from '#src/reconciliation/records.ts';
 import { runDueReconciliations } from '#src/reconciliation/service.ts';
 import { Refund } from '#src/refunds/entities.ts';
 import { runRefundsOnce } from '#src/refunds/job.ts';
@@ -542,6 +542,10 @@ describe('reconciliation against the rails (recon run, recon list, recon breaks)
         (b: any) => b.reference === outflowId,
       );
     expect(await breaksOf()).to.deep.equal([]);
+    // What a run on a replica is checked against: the primary's kept lines of the day.
+    const linesOfDay = () => dayLineCount(deps().sql, 'PROCESSOR', settledOn, deps().rails.processor.name);
+    const before = await linesOfDay();
+    expect(before.lines).to.be.at.least(1);
 
     // Two days later the beneficiary's bank sends the money back: the processor's listing of
     // changes says so, and the settling day's kept line is replaced by the return.
@@ -551,6 +555,8 @@ describe('reconciliation against the rails (recon run, recon list, recon breaks)
     const again = await cliAs(operator)('recon', 'run', '--date', settledOn, '--rail', 'PROCESSOR');
     expect(again.runs[0]).to.include({ id: first.runs[0].id, state: 'DONE', rail_complete: true });
     expect(await lineOf()).to.deep.include({ status: 'RETURNED' });
+    // The settling day still lists the payout, now as returned.
+    expect(await linesOfDay()).to.deep.equal({ ...before, returned: before.returned + 1 });
     const found = await breaksOf();
     expect(found).to.have.length(1);
     expect(found[0]).to.include({
