@@ -90,7 +90,8 @@ const REFUND_REF_RE = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]
 // returns every pairing. Entries are found by their cause (ledger_entries_cause_idx); their
 // accounts are tested through left(), which no index on the account serves, so that the planner
 // never reads every entry of an account kind instead. The processor's day is the exception: its
-// outflows' entries are read in one pass by account and time, and hashed ({@link OUTFLOWS_OF_DAY}).
+// paid outflows' entries on world:beneficiaries are read in one pass by account and time, and
+// hashed ({@link OUTFLOWS_OF_DAY}).
 
 type Mode = 'day' | 'refs';
 const inDay = (column: string) => `(${column} >= $1 and ${column} < $2)`;
@@ -209,37 +210,47 @@ const OUTFLOW_IN_DAY = `((o.status = 'SUCCESSFUL' and ${inDay('o.settled_at')}) 
 
 // An outflow's entries are written by its transitions, each of which updates its row: they lie
 // between its creation and its last update, give or take the clocks of the instances that wrote
-// them (MARGIN). The day's entries on the outflows' accounts are read once, by account and time
+// them (MARGIN). The day's entries on world:beneficiaries are read once, by account and time
 // (ledger_entries_account_idx), over the day and LOOKBACK before it; an outflow of the day
 // created earlier than that, or updated after the day, has its entries looked up by cause.
 const LOOKBACK = "interval '1 hour'";
 const MARGIN = "interval '1 hour'";
 
-/** The day's outflows with their entries, read in one pass and hashed, as the ledger's side of money paid out. */
+// An outflow is paid by the one PAID leg of its flows (docs/ledger.md): a single entry on
+// world:beneficiaries, the same amount in the same currency as the transit entries of its SENT
+// and PAID legs (each in the destination currency). An outflow with one positive entry there is
+// SUCCESSFUL with that amount whatever else it has, so the day's pass reads the beneficiaries'
+// entries alone, one per paid outflow, as the plain join of the same lines does. The outflows it
+// finds unpaid (failed, still in transit) or with more than one such entry are few and have their
+// entries on both accounts looked up by cause.
+
+/** The day's outflows with their entries, as the ledger's side of money paid out. */
 const OUTFLOWS_OF_DAY = `
-  outflows_of_day as materialized (
-    select o.id, o.processor, o.status, o.destination_currency, o.settled_at, o.updated_at, o.tenant_id, o.payout_id,
-           (o.created_at >= $1::timestamptz - ${LOOKBACK} and o.updated_at < $2) as windowed
-      from outflows o
-     where ${OUTFLOW_IN_DAY}
-  ),
-  entries_of_day as (
-    select e.cause_id, ${OUTFLOW_SUMS}
+  paid_of_day as (
+    select e.cause_id, count(*) as entries, min(e.amount) as paid, min(e.currency) as currency
       from ledger_entries e
-     where e.account = any(array['world:beneficiaries']
-                           || array(select distinct 'transit:processor:' || d.processor from outflows_of_day d))
+     where e.account = 'world:beneficiaries'
        and e.created_at >= $1::timestamptz - ${LOOKBACK} - ${MARGIN} and e.created_at < $2::timestamptz + ${MARGIN}
        and e.cause_object = 'outflow'
      group by e.cause_id
   ),
+  outflows_of_day as materialized (
+    select o.id, o.processor, o.status, o.destination_currency, o.settled_at, o.updated_at, o.tenant_id, o.payout_id,
+           case when p.entries = 1 and p.paid > 0 then p.paid end as paid, p.currency as paid_currency
+      from outflows o
+      left join paid_of_day p
+        on p.cause_id = o.id and o.created_at >= $1::timestamptz - ${LOOKBACK} and o.updated_at < $2
+     where ${OUTFLOW_IN_DAY}
+  ),
   books as (
     ${outflowBook}
-      from outflows_of_day o left join entries_of_day e on e.cause_id = o.id
-     where o.windowed
+      from outflows_of_day o,
+           lateral (select o.paid_currency as currency, o.paid, null::numeric as in_transit, null::numeric as sent) e
+     where o.paid is not null
     union all
     ${outflowBook}
       from outflows_of_day o ${OUTFLOW_ENTRIES_BY_CAUSE}
-     where not o.windowed
+     where o.paid is null
   )`;
 
 /** The outflows a statement reads by key ($3 the references), with their entries looked up by cause. */
