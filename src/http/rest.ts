@@ -1,5 +1,6 @@
 import Router from '@koa/router';
-import { type AnyRouter, callTRPCProcedure } from '@trpc/server';
+import { type AnyRouter, getTRPCErrorFromUnknown, TRPCError } from '@trpc/server';
+import { middlewareMarker } from '@trpc/server/unstable-core-do-not-import';
 import type { Context } from 'koa';
 import type { z } from 'zod';
 import type { Deps } from '#src/deps.ts';
@@ -51,11 +52,105 @@ export function requestContext(
   };
 }
 
+/** What a layer of a procedure's chain answers (tRPC's middleware result). */
+type LayerResult = { ok: true; data: unknown } | { ok: false; error: TRPCError };
+
+/** The options each layer of a procedure's chain is called with, as tRPC hands them on. */
+interface LayerOptions {
+  ctx: object;
+  type: RestRoute['type'];
+  path: string;
+  input: unknown;
+  getRawInput: () => Promise<unknown>;
+  signal: undefined;
+  meta: ProcedureMeta | undefined;
+  next(options?: {
+    ctx?: object;
+    input?: unknown;
+    getRawInput?: () => Promise<unknown>;
+  }): Promise<LayerResult>;
+}
+
+/** A procedure's chain as tRPC keeps it: its layers (middlewares, input parser, resolver) and meta. */
+interface ChainDef {
+  middlewares: ((options: LayerOptions) => Promise<LayerResult>)[];
+  meta?: ProcedureMeta;
+}
+
+/**
+ * Calls layer `index` of a procedure's chain exactly as tRPC's own caller does (`callRecursive`
+ * in @trpc/server): each layer gets the call's options with the procedure's meta and a `next`
+ * that hands the next layer the context merged with what it adds, the input, and the raw input's
+ * getter; whatever a layer throws becomes a failed result carrying a TRPCError. tRPC builds those
+ * options with a helper that defines each key one at a time (about a third of its call's cost);
+ * here each is one object literal of a fixed shape.
+ */
+async function callLayer(
+  def: ChainDef,
+  index: number,
+  call: {
+    ctx: object;
+    type: RestRoute['type'];
+    path: string;
+    input: unknown;
+    getRawInput: () => Promise<unknown>;
+  },
+): Promise<LayerResult> {
+  try {
+    const layer = def.middlewares[index]!;
+    return await layer({
+      ctx: call.ctx,
+      type: call.type,
+      path: call.path,
+      input: call.input,
+      getRawInput: call.getRawInput,
+      signal: undefined,
+      meta: def.meta,
+      next: (options) =>
+        callLayer(def, index + 1, {
+          ctx: options?.ctx ? { ...call.ctx, ...options.ctx } : call.ctx,
+          type: call.type,
+          path: call.path,
+          input: options && 'input' in options ? options.input : call.input,
+          getRawInput: options?.getRawInput ?? call.getRawInput,
+        }),
+    });
+  } catch (cause) {
+    return { ok: false, error: getTRPCErrorFromUnknown(cause), marker: middlewareMarker } as LayerResult;
+  }
+}
+
+/**
+ * A procedure of `appRouter` called with `ctx` and its raw input, as `callTRPCProcedure` calls it
+ * (see {@link callLayer}): its data, or the TRPCError it failed with.
+ */
+export function procedureCaller(
+  appRouter: AnyRouter,
+  path: string,
+): (ctx: object, getRawInput: () => Promise<unknown>) => Promise<unknown> {
+  const procedure = (
+    appRouter._def.procedures as Record<string, { _def: ChainDef & { type: RestRoute['type'] } }>
+  )[path];
+  if (!procedure) throw new Error(`no procedure ${path}`);
+  const def = procedure._def;
+  const type = def.type;
+  return async (ctx, getRawInput) => {
+    const result = await callLayer(def, 0, { ctx, type, path, input: undefined, getRawInput });
+    if (!result)
+      throw new TRPCError({
+        code: 'INTERNAL_SERVER_ERROR',
+        message: 'No result from middlewares - did you forget to `return next()`?',
+      });
+    if (!result.ok) throw result.error;
+    return result.data;
+  };
+}
+
 /**
  * The merchant REST API: one Koa route per procedure with `meta.openapi`, calling the procedure
- * the way tRPC's own adapters do (`callTRPCProcedure`), so that validation, auth, idempotency and
- * errors are the router's own. (trpc-to-openapi's adapters cannot render the contract's envelope
- * or a 201; see stack notes.)
+ * the way tRPC's own adapters do (`procedureCaller`, tRPC's own chain), so that validation, auth,
+ * idempotency and errors are the router's own. (trpc-to-openapi's adapters cannot render the
+ * contract's envelope or a 201; see stack notes.)
  */
 export function restRouter(deps: Deps, appRouter: AnyRouter): Router {
   const router = new Router();
@@ -65,6 +160,7 @@ export function restRouter(deps: Deps, appRouter: AnyRouter): Router {
     if (!isMerchantApiPath(route.path)) throw new Error(`REST route ${route.path} is outside /v1`);
     const koaPath = route.path.replace(/\{(\w+)\}/g, ':$1');
     const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
+    const call = procedureCaller(appRouter, route.procedurePath);
     router[method](koaPath, async (ctx) => {
       const response: ResponseHolder = {};
       const base =
@@ -78,15 +174,7 @@ export function restRouter(deps: Deps, appRouter: AnyRouter): Router {
       }
       let result: unknown;
       try {
-        result = await callTRPCProcedure({
-          router: appRouter,
-          path: route.procedurePath,
-          type: route.type,
-          ctx: requestContext(deps, ctx, schemas, response),
-          getRawInput: async () => base,
-          signal: undefined,
-          batchIndex: 0,
-        });
+        result = await call(requestContext(deps, ctx, schemas, response), async () => base);
       } catch (err) {
         ctx.state.tenantId = response.tenantId;
         if (response.rateLimit) ctx.set('RateLimit', rateLimitField(response.rateLimit));
