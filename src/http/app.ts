@@ -8,7 +8,7 @@ import type { AppRouter } from '#src/router.ts';
 import { callbacksRouter } from './callbacks.ts';
 import { AppError } from './errors.ts';
 import { methodPolicy } from './methods.ts';
-import { accessLog, errorEnvelope, rawBody, refuseDeepJson, requestId } from './middleware.ts';
+import { rawBody, refuseDeepJson, requestFrame } from './middleware.ts';
 import { observabilityRoutes } from './observability.ts';
 import { openApiDocument } from './openapi.ts';
 import { isMerchantApiPath, rateLimitPolicy } from './rate-limit.ts';
@@ -27,20 +27,24 @@ export function createApp(deps: Deps, appRouter: AppRouter): Koa {
   const schemas = outputSchemas(appRouter);
   let openapi: string | undefined;
 
-  app.use(requestId());
-  app.use(accessLog(deps.log, deps.metrics, new Set(Object.keys(appRouter._def.procedures))));
-  app.use(errorEnvelope(deps.log));
-  app.use(rateLimitPolicy(() => deps.rateLimiter));
-  app.use(methodPolicy([rest, callbacks]));
-  app.use(rawBody());
-  // The merchant API (/v1) is its router's alone: nothing below serves a path under it (restRouter
-  // declares no route elsewhere), so its requests go straight there, past the layers below.
+  const policy = rateLimitPolicy(() => deps.rateLimiter);
+  const methods = methodPolicy([rest, callbacks]);
+  const body = rawBody();
   // Koa's own middleware type: the router's adds what the router itself sets on the context.
-  const routes = rest.routes() as unknown as Middleware;
-  const methods = rest.allowedMethods({ throw: true }) as unknown as Middleware;
+  const restRoutes = rest.routes() as unknown as Middleware;
+  const restMethods = rest.allowedMethods({ throw: true }) as unknown as Middleware;
+
+  app.use(requestFrame(deps.log, deps.metrics, new Set(Object.keys(appRouter._def.procedures))));
+  // What every request passes, in this order, in one layer: the rate-limit policy header (/v1),
+  // the method's refusal or OPTIONS answer, the body. The merchant API (/v1) is then its router's
+  // alone: nothing below serves a path under it (restRouter declares no route elsewhere), so its
+  // requests go straight there, past the layers below.
   app.use(async (ctx, next) => {
+    policy(ctx);
+    if (methods(ctx)) return;
+    await body(ctx);
     if (!isMerchantApiPath(ctx.path)) return next();
-    await routes(ctx, () => methods(ctx, async () => {}));
+    await restRoutes(ctx, () => restMethods(ctx, async () => {}));
     refuseUnserved(ctx);
   });
   app.use(observabilityRoutes(deps));

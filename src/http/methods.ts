@@ -1,5 +1,5 @@
 import type Router from '@koa/router';
-import type { Context, Next } from 'koa';
+import type { Context } from 'koa';
 import { AppError } from './errors.ts';
 import { isTrpcPath } from './trpc.ts';
 
@@ -24,24 +24,24 @@ const FIXED: { matches: (path: string) => boolean; methods: readonly string[] }[
  * Answers every method a path does not take before anything else runs (no body is read, nothing
  * is authenticated): OPTIONS with 204 and `Allow`; a method the path does not take with 405
  * METHOD_NOT_ALLOWED and `Allow`; a method nothing here implements, on a path nothing serves,
- * with 501 METHOD_NOT_IMPLEMENTED. Every refusal is the envelope, never an internal error.
+ * with 501 METHOD_NOT_IMPLEMENTED. Every refusal is the envelope, never an internal error. Says
+ * whether it answered the request (OPTIONS); throws a refusal; false lets the request go on.
  */
 export function methodPolicy(routers: readonly Router[]) {
-  return async (ctx: Context, next: Next) => {
+  return (ctx: Context): boolean => {
     const allowed = allowedMethods(routers, ctx.path);
     if (!allowed) {
       if (!IMPLEMENTED.has(ctx.method)) throw new AppError('METHOD_NOT_IMPLEMENTED');
-      return next();
+      return false;
     }
+    if (ctx.method !== 'OPTIONS' && allowed.includes(ctx.method)) return false;
     const allow = [...allowed, 'OPTIONS'].join(', ');
     if (ctx.method === 'OPTIONS') {
       ctx.set('Allow', allow);
       ctx.status = 204;
-      return;
+      return true;
     }
-    if (!allowed.includes(ctx.method))
-      throw new AppError('METHOD_NOT_ALLOWED', { headers: { Allow: allow } });
-    return next();
+    throw new AppError('METHOD_NOT_ALLOWED', { headers: { Allow: allow } });
   };
 }
 

@@ -28,13 +28,10 @@ declare module 'koa' {
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Takes the caller's X-Request-Id when it is sane, else makes one; echoes it on the response. */
-export function requestId() {
-  return async (ctx: Context, next: Next) => {
-    const given = ctx.get('x-request-id');
-    ctx.state.requestId = REQUEST_ID.test(given) ? given : `req_${newId().replaceAll('-', '')}`;
-    ctx.set('X-Request-Id', ctx.state.requestId);
-    await next();
-  };
+function assignRequestId(ctx: Context): void {
+  const given = ctx.get('x-request-id');
+  ctx.state.requestId = REQUEST_ID.test(given) ? given : `req_${newId().replaceAll('-', '')}`;
+  ctx.set('X-Request-Id', ctx.state.requestId);
 }
 
 /**
@@ -43,21 +40,36 @@ export function requestId() {
  * else is logged with the request id and answered as a generic 500: no stack or internal message
  * leaks.
  */
-export function errorEnvelope(log: Logger) {
+function renderError(ctx: Context, err: unknown, log: Logger): void {
+  const app = fromKoaError(err) ?? toAppError(err, log.child({ request_id: ctx.state.requestId }));
+  ctx.status = app.status;
+  ctx.state.errorCode = app.code;
+  for (const [name, value] of Object.entries(app.headers)) ctx.set(name, value);
+  ctx.type = 'application/json';
+  ctx.body = JSON.stringify(
+    isTrpcPath(ctx.path)
+      ? { error: trpcErrorShape(app, ctx.state.requestId) }
+      : envelope(app, ctx.state.requestId),
+  );
+}
+
+/**
+ * The layer around every request, outermost: its id ({@link assignRequestId}), the envelope of
+ * whatever it fails with ({@link renderError}), and its access line and metrics once it is
+ * answered ({@link accessLine}). One layer, not three: each layer of Koa's chain is a bound
+ * function, a promise and an async frame per request.
+ */
+export function requestFrame(log: Logger, metrics?: Metrics, procedures: ReadonlySet<string> = new Set()) {
+  const access = accessLine(log, metrics, procedures);
   return async (ctx: Context, next: Next) => {
+    assignRequestId(ctx);
+    const started = performance.now();
     try {
       await next();
     } catch (err) {
-      const app = fromKoaError(err) ?? toAppError(err, log.child({ request_id: ctx.state.requestId }));
-      ctx.status = app.status;
-      ctx.state.errorCode = app.code;
-      for (const [name, value] of Object.entries(app.headers)) ctx.set(name, value);
-      ctx.type = 'application/json';
-      ctx.body = JSON.stringify(
-        isTrpcPath(ctx.path)
-          ? { error: trpcErrorShape(app, ctx.state.requestId) }
-          : envelope(app, ctx.state.requestId),
-      );
+      renderError(ctx, err, log);
+    } finally {
+      access(ctx, started);
     }
   };
 }
@@ -76,20 +88,24 @@ function fromKoaError(err: unknown): AppError | null {
 
 /**
  * Buffers the raw body once, refusing more than 1 MiB (413). Anything sent with a body must be
- * JSON (415 otherwise).
+ * JSON (415 otherwise). A request without a body is done at once (nothing to wait for); one with
+ * a body gives the promise of its reading.
  */
 export function rawBody(limit = MAX_BODY_BYTES) {
-  return async (ctx: Context, next: Next) => {
+  return (ctx: Context): Promise<void> | undefined => {
     const declared = Number(ctx.get('content-length') || 0);
     if (declared > limit) throw new AppError('PAYLOAD_TOO_LARGE');
     // Without Content-Length or Transfer-Encoding a request has no body (RFC 9112 §6.3): most GETs.
-    const body = declared === 0 && !ctx.get('transfer-encoding') ? EMPTY : await readBounded(ctx.req, limit);
-    if (!body) throw new AppError('PAYLOAD_TOO_LARGE');
-    ctx.request.rawBody = body;
-    if (ctx.request.rawBody.length > 0 && !ctx.is('application/json'))
-      throw new AppError('UNSUPPORTED_MEDIA_TYPE');
-    if (body.length > 0) refuseDeepJson(body.toString('utf8'), 'body');
-    await next();
+    if (declared === 0 && !ctx.get('transfer-encoding')) {
+      ctx.request.rawBody = EMPTY;
+      return undefined;
+    }
+    return readBounded(ctx.req, limit).then((body) => {
+      if (!body) throw new AppError('PAYLOAD_TOO_LARGE');
+      ctx.request.rawBody = body;
+      if (body.length > 0 && !ctx.is('application/json')) throw new AppError('UNSUPPORTED_MEDIA_TYPE');
+      if (body.length > 0) refuseDeepJson(body.toString('utf8'), 'body');
+    });
   };
 }
 
@@ -161,36 +177,32 @@ function quietRequest(ctx: Context): boolean {
  * One structured log line per request, without headers or bodies (they may hold secrets): the
  * request id, method, path, route, status, time, the caller's tenant once its key is known, and
  * the error code of an error. Each request also counts in the HTTP metrics by route template.
- * Operators' successful reads (`quietRequest`) are logged at debug.
+ * Operators' successful reads (`quietRequest`) are logged at debug. Called once the request is
+ * answered, with the time it started.
  */
-export function accessLog(log: Logger, metrics?: Metrics, procedures: ReadonlySet<string> = new Set()) {
+export function accessLine(log: Logger, metrics?: Metrics, procedures: ReadonlySet<string> = new Set()) {
   // Every field is a plain value: the flat logger's redaction costs a fifth of the full one's.
   const lines = flatLogger(log);
-  return async (ctx: Context, next: Next) => {
-    const started = performance.now();
-    try {
-      await next();
-    } finally {
-      const seconds = (performance.now() - started) / 1000;
-      const route = routeOf(ctx, procedures);
-      if (metrics) {
-        const labels = { route, method: ctx.method, status: String(ctx.status) };
-        metrics.httpRequests.inc(labels);
-        metrics.httpDuration.observe(labels, seconds);
-      }
-      lines[quietRequest(ctx) ? 'debug' : 'info'](
-        {
-          request_id: ctx.state.requestId,
-          method: ctx.method,
-          path: ctx.path,
-          route,
-          status: ctx.status,
-          ms: Math.round(seconds * 10_000) / 10,
-          tenant_id: ctx.state.tenantId,
-          error_code: ctx.state.errorCode,
-        },
-        'request',
-      );
+  return (ctx: Context, started: number): void => {
+    const seconds = (performance.now() - started) / 1000;
+    const route = routeOf(ctx, procedures);
+    if (metrics) {
+      const labels = { route, method: ctx.method, status: String(ctx.status) };
+      metrics.httpRequests.inc(labels);
+      metrics.httpDuration.observe(labels, seconds);
     }
+    lines[quietRequest(ctx) ? 'debug' : 'info'](
+      {
+        request_id: ctx.state.requestId,
+        method: ctx.method,
+        path: ctx.path,
+        route,
+        status: ctx.status,
+        ms: Math.round(seconds * 10_000) / 10,
+        tenant_id: ctx.state.tenantId,
+        error_code: ctx.state.errorCode,
+      },
+      'request',
+    );
   };
 }

@@ -1,4 +1,4 @@
-import type { Context, Next } from 'koa';
+import type { Context } from 'koa';
 /**
  * Token bucket per caller (API key id), held in memory: each instance enforces the limit on the
  * traffic it sees, which bounds a misbehaving client without a shared store on the hot path.
@@ -76,8 +76,7 @@ export function isMerchantApiPath(path: string): boolean {
  * each request, so that the one in force answers.
  */
 export function rateLimitPolicy(limiter: () => RateLimiter) {
-  return async (ctx: Context, next: Next) => {
+  return (ctx: Context): void => {
     if (isMerchantApiPath(ctx.path)) ctx.set('RateLimit-Policy', limiter().policy);
-    await next();
   };
 }
