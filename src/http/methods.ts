@@ -6,6 +6,9 @@ import { isTrpcPath } from './trpc.ts';
 /** The methods this service implements somewhere; any other is 501 on a path it does not know. */
 const IMPLEMENTED = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
+/** Paths whose methods {@link methodPolicy} remembers at most. */
+const MAX_KNOWN_PATHS = 1000;
+
 /** Paths served outside the routers, and the methods each takes. */
 const FIXED: { matches: (path: string) => boolean; methods: readonly string[] }[] = [
   { matches: (p) => p === '/', methods: ['GET', 'HEAD'] },
@@ -28,8 +31,18 @@ const FIXED: { matches: (path: string) => boolean; methods: readonly string[] }[
  * whether it answered the request (OPTIONS); throws a refusal; false lets the request go on.
  */
 export function methodPolicy(routers: readonly Router[]) {
+  // What each path takes, worked out once: the routers' routes do not change, and matching a path
+  // against every route of both routers is most of this layer's cost. Bounded, since paths are the
+  // callers' (`/v1/payouts/{id}`): emptied when full.
+  const known = new Map<string, readonly string[] | null>();
   return (ctx: Context): boolean => {
-    const allowed = allowedMethods(routers, ctx.path);
+    const path = ctx.path;
+    let allowed = known.get(path);
+    if (allowed === undefined) {
+      if (known.size >= MAX_KNOWN_PATHS) known.clear();
+      allowed = allowedMethods(routers, path);
+      known.set(path, allowed);
+    }
     if (!allowed) {
       if (!IMPLEMENTED.has(ctx.method)) throw new AppError('METHOD_NOT_IMPLEMENTED');
       return false;
