@@ -7,9 +7,9 @@
  * "server CPU per request (median round)" of the list and of its Koa + pg baseline.
  */
 import { randomUUID } from 'node:crypto';
-import { callTRPCProcedure } from '@trpc/server';
 import { pino } from 'pino';
 import { encodeCursor } from '#src/http/pagination.ts';
+import { procedureCaller } from '#src/http/rest.ts';
 import { middleware, publicProcedure, router } from '#src/http/trpc.ts';
 import { createLogger, flatLogger } from '#src/lib/log.ts';
 import { createMetrics } from '#src/observability/metrics.ts';
@@ -51,6 +51,7 @@ const probe = router({
     .use(nothing)
     .query(() => null),
 });
+const callBare = procedureCaller(probe, 'bare');
 // The access line exactly as the service writes it (flatLogger: its fields are plain values, so
 // only the top-level redaction paths apply), at info, to a file nobody reads; beside it, the same
 // line through the full redaction that every other line gets, and through none.
@@ -88,16 +89,8 @@ for (const shape of ['CREATED', 'PENDING_PAYMENT'] as const) {
     encodeCursor(key, { l: 'payouts', c: '2026-11-01T00:00:00.123Z', i: rows[19]!.id });
   });
   await add('baseline: plain cursor', () => plainCursor(new Date('2026-11-01T00:00:00.123Z'), rows[19]!.id));
-  await add('service: tRPC call, two middlewares, no schemas', () =>
-    callTRPCProcedure({
-      router: probe,
-      path: 'bare',
-      type: 'query',
-      ctx: {},
-      getRawInput: async () => ({}),
-      signal: undefined,
-      batchIndex: 0,
-    }),
+  await add("service: the procedure's chain as the REST adapter calls it, two middlewares, no schemas", () =>
+    callBare({}, async () => ({})),
   );
   await add('service: the access line at info (pino, top-level redaction)', () =>
     accessLog.info(accessLine(), 'request'),
