@@ -31,17 +31,17 @@ export interface TenantScope {
 /** The scope as a statement parameter: null means every tenant. */
 const scopeParam = (scope: TenantScope) => (scope.tenantIds ? [...scope.tenantIds] : null);
 
-// How the claim rounds' transactions plan, set as each begins. Their statements find rows by key,
-// in weekly partitions of which some are empty at times (the weeks ahead; any week after a
-// TRUNCATE and VACUUM). A plan made while a partition was empty scans it sequentially, which costs
-// nothing then; kept as a generic plan, it scanned the whole week once per row or batch after the
-// week filled, until the next ANALYZE of it (with autovacuum off, never). Without sequential
-// scans, the key lookups (the batch update's, each delivery record's foreign-key check) probe the
-// key whatever the statistics say; the claim, whose joins could still go wrong, is planned for
-// each round. Generic plans from the first execution: the foreign-key check queries the
-// partitioned deliveries, and a custom plan for it was made afresh for every row. Local to the
-// transaction: the connection, pooled or not, is left as it was. (Publishing keeps the default
-// plans: its batch of a thousand events read more under these.)
+// How the claim rounds' transactions plan, set as each begins. Their statements find rows by
+// key, in weekly partitions of which some are empty at times (the weeks ahead; any week after a
+// TRUNCATE and VACUUM). A plan made while a partition was empty scans it sequentially, which
+// costs nothing then; kept as a generic plan, it scanned the whole week once per row or batch
+// after the week filled, until the next ANALYZE of it (with autovacuum off, never). Without
+// sequential scans, the key lookups (the batch update's, each delivery record's foreign-key
+// check) probe the key whatever the statistics say (the claim reads each partitioned table for a
+// list of ids, see `selectDue`). Generic plans from the first execution: the foreign-key check
+// queries the partitioned deliveries, and a custom plan for it was made afresh for every row.
+// Local to the transaction: the connection, pooled or not, is left as it was. (Publishing keeps
+// the default plans: its batch of a thousand events read more under these.)
 const PLANS = { enable_seqscan: 'off', plan_cache_mode: 'force_generic_plan' } as const;
 
 // The target is the payout's notification_url when set, else the tenant's webhook URL. The event's
@@ -210,31 +210,37 @@ const claimTurn = statement('webhook_claim_turn', `select ${TURN_LOCK}`);
 const selectDue = statement(
   'webhook_deliveries_due',
   `with candidates as (
-     select w.id, w.event_created_at, w.status,
+     select w.id, w.event_id, w.status,
             (coalesce(f.attempting, 0)
               - count(*) filter (where w.status = 'ATTEMPTING') over (partition by w.target_origin))::int as busy,
             row_number() over (partition by w.target_origin, w.status = 'ATTEMPTING' order by w.due_at, w.id) as rank
-       from (select id, event_created_at, status, target_origin, due_at from webhook_deliveries
+       from (select id, event_id, status, target_origin, due_at from webhook_deliveries
               where due_at is not null and due_at <= $1
                 and ($4::uuid[] is null or tenant_id = any($4::uuid[]))
               order by due_at limit $5) w
        left join webhook_origins_in_flight f on f.target_origin = w.target_origin
+   ),
+   kept as (
+     select id, event_id, busy from candidates
+      where status = 'ATTEMPTING' or rank <= $2 - busy
+   ),
+   -- The kept jobs' events, by the list of their ids (see below).
+   events as materialized (
+     select id, payload from outbox_events where id = any(array(select event_id from kept))
    )
+   -- Every partitioned table is read for a list of ids and joined to nothing: a generic plan made
+   -- while a week's partition was empty joined to it by reading the whole partition, or the whole
+   -- list, for each row (in an empty partition a probe and a whole scan cost the same). What each
+   -- row takes from the kept jobs and the events is looked up in those few rows in memory.
    select d.id, d.tenant_id, d.event_created_at::text as event_created_at, d.event_type, d.target_url,
-          d.target_origin, d.status, d.snapshot, k.busy, e.payload, c.secret_sealed, c.secret_version
-     from candidates k
-     join webhook_deliveries d on d.id = k.id and d.event_created_at = k.event_created_at
-     -- By the outbox's whole key: its week is the delivery's, so one partition is read.
-     join outbox_events e on e.id = d.event_id and e.tenant_id = d.tenant_id and e.created_at = d.event_created_at
+          d.target_origin, d.status, d.snapshot, (select k.busy from kept k where k.id = d.id) as busy,
+          (select v.payload from events v where v.id = d.event_id) as payload, c.secret_sealed, c.secret_version
+     from webhook_deliveries d
      left join webhook_configs c on c.tenant_id = d.tenant_id
-    where k.status = 'ATTEMPTING' or k.rank <= $2 - k.busy
+    where d.id = any(array(select id from kept))
     order by d.due_at, d.id
     limit $3
     for update of d skip locked`,
-  // Planned for each round (see `statement`): a generic plan made while a week's partition was
-  // empty joins the window back to the deliveries and the outbox through whole scans of them, which
-  // cost nothing then; planned for the tables as they are, it probes their keys.
-  { replan: true },
 );
 
 // `PLANS` for a statement that records outcomes outside those transactions (at the end of a
