@@ -212,7 +212,7 @@ export const MOVEMENT_TEXTS = {
   platform_fee: 'The platform fee, kept when the payout succeeds. Negative.',
   network_fee: 'The network fee, kept when the payout succeeds. Negative.',
   overpayment_set_aside:
-    "What the merchant paid beyond the amount asked for, moved when the payout succeeds to the merchant's overpayments account (`tenants:<tenant>:to_return:overpayments`), where it waits to be returned (negative); taken back from there when an operator's approved return sends it to the merchant (positive, followed by its `refund_fee` and `refunded`).",
+    "What the merchant paid beyond the amount asked for, moved when the payout succeeds to the merchant's overpayments account (`tenants:<tenant>:to_return:overpayments`), where it waits to be returned (negative); taken back from there when an operator's approved return sends it to the merchant, or when the refund of a payout the processor returned after success returns it with the rest (positive, followed by the refund's `refund_fee` and `refunded`).",
   paid_out: 'The destination amount, paid to the beneficiary by the processor. Negative.',
   refund_fee:
     'The network fee of the refund, kept when the refund is sent (negative); given back when the refund fails (positive).',

@@ -17,7 +17,8 @@ import { flowNamed, flowTransaction } from '#src/ledger/flows.ts';
 import { type LedgerTransaction, post, transitionName } from '#src/ledger/ledger.ts';
 import { isUuid } from '#src/lib/ids.ts';
 import { type Decimal, toDecimal } from '#src/lib/money.ts';
-import type { Refund } from '#src/refunds/entities.ts';
+import { Refund } from '#src/refunds/entities.ts';
+import { setAsideOf } from '#src/refunds/overpayments.ts';
 import { raiseRefundIn } from '#src/refunds/service.ts';
 import { ReconBreak } from './entities.ts';
 import { RECON_FLOWS } from './money.ts';
@@ -112,10 +113,16 @@ function bookedRail(b: ReconBreak, actor: { approvalId: string }, now: Date): Le
   );
 }
 
-/** The ledger transaction of money the processor returned, brought back into its payout for the refund. */
+/**
+ * The ledger transaction of money the processor returned, brought back into its payout for the
+ * refund. The refund returns all the payout received: what the processor had (converted back) and
+ * the overpayment the payout set aside at its success (`setAside`, taken back from the merchant's
+ * overpayments account, so that it is not owed a second time).
+ */
 function processorReturned(
   b: ReconBreak,
   refund: Refund,
+  setAside: Decimal,
   actor: { approvalId: string },
   now: Date,
 ): LedgerTransaction {
@@ -126,10 +133,12 @@ function processorReturned(
         beneficiaries: accountName('beneficiaries', {}),
         payout: accountName('payout', { tenant: refund.tenant.id, payout: b.payoutId! }),
         conversion: accountName('conversion', {}),
+        overpayments: accountName('overpayments', { tenant: refund.tenant.id }),
       },
       amounts: {
         returned: b.railAmount ?? b.ledgerAmount ?? toDecimal(0),
-        refundable: refund.receivedAmount,
+        refundable: refund.receivedAmount.minus(setAside),
+        setAside,
       },
       currencies: { destination: b.currency, settlement: refund.receivedCurrency },
     },
@@ -179,8 +188,25 @@ export const reconMoves = {
       }
       if (args.resolution === 'REFUNDED_RETURN') {
         const outcome = await raiseRefundIn(em, deps, found.payoutId!, now, { afterReturn: true });
-        if (outcome.kind === 'RAISED')
-          await post(emSql(em), [processorReturned(found, outcome.refund, actor, now)]);
+        if (outcome.kind === 'RAISED') {
+          // The payout is locked (raiseRefundIn): what it set aside cannot be returned meanwhile.
+          const refund = outcome.refund;
+          const setAside = await setAsideOf(emSql(em), {
+            id: found.payoutId!,
+            tenantId: refund.tenant.id,
+            currency: refund.receivedCurrency,
+          });
+          await post(emSql(em), [processorReturned(found, refund, setAside, actor, now)]);
+        }
+        if (outcome.kind === 'ALREADY_RAISED') {
+          const earlier = await em.findOne(Refund, { payout: found.payoutId! });
+          if (earlier?.kind === 'OVERPAYMENT') {
+            throw invalidField(
+              'break_id',
+              `its payout's overpayment went back already (refund ${earlier.id}), and a payout has one refund: the returned transfer is resolved by hand (docs/reconciliation.md, a return after an overpayment's)`,
+            );
+          }
+        }
         if (outcome.kind !== 'RAISED') {
           throw invalidField(
             'break_id',

@@ -63,7 +63,7 @@ export const RECON_FLOWS = [
     cause: 'approval',
     name: 'PROCESSOR_RETURNED',
     description:
-      'A payout the processor returned after success (REFUNDED_RETURN): the destination amount comes back from the beneficiaries to the payout and is converted back into what the payout received, which its refund then returns to the merchant. The conversion account carries the difference (the fees the service had kept).',
+      "A payout the processor returned after success (REFUNDED_RETURN): the destination amount comes back from the beneficiaries to the payout and is converted back into what the payout received less any overpayment it set aside at its success; that overpayment comes back from the merchant's overpayments account, owed no more there, so that the refund returns everything received, once. The conversion account carries the difference (the fees the service had kept).",
     legs: [
       {
         from: 'beneficiaries',
@@ -85,6 +85,13 @@ export const RECON_FLOWS = [
         amount: 'refundable',
         currency: 'settlement',
         movement: { type: 'conversion', on: 'to' },
+      },
+      {
+        from: 'overpayments',
+        to: 'payout',
+        amount: 'setAside',
+        currency: 'settlement',
+        movement: { type: 'overpayment_set_aside', on: 'to' },
       },
     ],
   },

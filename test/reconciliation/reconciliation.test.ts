@@ -6,6 +6,7 @@ import { statement } from '#src/db/sql.ts';
 import { Outflow } from '#src/dispatch/entities.ts';
 import { PaymentInstruction } from '#src/instructions/entities.ts';
 import { runInstructionsOnce } from '#src/instructions/job.ts';
+import { accountName } from '#src/ledger/chart.ts';
 import { LedgerEntry } from '#src/ledger/entities.ts';
 import { dayOf } from '#src/lib/days.ts';
 import { toDecimal } from '#src/lib/money.ts';
@@ -31,12 +32,27 @@ import {
   payoutTo,
 } from '../dispatch/fixtures.ts';
 import { harness } from '../harness.ts';
+import {
+  holdings,
+  ledgerOf,
+  movements,
+  perCurrency,
+  priceOf,
+  statementOf,
+  violationsOf,
+} from '../ledger/fixtures.ts';
 import { cliAs, newOperator, refusal, type TestOperator } from '../operators/fixtures.ts';
 import { payBank, sandbox } from '../settlement/fixtures.ts';
 
 /** The payout's one outflow, once the processor's callback made it final. */
-async function paidOut(merchant: Merchant, suffix: string): Promise<{ payoutId: string; outflowId: string }> {
-  const payoutId = await paidPayout(merchant, payoutTo(suffix, 'NGN'));
+async function paidOut(
+  merchant: Merchant,
+  suffix: string,
+  options: { settlement?: 'NGN' | 'USDT'; overpay?: string } = {},
+): Promise<{ payoutId: string; outflowId: string }> {
+  const payoutId = await paidPayout(merchant, payoutTo(suffix, options.settlement ?? 'NGN'), {
+    overpay: options.overpay,
+  });
   const [outflow] = await dispatch(merchant, payoutId);
   await callbacksDelivered(outflow.id);
   await eventually('the payout to succeed', async () => {
@@ -47,6 +63,27 @@ async function paidOut(merchant: Merchant, suffix: string): Promise<{ payoutId: 
 }
 
 const today = () => dayOf(harness().clock.now());
+
+/** Three days on, the processor's report says the payout (a `1005`) was returned: its open break's id. */
+async function returnedByProcessor(payoutId: string): Promise<string> {
+  harness().clock.advance(3 * 86_400_000 + 1000);
+  await cliAs()('recon', 'run', '--date', today(), '--rail', 'PROCESSOR');
+  const open = await cliAs()('recon', 'breaks', '--open', '--limit', '100');
+  const found = open.data.filter((b: any) => b.payout_id === payoutId);
+  expect(found, 'one break for the payout').to.have.length(1);
+  expect(found[0]).to.include({ kind: 'STATE_DIFFERS', rail_state: 'RETURNED' });
+  return found[0].id;
+}
+
+/** Sends the payout's refund (on TRON) and confirms it. */
+async function refundDelivered(payoutId: string): Promise<void> {
+  await runRefundsOnce(deps());
+  await mine('TRON', deps().config.CONFIRMATIONS_TRON);
+  harness().clock.advance(10_000);
+  await runRefundsOnce(deps());
+  const refund = await deps().orm.em.fork().findOneOrFail(Refund, { payout: payoutId });
+  expect(refund.status).to.equal('SUCCESSFUL');
+}
 
 const processorLine = statement(
   'test_recon_processor_line',
@@ -173,6 +210,103 @@ describe('reconciliation against the rails (recon run, recon list, recon breaks)
       .orm.em.fork()
       .find(AuditEntry, { targetIds: { $contains: [breakId] } }, { orderBy: { createdAt: 'asc' } });
     expect(audited.map((a) => a.action)).to.deep.equal(['admin.recon.propose', 'admin.approvals.approve']);
+  });
+
+  it('refunds an overpaid payout the processor returned with its set-aside overpayment, owed no more', async () => {
+    const payer = await merchantWith();
+    const { payoutId } = await paidOut(payer, '1005', { settlement: 'USDT', overpay: '2.5' });
+    expect((await ledgerOf(payoutId)).set_aside).to.deep.equal([{ currency: 'USDT', amount: '2.5' }]);
+    const breakId = await returnedByProcessor(payoutId);
+    const proposed = await cliAs(operator)(
+      'recon',
+      'propose',
+      breakId,
+      '--resolution',
+      'REFUNDED_RETURN',
+      '--note',
+      'returned: account closed',
+    );
+    const approved = await cliAs(approver)('approval', 'approve', proposed.approval.id);
+    expect(approved.approval.result).to.include({ status: 'RESOLVED', resolution: 'REFUNDED_RETURN' });
+
+    const price = await priceOf(payoutId);
+    const refund = await deps().orm.em.fork().findOneOrFail(Refund, { payout: payoutId });
+    expect(refund.kind).to.equal('SETTLEMENT');
+    expect(refund.receivedAmount.toFixed()).to.equal(toDecimal(price.settlement).plus('2.5').toFixed());
+    // The excess comes back from the merchant's overpayments account, in the resolution's
+    // transaction: it is refunded with the rest, and owed no more.
+    const taken = await ledgerOf(payoutId);
+    expect(taken.set_aside).to.deep.equal([{ currency: 'USDT', amount: '0' }]);
+    const back = taken.entries.filter(
+      (e) => e.account === accountName('overpayments', { tenant: payer.tenantId }) && e.amount === '-2.5',
+    );
+    expect(back).to.have.length(1);
+    expect(back[0]!.cause).to.include({ object: 'approval', id: proposed.approval.id });
+    expect(back[0]!.cause.transition).to.include('RESOLVE');
+    expect(movements(taken)).to.include.members([
+      'returned NGN 150000',
+      'conversion NGN -150000',
+      `conversion USDT ${price.settlement}`,
+      'overpayment_set_aside USDT 2.5',
+    ]);
+    // The conversion account carries the fees the service kept, not the excess.
+    expect(
+      perCurrency(taken.entries.filter((e) => e.account === accountName('conversion', {}))),
+    ).to.deep.equal({
+      USDT: toDecimal(price.platform).plus(price.network).negated().toFixed(),
+    });
+    expect(await violationsOf(payoutId)).to.deep.equal([]);
+
+    await refundDelivered(payoutId);
+    const final = await ledgerOf(payoutId);
+    expect(holdings(final)).to.deep.equal([]);
+    expect(perCurrency(await statementOf(payer, payoutId)), 'its statement sums to zero').to.deep.equal({});
+    const owed = await cliAs(operator)(
+      'ledger',
+      'balances',
+      '--prefix',
+      `tenants:${payer.tenantId}:to_return:`,
+    );
+    expect(owed.data.every((b: { balance: string }) => toDecimal(b.balance).isZero())).to.equal(true);
+    expect(await violationsOf(payoutId)).to.deep.equal([]);
+    // No second return of the overpayment: the payout has its refund.
+    const twice = await refusal(cliAs(operator)('overpayment', 'return', payoutId, '--note', 'again'));
+    expect(JSON.stringify(twice.details)).to.include('has a refund already');
+  });
+
+  it('refuses to refund a returned payout whose overpayment went back first, keeping the books whole', async () => {
+    const payer = await merchantWith();
+    const { payoutId } = await paidOut(payer, '1005', { settlement: 'USDT', overpay: '2.5' });
+    const proposed = await cliAs(operator)('overpayment', 'return', payoutId, '--note', 'merchant asked');
+    await cliAs(approver)('approval', 'approve', proposed.approval.id);
+    await refundDelivered(payoutId);
+
+    const breakId = await returnedByProcessor(payoutId);
+    const refused = await refusal(
+      cliAs(operator)('recon', 'propose', breakId, '--resolution', 'REFUNDED_RETURN', '--note', 'returned'),
+      'a refund of a payout whose overpayment went back',
+    );
+    expect(refused.code).to.equal('VALIDATION_FAILED');
+    expect(JSON.stringify(refused.details)).to.include('overpayment went back already');
+    const open = await cliAs(operator)('recon', 'breaks', '--open', '--limit', '100');
+    expect(
+      open.data.map((b: any) => b.id),
+      'the break waits for an operator',
+    ).to.include(breakId);
+
+    // Nothing moved: the payout is as it was once its overpayment went back, in balance.
+    const ledger = await ledgerOf(payoutId);
+    expect(ledger.set_aside).to.deep.equal([{ currency: 'USDT', amount: '0' }]);
+    expect(movements(ledger).filter((m) => m.startsWith('returned'))).to.deep.equal([]);
+    expect(holdings(ledger)).to.deep.equal([]);
+    expect(perCurrency(await statementOf(payer, payoutId))).to.deep.equal({});
+    expect(await violationsOf(payoutId)).to.deep.equal([]);
+
+    // Explained by one operator once handled by hand, it leaves the queue; the books stay as they are.
+    await cliAs(operator)('recon', 'resolve', breakId, '--note', 'processor re-sent it to the beneficiary');
+    const after = await cliAs(operator)('recon', 'breaks', '--open', '--limit', '100');
+    expect(after.data.map((b: any) => b.id)).to.not.include(breakId);
+    expect(await violationsOf(payoutId)).to.deep.equal([]);
   });
 
   it('finds a payout missing from the processor’s report, which one operator explains with a note', async () => {
