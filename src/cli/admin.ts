@@ -352,6 +352,13 @@ const COMMANDS: Record<string, Command> = {
     input: (v, [id]) => ({ payout_id: id!, note: required(v, 'note', 'TEXT') }),
     call: (c, input) => c.admin.refunds.raise.mutate(input),
   }),
+  'overpayment list': command({
+    synopsis: '[--limit N] [--cursor CURSOR]',
+    summary: 'successful payouts whose overpayment is set aside, owed back to the merchant, oldest first',
+    options: { ...PAGE_OPTIONS },
+    input: (v) => page(v),
+    call: (c, input) => c.admin.refunds.overpayments.query(input),
+  }),
   'overpayment return': command({
     synopsis: 'PAYOUT_ID --note TEXT',
     summary:

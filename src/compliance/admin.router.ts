@@ -59,8 +59,8 @@ export const machinesOut = complianceModelOut.extend({
  *                  afterwards }] }        // what the service does on its own once one is overdue
  *
  * Queues, always all of them and in this order: PAYOUTS_HELD_UNDERPAID, PAYOUTS_HELD_PAYEE_NAME, INFLOWS_UNMATCHED,
- * REFUNDS_FAILED, MONEY_HELD_NO_REFUND_DESTINATION, WEBHOOK_DELIVERIES_DEAD, APPROVALS_PENDING, RECONCILIATION_BREAKS,
- * OUT_OF_BALANCE. `list` names the
+ * REFUNDS_FAILED, MONEY_HELD_NO_REFUND_DESTINATION, PAYOUTS_OVERPAYMENT_TO_RETURN, WEBHOOK_DELIVERIES_DEAD,
+ * APPROVALS_PENDING, RECONCILIATION_BREAKS, OUT_OF_BALANCE. `list` names the
  * `admin.*` query that lists the queue's objects (null when none does yet); `machine` and `state`
  * say where they are in the compliance view.
  */

@@ -45,6 +45,14 @@ const QUEUE_ROWS: Record<ExceptionQueue, string> = {
       and not exists (
         select 1 from tasks t
          where t.kind = 'RAISE_REFUND' and t.subject_id = p.id and t.done_at is null)`,
+  // Set aside at success (the excess of what it received over what it asked for) and not yet
+  // returned: a refund of the payout, of its overpayment or of everything, takes the excess back.
+  // The refund is looked for row by row, by the refunds' unique key (a scalar subquery: as an
+  // anti-join the planner would read the refunds whole).
+  PAYOUTS_OVERPAYMENT_TO_RETURN: `select p.id, p.updated_at as since
+     from payouts p
+    where p.status = 'SUCCESSFUL' and p.received_amount > p.settlement_amount
+      and (select count(*) from refunds r where r.payout_id = p.id) = 0`,
   WEBHOOK_DELIVERIES_DEAD: `select d.id, d.updated_at as since
      from webhook_deliveries d
     where d.status = 'DEAD'
@@ -149,6 +157,43 @@ export interface HeldUnderpaidRow {
   received_amount: string;
   created_at: string | Date;
   held_since: string | Date | null;
+}
+
+/**
+ * One page of the successful payouts whose overpayment is still set aside, oldest first by
+ * (created_at, id), after the position `$1, $2` (both null for the first page), `$3` rows: read
+ * in order from `payouts_overpayment_index` (the queue's predicate, less the refund it has not
+ * got, which each row's probe of the refunds' unique (payout_id, tenant_id) index rules out: the
+ * index holds every overpaid successful payout, returned or not, a small part of the payouts). The
+ * excess is what the payout received beyond what it asked for, as its success set it aside.
+ */
+export const overpaymentsToReturnPage = statement(
+  'payouts_overpayment_to_return_page',
+  `select p.id, p.tenant_id, p.settlement_currency, p.settlement_network, p.settlement_amount::text,
+          p.received_amount::text, (p.received_amount - p.settlement_amount)::text as overpayment_amount,
+          p.created_at, p.updated_at as succeeded_at,
+          exists (select 1 from refund_destinations d
+                   where d.tenant_id = p.tenant_id and d.currency = p.settlement_currency
+                     and d.is_active) as refund_destination_active
+     from payouts p
+    where p.status = 'SUCCESSFUL' and p.received_amount > p.settlement_amount
+      and (select count(*) from refunds r where r.payout_id = p.id) = 0
+      and ($1::timestamptz is null or (p.created_at, p.id) > ($1::timestamptz, $2::uuid))
+    order by p.created_at, p.id
+    limit $3`,
+);
+
+export interface OverpaymentToReturnRow {
+  id: string;
+  tenant_id: string;
+  settlement_currency: string;
+  settlement_network: string | null;
+  settlement_amount: string;
+  received_amount: string;
+  overpayment_amount: string;
+  created_at: string | Date;
+  succeeded_at: string | Date;
+  refund_destination_active: boolean;
 }
 
 /**

@@ -15,6 +15,7 @@ export const EXCEPTION_QUEUES = [
   'INFLOWS_UNMATCHED',
   'REFUNDS_FAILED',
   'MONEY_HELD_NO_REFUND_DESTINATION',
+  'PAYOUTS_OVERPAYMENT_TO_RETURN',
   'WEBHOOK_DELIVERIES_DEAD',
   'APPROVALS_PENDING',
   'RECONCILIATION_BREAKS',
@@ -137,6 +138,21 @@ export const QUEUE_INFO: Record<ExceptionQueue, QueueInfo> = {
       defaultHours: 48,
       afterwards:
         'The service has nowhere to send the money on its own. It stays held and the alert goes on until the merchant registers a destination and an operator raises the refund.',
+    },
+  },
+  PAYOUTS_OVERPAYMENT_TO_RETURN: {
+    title: 'Overpayments to return',
+    description:
+      "A payout succeeded after the merchant paid more than it asked for: the excess was set aside in the merchant's overpayments account (`tenants:<tenant>:to_return:overpayments`), owed back. An operator returns it to the merchant's refund destination (four eyes), once the merchant has one for the currency.",
+    machine: 'payout',
+    state: 'SUCCESSFUL',
+    states: ['payout/SUCCESSFUL'],
+    since: 'the payout succeeded',
+    list: 'admin.refunds.overpayments',
+    overdue: {
+      defaultHours: 72,
+      afterwards:
+        'The service does not return the excess on its own: sending money to the merchant is a four-eyes decision, and it needs a refund destination the merchant registered. The excess stays set aside and the alert goes on until an operator’s return is approved (or a refund of the whole payout returns it).',
     },
   },
   WEBHOOK_DELIVERIES_DEAD: {

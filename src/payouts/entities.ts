@@ -48,6 +48,13 @@ export const Payout = defineEntity({
       expression:
         'create index "payouts_money_held_index" on "payouts" ("updated_at") where "status" = \'FAILED\' and "is_refunded" = false and "received_amount" > 0',
     },
+    // Successful payouts that set an overpayment aside (PAYOUTS_OVERPAYMENT_TO_RETURN: those of
+    // them without a refund yet).
+    {
+      name: 'payouts_overpayment_index',
+      expression:
+        'create index "payouts_overpayment_index" on "payouts" ("created_at", "id") include ("updated_at") where "status" = \'SUCCESSFUL\' and "received_amount" > "settlement_amount"',
+    },
   ],
   properties: {
     id: idColumn(),

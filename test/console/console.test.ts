@@ -499,7 +499,7 @@ describe('operations console in Chromium', function () {
     await pageB.waitForURL(`**/console/payouts/${payoutId}`);
   });
 
-  it('proposes returning a successful payout’s overpayment from its page, which a second operator approves', async () => {
+  it('lists an overpayment owed among the exceptions, and returns it from the payout page under four eyes', async () => {
     const stamp = Date.now() % 100000;
     const a = await newOperator('operator', `Ayo Returner ${stamp}`);
     const b = await newOperator('approver', `Bisi Approver ${stamp}`);
@@ -508,9 +508,14 @@ describe('operations console in Chromium', function () {
     const [outflow] = await dispatch(merchant, payoutId);
     await callbacksDelivered(outflow.id);
 
+    // The Exceptions page lists it among the overpayments to return, linked to the payout's page.
     const pageA = await browserOf('A');
     await signIn(pageA, a);
-    await pageA.goto(`${harness().url}/console/payouts/${payoutId}`);
+    const row = await queueRow(pageA, 'overpayments', `[data-payout="${payoutId}"]`);
+    expect(await row.textContent()).to.match(/2\.5/);
+    await shot(pageA, 'exceptions-overpayments');
+    await row.locator(`a[href="/console/payouts/${payoutId}"]`).first().click();
+    await pageA.waitForURL(`**/console/payouts/${payoutId}`);
     const owed = pageA.locator('[data-testid="overpayment"]');
     await owed.waitFor();
     expect(await owed.textContent()).to.match(/2\.5/);

@@ -1,7 +1,12 @@
 import { expect } from 'chai';
 import sinon from 'sinon';
 import { countsStatementText } from '#src/compliance/counts.ts';
-import { EXCEPTION_QUEUES, exceptionCounts, heldUnderpaidPage } from '#src/compliance/exceptions.ts';
+import {
+  EXCEPTION_QUEUES,
+  exceptionCounts,
+  heldUnderpaidPage,
+  overpaymentsToReturnPage,
+} from '#src/compliance/exceptions.ts';
 import { type PlanNode, planNodes } from '#src/db/plan.ts';
 import { committedModel } from '#src/docs/generate.ts';
 import { heldPayeePage } from '#src/payees/held.ts';
@@ -103,6 +108,22 @@ describe('console count plans', () => {
     // money of the 50 payouts held) runs past its second page of 20, so that a next page is
     // planned as one from the middle of a queue, not as its last few rows.
     await seedQueues(tenantId, { rows: 3000, at: new Date('2026-01-01T00:00:00Z'), every: 20 });
+    // One successful payout in 20 was overpaid, and half of those had their excess returned
+    // (a refund of the payout): PAYOUTS_OVERPAYMENT_TO_RETURN holds the others, a page and more.
+    const x = harness().service.deps.orm.em.fork();
+    await x.execute(
+      `update payouts set received_amount = settlement_amount + 100
+        where tenant_id = ? and status = 'SUCCESSFUL' and (extract(epoch from created_at)::bigint / 10800) % 20 = 1`,
+      [tenantId],
+    );
+    // The seeded history has a refund for every successful payout: half of the overpaid lose theirs.
+    await x.execute(
+      `delete from refunds r using payouts p
+        where r.payout_id = p.id and p.tenant_id = ? and p.status = 'SUCCESSFUL'
+          and p.received_amount > p.settlement_amount
+          and (extract(epoch from p.created_at)::bigint / 10800) % 40 = 1`,
+      [tenantId],
+    );
     // As autovacuum leaves a table of settled history: its pages all visible, its statistics fresh.
     await harness()
       .service.deps.orm.em.fork()
@@ -127,6 +148,9 @@ describe('console count plans', () => {
         'webhook_deliveries: Index Only Scan using webhook_deliveries_dead_since_index',
         // Whether a DEAD delivery's event was sent again: only redeliveries are looked at.
         'webhook_deliveries: Index Scan using webhook_deliveries_redeliveries_index',
+        // The overpaid successful payouts, each probed for a refund by the refunds' unique key.
+        'payouts: Index Only Scan using payouts_overpayment_index',
+        'refunds: Index Only Scan using refunds_payout_id_tenant_id_unique',
       ]);
     }
   });
@@ -142,6 +166,25 @@ describe('console count plans', () => {
       expect(payouts[0]).to.match(
         /^(payouts: Index (Only )?Scan|Bitmap Index Scan) using payouts_held_underpaid_index$/,
       );
+    }
+  });
+
+  it('admin.refunds.overpayments reads its page from the partial index of the queue, never the table', async () => {
+    const pages = [
+      ...(await scansOf(overpaymentsToReturnPage.text, '(null, null, 21)')),
+      ...(await scansOf(overpaymentsToReturnPage.text, `('2026-03-01T00:00:00Z', '${tenantId}', 21)`)),
+    ];
+    for (const scans of pages) {
+      const payouts = scans.filter(
+        (s) => s.includes('payouts') && !s.startsWith('payouts: Bitmap Heap Scan'),
+      );
+      expect(payouts).to.have.length(1);
+      expect(payouts[0]).to.match(
+        /^(payouts: Index (Only )?Scan|Bitmap Index Scan) using payouts_overpayment_index$/,
+      );
+      expect(scans.filter((s) => s.startsWith('refunds:'))).to.deep.equal([
+        'refunds: Index Only Scan using refunds_payout_id_tenant_id_unique',
+      ]);
     }
   });
 

@@ -8,7 +8,7 @@ import { call, type Merchant } from '../client.ts';
 import { eventTypesOf, merchantWith, mine, paidPayout, payoutOf, payoutTo } from '../dispatch/fixtures.ts';
 import { harness } from '../harness.ts';
 import { deps, holdings, ledgerOf, movements, paidOut, violationsOf } from '../ledger/fixtures.ts';
-import { cliAs, newOperator, refusal } from '../operators/fixtures.ts';
+import { cliAs, newOperator, refusal, trpcCall } from '../operators/fixtures.ts';
 import { admin } from '../settlement/fixtures.ts';
 
 /** Deps whose TRON sends reach the chain but whose answer is lost on the way back. */
@@ -37,7 +37,67 @@ async function movementSums(merchant: Merchant, payoutId: string): Promise<strin
   return [...by].map(([c, s]) => `${c} ${s.toFixed()}`).sort();
 }
 
+/** The payout's row in the queue PAYOUTS_OVERPAYMENT_TO_RETURN (`overpayment list`, every page), if there. */
+async function owedRow(payoutId: string): Promise<any> {
+  let cursor: string | null = null;
+  do {
+    const page: any = await cliAs()(
+      'overpayment',
+      'list',
+      '--limit',
+      '100',
+      ...(cursor ? ['--cursor', cursor] : []),
+    );
+    const row = page.data.find((r: { payout_id: string }) => r.payout_id === payoutId);
+    if (row) return row;
+    cursor = page.meta.next_cursor;
+  } while (cursor);
+  return null;
+}
+
+/** How many wait in the queue PAYOUTS_OVERPAYMENT_TO_RETURN (`admin.exceptions`). */
+async function owedCount(): Promise<number> {
+  const res = await trpcCall('admin.exceptions', 'query', undefined, harness().adminToken);
+  expect(res.status, JSON.stringify(res.body)).to.equal(200);
+  return res.body.result.data.queues.find((q: { code: string }) => q.code === 'PAYOUTS_OVERPAYMENT_TO_RETURN')
+    .count;
+}
+
 describe('returning a successful payout’s overpayment', () => {
+  it('waits in the queue of overpayments to return until its return is raised', async () => {
+    const merchant = await merchantWith();
+    const before = await owedCount();
+    const id = await paidPayout(merchant, payoutTo('5685', 'USDT'), { overpay: '3' });
+    expect(await owedRow(id), 'not before it succeeds').to.equal(null);
+    expect((await paidOut(merchant, id)).status).to.equal('SUCCESSFUL');
+    const row = await owedRow(id);
+    expect(row).to.include({
+      tenant_id: merchant.tenantId,
+      settlement_currency: 'USDT',
+      overpayment_amount: 3,
+      refund_destination_active: true,
+    });
+    expect(row.received_amount - row.settlement_amount).to.equal(3);
+    expect(await owedCount()).to.equal(before + 1);
+    // An exact payout owes nothing back.
+    const exact = await paidPayout(merchant, payoutTo('5686', 'USDT'));
+    expect((await paidOut(merchant, exact)).status).to.equal('SUCCESSFUL');
+    expect(await owedRow(exact)).to.equal(null);
+
+    const { approval } = await cliAs(await newOperator('operator'))(
+      'overpayment',
+      'return',
+      id,
+      '--note',
+      'owed',
+    );
+    expect(await owedRow(id), 'still owed while the proposal waits').to.not.equal(null);
+    await cliAs(await newOperator('approver'))('approval', 'approve', approval.id);
+    expect(await owedRow(id), 'gone once its return is raised').to.equal(null);
+    expect(await owedCount()).to.equal(before);
+    expect((await ledgerOf(id)).set_aside).to.deep.equal([{ currency: 'USDT', amount: '0' }]);
+  });
+
   it('goes to the merchant’s refund destination under four eyes, once, and the payout’s statement shows it', async () => {
     const merchant = await merchantWith();
     const id = await paidPayout(merchant, payoutTo('5682', 'USDT'), { overpay: '2.5' });

@@ -467,6 +467,57 @@ function HeldMoney() {
   );
 }
 
+/** Successful payouts whose overpayment is owed back: returned from the payout's page (four eyes). */
+function OverpaymentsToReturn() {
+  const list = usePages(['admin.refunds.overpayments'], (cursor) =>
+    api.admin.refunds.overpayments.query({ limit: 20, cursor }),
+  );
+  const isOverdue = useOverdue('PAYOUTS_OVERPAYMENT_TO_RETURN');
+  return (
+    <Queue
+      id="overpayments"
+      code="PAYOUTS_OVERPAYMENT_TO_RETURN"
+      list={list}
+      head={
+        <tr>
+          <th>Payout</th>
+          <th>Owed back</th>
+          <th>Paid</th>
+          <th>Destination now</th>
+          <th>Waiting</th>
+          <th>Actions</th>
+        </tr>
+      }
+    >
+      {overdueFirst(list.rows, (o) => isOverdue(o.succeeded_at)).map((owed) => (
+        <tr
+          key={owed.payout_id}
+          data-payout={owed.payout_id}
+          className={isOverdue(owed.succeeded_at) ? 'overdue' : ''}
+        >
+          <td>
+            <Link to={`/console/payouts/${owed.payout_id}`}>
+              <Id id={owed.payout_id} />
+            </Link>
+          </td>
+          <td>
+            <Money amount={owed.overpayment_amount} currency={owed.settlement_currency} />
+          </td>
+          <td>
+            <Money amount={owed.received_amount} currency={owed.settlement_currency} /> of{' '}
+            <Money amount={owed.settlement_amount} currency={owed.settlement_currency} />
+          </td>
+          <td>{owed.refund_destination_active ? 'registered' : 'none yet'}</td>
+          <Waiting since={owed.succeeded_at} overdue={isOverdue(owed.succeeded_at)} />
+          <td className="actions">
+            <Link to={`/console/payouts/${owed.payout_id}`}>Return it from the payout page</Link>
+          </td>
+        </tr>
+      ))}
+    </Queue>
+  );
+}
+
 function DeadDeliveries() {
   const canRedeliver = useCan('operator');
   const list = usePages(['admin.webhooks.dead'], (cursor) =>
@@ -650,6 +701,7 @@ const SECTIONS: [QueueCode, () => ReactNode][] = [
   ['INFLOWS_UNMATCHED', UnmatchedInflows],
   ['REFUNDS_FAILED', FailedRefunds],
   ['MONEY_HELD_NO_REFUND_DESTINATION', HeldMoney],
+  ['PAYOUTS_OVERPAYMENT_TO_RETURN', OverpaymentsToReturn],
   ['WEBHOOK_DELIVERIES_DEAD', DeadDeliveries],
   ['OUT_OF_BALANCE', OutOfBalance],
 ];
