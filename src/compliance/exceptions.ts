@@ -52,7 +52,7 @@ const QUEUE_ROWS: Record<ExceptionQueue, string> = {
   PAYOUTS_OVERPAYMENT_TO_RETURN: `select p.id, p.updated_at as since
      from payouts p
     where p.status = 'SUCCESSFUL' and p.received_amount > p.settlement_amount
-      and (select count(*) from refunds r where r.payout_id = p.id) = 0`,
+      and (select count(*) from refunds r where r.payout_id = p.id and r.tenant_id = p.tenant_id) = 0`,
   WEBHOOK_DELIVERIES_DEAD: `select d.id, d.updated_at as since
      from webhook_deliveries d
     where d.status = 'DEAD'
@@ -177,7 +177,7 @@ export const overpaymentsToReturnPage = statement(
                      and d.is_active) as refund_destination_active
      from payouts p
     where p.status = 'SUCCESSFUL' and p.received_amount > p.settlement_amount
-      and (select count(*) from refunds r where r.payout_id = p.id) = 0
+      and (select count(*) from refunds r where r.payout_id = p.id and r.tenant_id = p.tenant_id) = 0
       and ($1::timestamptz is null or (p.created_at, p.id) > ($1::timestamptz, $2::uuid))
     order by p.created_at, p.id
     limit $3`,
