@@ -11,7 +11,7 @@ export class Migration20261130150000_overpayments_queue extends Migration {
 
   override up(): void | Promise<void> {
     this.addSql(
-      `create index "payouts_overpayment_index" on "payouts" ("created_at", "id") include ("updated_at") where "status" = 'SUCCESSFUL' and "received_amount" > "settlement_amount";`,
+      `create index "payouts_overpayment_index" on "payouts" ("created_at", "id") include ("updated_at", "tenant_id") where "status" = 'SUCCESSFUL' and "received_amount" > "settlement_amount";`,
     );
   }
 

@@ -53,7 +53,7 @@ export const Payout = defineEntity({
     {
       name: 'payouts_overpayment_index',
       expression:
-        'create index "payouts_overpayment_index" on "payouts" ("created_at", "id") include ("updated_at") where "status" = \'SUCCESSFUL\' and "received_amount" > "settlement_amount"',
+        'create index "payouts_overpayment_index" on "payouts" ("created_at", "id") include ("updated_at", "tenant_id") where "status" = \'SUCCESSFUL\' and "received_amount" > "settlement_amount"',
     },
   ],
   properties: {
