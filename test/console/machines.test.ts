@@ -1,49 +1,23 @@
-import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { expect } from 'chai';
-import { type Browser, chromium, type Page } from 'playwright-core';
-import { REPO_ROOT } from '#src/docs/generate.ts';
+import type { Page } from 'playwright-core';
 import { runRefundsOnce } from '#src/refunds/job.ts';
-import { CHROMIUM, CHROMIUM_FLAGS, requireChromium } from '../browser.ts';
 import { harness } from '../harness.ts';
 import { failedTwoWays } from '../ledger/fixtures.ts';
-import { newOperator } from '../operators/fixtures.ts';
+import { SHOTS, viewerConsole } from './fixtures.ts';
 
 /**
  * The console's Machines page in Chromium, as a compliance officer reads it: a failed payout's
  * money is told apart by the ledger and each case counted apart, live; the colours are explained
  * on the page; nothing widens it past the window. Screenshot: test/artifacts/console/machines-cases.png.
  */
-const SHOTS = path.join(REPO_ROOT, 'test/artifacts/console');
-const WAIT = 15_000;
 
 describe("the console's Machines page in Chromium", function () {
   this.timeout(120_000);
-  let browser: Browser | undefined;
+  const opened = viewerConsole("the Machines page's browser test");
   let page: Page;
-  const problems: string[] = [];
-
-  before(async function () {
-    requireChromium(this, "the Machines page's browser test");
-    await mkdir(SHOTS, { recursive: true });
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS });
-    const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
-    context.setDefaultTimeout(WAIT);
-    page = await context.newPage();
-    page.on('pageerror', (error) => problems.push(error.message));
-    const viewer = await newOperator('viewer');
-    await page.goto(`${harness().url}/console`);
-    await page.fill('input[name="token"]', viewer.token);
-    await page.click('button[type="submit"]');
-    await page.waitForSelector(`[data-testid="operator"]:has-text("${viewer.name}")`);
-  });
-
-  after(async () => {
-    await browser?.close();
-  });
-
-  afterEach(() => {
-    expect(problems, 'errors in the page').to.deep.equal([]);
+  before(() => {
+    page = opened.page();
   });
 
   /** The Machines page as it reads now: the count of each case of a failed payout's money. */

@@ -1,18 +1,15 @@
-import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { expect } from 'chai';
-import { type Browser, chromium, type Page } from 'playwright-core';
-import { REPO_ROOT } from '#src/docs/generate.ts';
+import type { Page } from 'playwright-core';
 import { accountName } from '#src/ledger/chart.ts';
 import { toDecimal } from '#src/lib/money.ts';
 import { Payout } from '#src/payouts/entities.ts';
 import { Refund } from '#src/refunds/entities.ts';
 import { runRefundsOnce } from '#src/refunds/job.ts';
-import { CHROMIUM, CHROMIUM_FLAGS, requireChromium } from '../browser.ts';
 import { failedPayoutWithRefund, merchantWith, paidPayout, payoutTo } from '../dispatch/fixtures.ts';
 import { harness } from '../harness.ts';
 import { deps, failedTwoWays, paidOut } from '../ledger/fixtures.ts';
-import { newOperator } from '../operators/fixtures.ts';
+import { SHOTS, viewerConsole } from './fixtures.ts';
 
 /**
  * The payout page's money statement in Chromium, as a compliance officer reads it: the movements
@@ -20,36 +17,13 @@ import { newOperator } from '../operators/fixtures.ts';
  * failed payout which of its money cases the ledger tells (nothing received, awaiting its refund,
  * refund on its way, returned). Screenshots: test/artifacts/console/statement-*.png.
  */
-const SHOTS = path.join(REPO_ROOT, 'test/artifacts/console');
-const WAIT = 15_000;
 
 describe("the payout page's money statement in Chromium", function () {
   this.timeout(180_000);
-  let browser: Browser | undefined;
+  const opened = viewerConsole("the payout statement's browser test");
   let page: Page;
-  const problems: string[] = [];
-
-  before(async function () {
-    requireChromium(this, "the payout statement's browser test");
-    await mkdir(SHOTS, { recursive: true });
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS });
-    const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
-    context.setDefaultTimeout(WAIT);
-    page = await context.newPage();
-    page.on('pageerror', (error) => problems.push(error.message));
-    const viewer = await newOperator('viewer');
-    await page.goto(`${harness().url}/console`);
-    await page.fill('input[name="token"]', viewer.token);
-    await page.click('button[type="submit"]');
-    await page.waitForSelector(`[data-testid="operator"]:has-text("${viewer.name}")`);
-  });
-
-  after(async () => {
-    await browser?.close();
-  });
-
-  afterEach(() => {
-    expect(problems, 'errors in the page').to.deep.equal([]);
+  before(() => {
+    page = opened.page();
   });
 
   /** The payout's page once its statement is read: what it says, in the page's words. */
