@@ -261,7 +261,7 @@ describe('admin CLI over tRPC', () => {
         [['inflow', 'list', '--state', 'LOST'], /--state must be one of HELD, UNMATCHED/],
         [
           ['approval', 'list', '--action', 'payout.explode'],
-          /^--action must be one of inflow.attribute, inflow.return, payout.fail, refund.retry, refund.raise, recon.resolve, payee.accept, approval_rule.set, operator.role$/,
+          /^--action must be one of inflow.attribute, inflow.return, payout.fail, refund.retry, refund.raise, overpayment.return, recon.resolve, payee.accept, approval_rule.set, operator.role$/,
         ],
         [['approval', 'list', '--decided=yes'], /^Option '--decided' does not take an argument$/],
         [

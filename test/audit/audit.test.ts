@@ -16,6 +16,7 @@ import { failedRefund, heldMoney, heldPayout, strayInflow } from '../approvals/f
 import { uniqueName } from '../client.ts';
 import { deps, eventually, merchantWith, paidPayout, payoutTo } from '../dispatch/fixtures.ts';
 import { harness } from '../harness.ts';
+import { paidOut } from '../ledger/fixtures.ts';
 import { cliAs, newOperator } from '../operators/fixtures.ts';
 import { payeeHeldPayout } from '../payees/fixtures.ts';
 import { payoutReadyMerchant } from '../payouts/fixtures.ts';
@@ -139,6 +140,12 @@ const CASES: Record<string, Case> = {
     const { payoutId } = await heldMoney({ destination: true });
     return { input: { payout_id: payoutId, note: 'n' }, targets: [payoutId] };
   },
+  'admin.refunds.returnOverpayment': async () => {
+    const merchant = await merchantWith();
+    const payoutId = await paidPayout(merchant, payoutTo('5682', 'USDT'), { overpay: '3' });
+    expect((await paidOut(merchant, payoutId)).status).to.equal('SUCCESSFUL');
+    return { input: { payout_id: payoutId, note: 'n' }, targets: [payoutId] };
+  },
   'admin.ledger.check': async () => {
     const { misplace } = await misplacedMoney();
     return { input: {}, targets: [], after: () => misplace(-1) };
@@ -243,6 +250,7 @@ const OUTCOMES: Record<string, string> = {
   'admin.settlement.failPayout': 'PENDING',
   'admin.refunds.retry': 'PENDING',
   'admin.refunds.raise': 'PENDING',
+  'admin.refunds.returnOverpayment': 'PENDING',
   'admin.payees.accept': 'PENDING',
   'admin.approvals.approve': 'APPROVED',
   'admin.approvalRules.propose': 'PENDING',
