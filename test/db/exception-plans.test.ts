@@ -30,6 +30,24 @@ import { partitionsAsParents, preparedPlans } from './prepared-plans.ts';
 const HOT = ['payouts', 'inflows', 'refunds', 'webhook_deliveries'];
 
 /** Every read of a hot table in the plan of `text`, generic (as a prepared statement settles on) and custom. */
+/**
+ * `scans` with each bitmap read of a table (its Bitmap Heap Scan, then the Bitmap Index Scan of its
+ * index) named as the index scan it is equivalent to here: which of the two the planner takes
+ * depends on the rows it expects, and both read the queue's rows through its partial index.
+ */
+function bitmapsAsIndexScans(scans: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < scans.length; i++) {
+    const heap = /^(\w+): Bitmap Heap Scan$/.exec(scans[i]!);
+    const index = heap && /^Bitmap Index Scan using (\w+)$/.exec(scans[i + 1] ?? '');
+    if (heap && index) {
+      out.push(`${heap[1]}: Index Scan using ${index[1]}`);
+      i++;
+    } else out.push(scans[i]!);
+  }
+  return out;
+}
+
 async function scansOf(text: string, args = ''): Promise<string[][]> {
   // A partitioned table (webhook_deliveries) is read partition by partition: each read is named
   // by the parent's table and index, once, and reads of small partitions are left out.
@@ -137,7 +155,7 @@ describe('console count plans', () => {
     // In any order: the planner may take either side of the DEAD queue's join first.
     const cutoffs = EXCEPTION_QUEUES.map(() => `'2026-03-01T00:00:00Z'`).join(', ');
     for (const scans of await scansOf(exceptionCounts.text, `(${cutoffs})`)) {
-      expect(scans).to.have.members([
+      expect(bitmapsAsIndexScans(scans)).to.have.members([
         'payouts: Index Only Scan using payouts_held_underpaid_index',
         'payouts: Index Only Scan using payouts_held_payee_index',
         'inflows: Index Only Scan using inflows_unmatched_index',
