@@ -358,10 +358,14 @@ describe('reconciliation against the rails (recon run, recon list, recon breaks)
     });
     expect(short.status, short.text).to.equal(201);
     const paid = await payBank(instruction.accountUnique, '200.00');
-    await eventually('both credits to be recorded', async () => {
+    // Recorded and matched to the payout: the reversal's break names the payout its credit went to.
+    await eventually('both credits to be recorded against the payout', async () => {
       const n = await deps()
         .orm.em.fork()
-        .count(Inflow, { externalRef: { $in: [short.body.session_id, paid.session_id] } });
+        .count(Inflow, {
+          externalRef: { $in: [short.body.session_id, paid.session_id] },
+          payout: created.body.id,
+        });
       return n === 2;
     });
     const reversed = await sandbox(`/sandbox/bank/credits/${paid.session_id}/reversal`, {});
