@@ -2,8 +2,6 @@ import { z } from 'zod';
 import { caseOfPayout } from '#src/compliance/counts.ts';
 import { type HeldUnderpaidRow, heldUnderpaidPage, queuePage } from '#src/compliance/exceptions.ts';
 import { complianceModelOf } from '#src/compliance/model.ts';
-import type { Config } from '#src/config.ts';
-import type { Corridors } from '#src/corridors/corridors.ts';
 import { toDate } from '#src/db/sql.ts';
 import { Outflow } from '#src/dispatch/entities.ts';
 import { outflowOut, toOutflowResource } from '#src/dispatch/resource.ts';
@@ -112,8 +110,12 @@ function innerState(snapshot: Record<string, unknown>): string | null {
   return typeof inner === 'string' ? inner : null;
 }
 
-const payoutMachine = (config: Config, corridors: Corridors): ComplianceMachine =>
-  complianceModelOf(config, corridors).machines.find((m) => m.name === 'payout')!;
+/** A money case as the payout page shows it: without the Machines page's count and its test. */
+const withoutCountAndTest = ({
+  count: _count,
+  test: _test,
+  ...shown
+}: ComplianceMachine['states'][number]['cases'][number]) => shown;
 
 const top = (path: string): string => path.split('.')[0]!;
 
@@ -236,10 +238,8 @@ export const payoutAdminRouter = router({
         const operators =
           operatorIds.length === 0 ? [] : await em.find(Operator, { id: { $in: operatorIds } });
         const names = new Map(operators.map((o) => [o.id, o.name]));
-        const { path, transitions } = takenPath(
-          payoutMachine(ctx.deps.config, ctx.deps.corridors),
-          view.timeline,
-        );
+        const payoutMachine = model.machines.find((m) => m.name === 'payout')!;
+        const { path, transitions } = takenPath(payoutMachine, view.timeline);
         const resource = toPayoutResource(view);
         return {
           payout: resource,
@@ -264,15 +264,7 @@ export const payoutAdminRouter = router({
           refund: refund ? toRefundResource(refund) : null,
           deliveries: deliveries.map(toDeliveryRecord),
           path,
-          money_case: moneyCase
-            ? {
-                code: moneyCase.code,
-                label: moneyCase.label,
-                money: moneyCase.money,
-                description: moneyCase.description,
-                ledger: moneyCase.ledger,
-              }
-            : null,
+          money_case: moneyCase ? withoutCountAndTest(moneyCase) : null,
         };
       }),
   }),
