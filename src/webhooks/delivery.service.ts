@@ -20,7 +20,7 @@ import { openSigningSecret } from './secret.ts';
  * Each batch is a few set-based statements whatever its size: publishing is a probe and two
  * statements in one transaction; a claim round is three in one transaction, the first of which
  * also records the outcomes that finished before it; recording on its own (at the end of a pass)
- * is one.
+ * is one, in a transaction of its own.
  */
 
 /** Restricts work to some tenants: an operator's targeted pass, or a test among other tests' rows. */
@@ -31,17 +31,19 @@ export interface TenantScope {
 /** The scope as a statement parameter: null means every tenant. */
 const scopeParam = (scope: TenantScope) => (scope.tenantIds ? [...scope.tenantIds] : null);
 
-// How the claim rounds' transactions plan, set as each begins. Their statements find rows by
-// key, in weekly partitions of which some are empty at times (the weeks ahead; any week after a
-// TRUNCATE and VACUUM). A plan made while a partition was empty scans it sequentially, which
-// costs nothing then; kept as a generic plan, it scanned the whole week once per row or batch
-// after the week filled, until the next ANALYZE of it (with autovacuum off, never). Without
-// sequential scans, the key lookups (the batch update's, each delivery record's foreign-key
-// check) probe the key whatever the statistics say (the claim reads each partitioned table for a
-// list of ids, see `selectDue`). Generic plans from the first execution: the foreign-key check
-// queries the partitioned deliveries, and a custom plan for it was made afresh for every row.
-// Local to the transaction: the connection, pooled or not, is left as it was. (Publishing keeps
-// the default plans: its batch of a thousand events read more under these.)
+// How the claim rounds' transactions plan, and those that record outcomes at the end of a pass
+// (with a statement of the rounds': a plan made in either is kept for both), set as each begins.
+// Their statements find rows by key, in weekly partitions of which some are empty at times (the
+// weeks ahead; any week after a TRUNCATE and VACUUM). A plan made while a partition was empty
+// scans it sequentially, which costs nothing then; kept as a generic plan, it scanned the whole
+// week once per row or batch after the week filled, until the next ANALYZE of it (with
+// autovacuum off, never). Without sequential scans, the key lookups (the batch update's, each
+// delivery record's foreign-key check) probe the key whatever the statistics say (the claim
+// reads each partitioned table for a list of ids, see `selectDue`). Generic plans from the first
+// execution: the foreign-key check queries the partitioned deliveries, and a custom plan for it
+// was made afresh for every row. Local to the transaction: the connection, pooled or not, is left
+// as it was. (Publishing keeps the default plans: its batch of a thousand events read more under
+// these.)
 const PLANS = { enable_seqscan: 'off', plan_cache_mode: 'force_generic_plan' } as const;
 
 // The target is the payout's notification_url when set, else the tenant's webhook URL. The event's
@@ -243,11 +245,6 @@ const selectDue = statement(
     for update of d skip locked`,
 );
 
-// `PLANS` for a statement that records outcomes outside those transactions (at the end of a
-// pass): its delivery records' foreign-key checks are planned after it sets them.
-const GENERIC_PLANS = `set_config('plan_cache_mode', 'force_generic_plan', true) is null
-     and set_config('enable_seqscan', 'off', true) is null as planned`;
-
 /**
  * Writes a batch of steps: each job's status, snapshot and the machine's due time and attempt
  * count, and the delivery records its `record` actions ask for. A job is written only while its
@@ -295,8 +292,8 @@ function applyStepsText(withTurn: boolean): string {
    ${
      withTurn
        ? // One row whatever was written: the lock is taken even when nothing changed.
-         `select (select coalesce(array_agg(id), '{}') from changed) as ids, ${TURN_LOCK} is null as turn, ${GENERIC_PLANS}`
-       : `select array_agg(id) as ids, ${GENERIC_PLANS} from changed`
+         `select (select coalesce(array_agg(id), '{}') from changed) as ids, ${TURN_LOCK} is null as turn`
+       : 'select array_agg(id) as ids from changed'
    }`;
 }
 
@@ -542,18 +539,19 @@ export interface FinishedAttempt {
 }
 
 /**
- * Records the outcomes of a batch of attempts in one statement (its own transaction): the
- * machine settles each (SUCCEEDED, RETRY_SCHEDULED with the next due time, or DEAD) and its
- * `record` action becomes the delivery record. A result for an attempt that is no longer the
- * current one (it was abandoned meanwhile) is ignored and writes nothing. Returns, per attempt
- * in the order given, the status its job was left in, or null when nothing was written.
+ * Records the outcomes of a batch of attempts in one statement, in a transaction of its own that
+ * plans as the claim rounds do (see `PLANS`): the machine settles each (SUCCEEDED,
+ * RETRY_SCHEDULED with the next due time, or DEAD) and its `record` action becomes the delivery
+ * record. A result for an attempt that is no longer the current one (it was abandoned meanwhile)
+ * is ignored and writes nothing. Returns, per attempt in the order given, the status its job was
+ * left in, or null when nothing was written.
  */
 export async function recordAttemptResults(
   sql: Sql,
   finished: readonly FinishedAttempt[],
   args: { backoffBaseMs: number; now: Date },
 ): Promise<(string | null)[]> {
-  return recordIn(sql, finished, args, false);
+  return sql.transaction((tx) => recordIn(tx, finished, args, false), PLANS);
 }
 
 /** {@link recordAttemptResults}, optionally taking the claim turn in the same statement. */

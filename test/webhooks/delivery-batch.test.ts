@@ -60,29 +60,34 @@ async function jobsOf(merchant: Merchant): Promise<WebhookDelivery[]> {
     .find(WebhookDelivery, { tenant: merchant.tenantId }, { orderBy: { id: 'asc' } });
 }
 
-/** The service's `Sql`, counting what it runs; `refuse` says which statements fail (the connection is lost). */
-function watchedSql(refuse: (name: string, inTransaction: boolean) => boolean = () => false): {
+/**
+ * The service's `Sql`, counting what it runs; `refuse` says which statements fail (the connection
+ * is lost), told whether each is the first of its transaction (as one outside any is).
+ */
+function watchedSql(refuse: (name: string, first: boolean) => boolean = () => false): {
   sql: Sql;
   statements: string[];
   transactions: number;
 } {
   const real = harness().service.deps.sql;
   const seen = { statements: [] as string[], transactions: 0 };
-  const wrap = (inner: Sql, outside: boolean): Sql => ({
+  // `ran`: the statements run so far in the transaction (none outside one).
+  const wrap = (inner: Sql, ran: string[] | null): Sql => ({
     rows<R>(s: Statement, values?: readonly unknown[]): Promise<R[]> {
       seen.statements.push(s.name);
-      if (refuse(s.name, !outside)) return Promise.reject(new Error(`${s.name}: connection lost`));
+      const first = ran === null || ran.push(s.name) === 1;
+      if (refuse(s.name, first)) return Promise.reject(new Error(`${s.name}: connection lost`));
       return inner.rows<R>(s, values);
     },
     transaction<T>(work: (tx: Sql) => Promise<T>, settings?: TransactionSettings): Promise<T> {
       seen.transactions++;
-      return inner.transaction((tx) => work(wrap(tx, false)), settings);
+      return inner.transaction((tx) => work(wrap(tx, ran ?? [])), settings);
     },
     afterCommit: (callback) => inner.afterCommit(callback),
     origin: inner.origin,
   });
   return {
-    sql: wrap(real, true),
+    sql: wrap(real, null),
     get statements() {
       return seen.statements;
     },
@@ -243,10 +248,11 @@ describe('webhook delivery in batches', () => {
       await createPayout(merchant);
 
       // The attempts go out and are answered, then the database is lost before the outcomes are
-      // written: the round that would record them fails, and so does the pass.
+      // written: the round that would record them fails, and so does the pass. (A round starts
+      // attempts with the statement that records at the end of a pass, after its claim.)
       const broken = watchedSql(
-        (name, inTransaction) =>
-          name === 'webhook_deliveries_apply_turn' || (name === 'webhook_deliveries_apply' && !inTransaction),
+        (name, first) =>
+          name === 'webhook_deliveries_apply_turn' || (name === 'webhook_deliveries_apply' && first),
       );
       const failure = await passWith(broken.sql, [merchant]).then(
         () => null,
