@@ -4,14 +4,17 @@
  * thread of the service process) moves far less with the machine's load than throughput does, so
  * a change to the hot path can be judged on a shared machine. Usage:
  *   npm exec -- node bench/service-cpu.ts [--requests=4000] [--rounds=3] [--connections=16]
- *     [--only=create,list first,list deep] [--profile] [--against=<another checkout>]
+ *     [--only=create,list first,list deep] [--profile] [--against=<another checkout>] [--same-sql]
  * Each round loads one instance with `--requests` requests per path after a warm-up of a quarter
  * of that, less what the instance spends idle (sampled for 3 s before); the figure is the median
  * of the rounds. --profile writes a CPU profile of each instance
  * into bench/results/profiles/<date>/ (summarise it with bench/profile-summary.ts). --against
  * takes another checkout of the project (with its dependencies), the code before a change: each
  * round then runs an instance of both, in turns, on the same database, so that both meet the same
- * neighbours on a shared machine, and the figures of both are printed side by side.
+ * neighbours on a shared machine, and the figures of both are printed side by side. --same-sql
+ * adds the bench's same-SQL baseline (Koa + `pg` running the service's own statements,
+ * `lib/same-sql.ts`) as a turn of each round, on the create and the first page (its cursor is
+ * not the service's): what the service's framework costs per request, side by side.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -35,10 +38,13 @@ const requests = option('requests', 4000);
 const rounds = option('rounds', 3);
 const connections = option('connections', 16);
 const profile = args.includes('--profile');
+/** The label of the same-SQL baseline's turn (`--same-sql`). */
+const SAME_SQL = ' (same SQL)';
 /** How long the idle CPU of an instance is sampled before each measured run. */
 const IDLE_MS = 3000;
 const against = args.find((a) => a.startsWith('--against='))?.slice('--against='.length);
 const only = args.find((a) => a.startsWith('--only='))?.slice('--only='.length);
+const sameSqlTurn = args.includes('--same-sql');
 
 const db = await createBenchDatabase();
 const benchPool = pool(db.url, 4);
@@ -132,6 +138,7 @@ try {
   const figures: Record<string, number[]> = {};
   const measure = async (label: string, service: Child) => {
     for (const [name, next] of Object.entries(paths)) {
+      if (label === SAME_SQL && name === 'list deep page') continue;
       const load = (count: number) =>
         runLoad({ url: service.url, connections, durationS: 600, maxRequests: count, next });
       await load(Math.ceil(requests / 4));
@@ -163,11 +170,16 @@ try {
         () => startService(ctx, { file: join(against!, 'bench/children/service.ts') }),
       ]);
     // The order turns each round, so that neither side always runs first.
+    if (sameSqlTurn)
+      turns.push([
+        SAME_SQL,
+        () => startChild('baseline', { databaseUrl: db.url, poolSize: 8, variant: 'same-sql' }),
+      ]);
     if (round % 2 === 1) turns.reverse();
     for (const [label, start] of turns) {
       const service = await start();
       try {
-        await measure(against ? label : '', service);
+        await measure(against || sameSqlTurn ? label : '', service);
       } finally {
         await service.stop();
       }
@@ -189,16 +201,19 @@ try {
     );
   }
   // Both sides of a round ran one after the other: their ratio is steadier than either figure.
-  if (against) {
-    for (const name of Object.keys(paths)) {
-      const mine = figures[`${name} (this checkout)`] ?? [];
-      const theirs = figures[`${name} (--against)`] ?? [];
-      const ratios = mine.map((v, i) => v / theirs[i]!);
-      process.stdout.write(
-        `${name}: this checkout / --against = ${median(ratios).toFixed(2)} (median of the rounds' ratios; ` +
-          `${ratios.map((r) => r.toFixed(2)).join(', ')})\n`,
-      );
-    }
+  const compare = (other: string, name: string) => {
+    const mine = figures[`${name} (this checkout)`] ?? [];
+    const theirs = figures[`${name}${other}`] ?? [];
+    if (mine.length === 0 || theirs.length === 0) return;
+    const ratios = mine.map((v, i) => v / theirs[i]!);
+    process.stdout.write(
+      `${name}: this checkout /${other.replace(/[()]/g, '')} = ${median(ratios).toFixed(2)} (median of the rounds' ratios; ` +
+        `${ratios.map((r) => r.toFixed(2)).join(', ')})\n`,
+    );
+  };
+  for (const name of Object.keys(paths)) {
+    if (against) compare(' (--against)', name);
+    if (sameSqlTurn) compare(SAME_SQL, name);
   }
 } finally {
   await cleanUp();
