@@ -5,6 +5,7 @@
  * a change to the hot path can be judged on a shared machine. Usage:
  *   npm exec -- node bench/service-cpu.ts [--requests=4000] [--rounds=3] [--connections=16]
  *     [--only=create,list first,list deep] [--profile] [--against=<another checkout>] [--same-sql]
+ *     [--service-flag=<node flag>]...
  * Each round loads one instance with `--requests` requests per path after a warm-up of a quarter
  * of that, less what the instance spends idle (sampled for 3 s before); the figure is the median
  * of the rounds. --profile writes a CPU profile of each instance
@@ -38,6 +39,10 @@ const requests = option('requests', 4000);
 const rounds = option('rounds', 3);
 const connections = option('connections', 16);
 const profile = args.includes('--profile');
+/** Node or V8 flags for the measured instances (`--service-flag=--trace-deopt`, once per flag). */
+const serviceFlags = args
+  .filter((a) => a.startsWith('--service-flag='))
+  .map((a) => a.slice('--service-flag='.length));
 /** The label of the same-SQL baseline's turn (`--same-sql`). */
 const SAME_SQL = ' (same SQL)';
 /** How long the idle CPU of an instance is sampled before each measured run. */
@@ -79,7 +84,7 @@ try {
     listTenant,
     webhookTenants: [],
     results: new Results(),
-    serviceExecArgv: profile ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [],
+    serviceExecArgv: [...(profile ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), ...serviceFlags],
     logDir,
     log: (message) => process.stderr.write(`${message}\n`),
   };

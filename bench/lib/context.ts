@@ -16,6 +16,8 @@ export interface Plan {
   /** Tenants with a webhook URL (the webhooks scenario). */
   webhookTenants: number;
   warmupS: number;
+  /** Load each server of an API scenario takes once, before its first round (V8's compiler). */
+  jitWarmupS: number;
   createS: number;
   create1S: number;
   replayS: number;
@@ -45,6 +47,7 @@ export function planFor(quick: boolean): Plan {
         tenants: 16,
         webhookTenants: 4,
         warmupS: 2,
+        jitWarmupS: 0,
         createS: 4,
         create1S: 2,
         replayS: 2,
@@ -65,6 +68,7 @@ export function planFor(quick: boolean): Plan {
         tenants: 64,
         webhookTenants: 8,
         warmupS: 3,
+        jitWarmupS: 15,
         createS: 20,
         create1S: 10,
         replayS: 10,
