@@ -101,6 +101,13 @@ export const configSchema = z.object({
   /** How far the replica's replay may be behind before its reads go back to the primary. */
   DATABASE_REPLICA_MAX_LAG_MS: int(5_000, 0),
   DATABASE_POOL_SIZE: int(8, 1),
+  /**
+   * How the hot path's statements run on PostgreSQL: `auto` prepares each once per connection on
+   * a direct connection and sends them unnamed behind a pooler that makes up process ids
+   * (PgBouncer); `off` sends them unnamed whatever the connection (a pooler that passes the
+   * server's process id on).
+   */
+  DATABASE_PREPARED_STATEMENTS: z.enum(['auto', 'off']).default('auto'),
   DATA_DIR: z.string().default('./.data'),
   ADMIN_TOKEN: z.string().min(16).optional(),
   ENCRYPTION_KEY: z

@@ -60,7 +60,7 @@ export async function createDeps(options: DepsOptions): Promise<Deps> {
   observeTransitions(orm, transitionObserver(log, metrics));
   registerPoolMetrics(metrics, await orm.em.getConnection().getNativeClient());
   const timeoutMs = config.PROVIDER_TIMEOUT_MS;
-  const sql = await openSql(orm);
+  const sql = await openSql(orm, { prepared: config.DATABASE_PREPARED_STATEMENTS });
   return {
     config,
     orm,

@@ -274,13 +274,15 @@ function bindValue(value: unknown): unknown {
  * connection from one session and interleaves their protocol messages one by one outside a
  * transaction, so an extended-protocol exchange (parse, bind, execute) of one connection can run
  * on another's statement or portal there; on it, statements go through the ORM instead, as single
- * simple-protocol messages.
+ * simple-protocol messages. `prepared: 'off'` sends them unnamed on any connection (a pooler that
+ * does not make up process ids, which {@link behindPooler} cannot see).
  */
-export async function openSql(orm: MikroORM): Promise<Sql> {
+export async function openSql(orm: MikroORM, options: { prepared?: 'auto' | 'off' } = {}): Promise<Sql> {
   const [row] = await orm.em.fork().execute<{ version: string }[]>('select version()');
   if (row?.version.includes('PGlite')) return emSql(orm.em.fork());
   const pool: pg.Pool = await orm.em.getConnection().getNativeClient();
-  return poolSql(pool, { origin: orm.config, named: !(await behindPooler(pool)) });
+  const named = options.prepared !== 'off' && !(await behindPooler(pool));
+  return poolSql(pool, { origin: orm.config, named });
 }
 
 /**

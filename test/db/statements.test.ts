@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import pg from 'pg';
-import { behindPooler, emSql, statement, TextArray } from '#src/db/sql.ts';
+import { behindPooler, emSql, openSql, statement, TextArray } from '#src/db/sql.ts';
 import { harness } from '../harness.ts';
 import { needsPostgresServer, skipBecause } from '../skip.ts';
 
@@ -9,6 +9,7 @@ const echoTexts = statement(
   'test_statements_text_array',
   `select t.text, t.n from unnest($1::text[]) with ordinality as t(text, n) order by t.n`,
 );
+const neverNamed = statement('test_statements_never_named', `select $1::int + 3 as n /* never named */`);
 const replanned = statement('test_statements_replanned', `select $1::int + 2 as n /* replanned */`, {
   replan: true,
 });
@@ -33,6 +34,23 @@ describe('hot-path statements', () => {
     expect(seen.results).to.deep.equal([2, 3, 4]);
     expect(seen.texts.includes(prepared.text), 'prepared under a name').to.equal(!pooled);
     expect(seen.texts.filter((t) => t.includes('/* replanned */'))).to.deep.equal([]);
+  });
+
+  it('sends every statement unnamed with DATABASE_PREPARED_STATEMENTS=off, whatever the connection', async function () {
+    needsPostgresServer(this, 'prepared statements listed in pg_prepared_statements');
+    const { orm } = harness().service.deps;
+    const off = await openSql(orm, { prepared: 'off' });
+    const seen = await off.transaction(async (tx) => {
+      const [row] = await tx.rows<{ n: number }>(neverNamed, [1]);
+      await tx.rows(neverNamed, [2]);
+      const statements = await tx.rows<{ statement: string }>({
+        name: 'test_statements_list_off',
+        text: 'select statement from pg_prepared_statements',
+      });
+      return { n: row?.n, texts: statements.map((s) => s.statement) };
+    });
+    expect(seen.n).to.equal(4);
+    expect(seen.texts.filter((t) => t.includes('/* never named */'))).to.deep.equal([]);
   });
 
   it('knows PgBouncer from PostgreSQL itself', async function () {
