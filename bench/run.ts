@@ -8,7 +8,8 @@
  * idle-memory; --profile (CPU profiles
  * of every measured service instance, one per thread, into bench/results/profiles/);
  * --service-flag=<flag>, repeatable (a Node or V8 flag for every measured service instance, e.g.
- * --service-flag=--single-threaded-gc).
+ * --service-flag=--single-threaded-gc); --service-config=<NAME>=<value>, repeatable (a setting of
+ * every service instance, as in the environment, e.g. --service-config=DATABASE_PREPARED_STATEMENTS=off).
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -50,6 +51,15 @@ const profile = args.includes('--profile');
 const serviceFlags = args
   .filter((a) => a.startsWith('--service-flag='))
   .map((a) => a.slice('--service-flag='.length));
+/** Configuration of the measured instances (`--service-config=DATABASE_PREPARED_STATEMENTS=off`). */
+const serviceConfig = Object.fromEntries(
+  args
+    .filter((a) => a.startsWith('--service-config='))
+    .map((a) => {
+      const [key, ...value] = a.slice('--service-config='.length).split('=');
+      return [key!, value.join('=')];
+    }),
+);
 const onlyArg = args.find((a) => a.startsWith('--only='))?.slice('--only='.length);
 const only = (onlyArg ? onlyArg.split(',') : Object.keys(SCENARIOS)) as ScenarioName[];
 for (const name of only) if (!(name in SCENARIOS)) throw new Error(`unknown scenario ${name}`);
@@ -84,7 +94,8 @@ let failed: unknown;
 try {
   log(
     `database ${db.name}; ${quick ? 'quick' : 'full'} run: ${only.join(', ')}` +
-      (serviceFlags.length > 0 ? `; service flags: ${serviceFlags.join(' ')}` : ''),
+      (serviceFlags.length > 0 ? `; service flags: ${serviceFlags.join(' ')}` : '') +
+      (Object.keys(serviceConfig).length > 0 ? `; service config: ${JSON.stringify(serviceConfig)}` : ''),
   );
   const secrets = newSecrets();
   const tenants = await migrateAndCreateTenants(db.url, plan.tenants + 1 + plan.webhookTenants);
@@ -104,6 +115,7 @@ try {
     webhookTenants: tenants.slice(plan.tenants + 1),
     results,
     serviceExecArgv: [...serviceFlags, ...(profile ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [])],
+    serviceConfig,
     logDir,
     log,
   };
@@ -131,6 +143,7 @@ const file = writeResults(
     mode: quick ? 'quick' : 'full',
     scenarios: only,
     ...(serviceFlags.length > 0 ? { serviceFlags } : {}),
+    ...(Object.keys(serviceConfig).length > 0 ? { serviceConfig } : {}),
     seconds,
     machine: machine(),
     postgres: PG_BASE.replace(/\/\/[^@]*@/, '//'),

@@ -18,13 +18,15 @@ export interface ServiceChildOptions {
   jobs: string[];
   /** Configuration on top of the defaults (numbers and flags as the schema's types). */
   config: Partial<Config>;
+  /** Settings as environment values, read as `npm start` reads them (`bench/run.ts --service-config`). */
+  env?: Record<string, string>;
   secrets: { encryptionKey: string; adminToken: string; callbackSecret: string };
 }
 
 const options = readChildOptions<ServiceChildOptions>();
 const config: Config = {
   // The defaults, as `npm start` has them (LOG_LEVEL info among them), but for where it listens.
-  ...loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: '.bench-data' }),
+  ...loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: '.bench-data', ...options.env }),
   ...options.config,
 };
 const log = createLogger({ level: config.LOG_LEVEL });

@@ -125,6 +125,8 @@ export interface BenchContext {
   results: Results;
   /** Extra arguments for service processes (a CPU profile). */
   serviceExecArgv: string[];
+  /** Settings of the measured instances, as environment values (`bench/run.ts --service-config`). */
+  serviceConfig?: Record<string, string>;
   /** Where service instances write their logs (removed at the end of the run). */
   logDir: string;
   log(message: string): void;
@@ -150,6 +152,7 @@ export function startService(
     providersUrl: ctx.sandboxUrl,
     jobs: options.jobs ?? [],
     config: { ...BENCH_CONFIG, ...options.config },
+    ...(ctx.serviceConfig ? { env: ctx.serviceConfig } : {}),
     secrets: ctx.secrets,
   };
   return startChild('service', child, {
