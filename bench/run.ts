@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Child, startChild, stopAllChildren } from './lib/children.ts';
-import { type BenchContext, newSecrets, planFor, startService } from './lib/context.ts';
+import { type BenchContext, newSecrets, planFor, serviceConfigOf, startService } from './lib/context.ts';
 import { createBenchDatabase, PG_BASE, pool } from './lib/db.ts';
 import { machine, Results, writeResults } from './lib/report.ts';
 import { migrateAndCreateTenants, setRefundDestinations } from './lib/seed.ts';
@@ -51,15 +51,7 @@ const profile = args.includes('--profile');
 const serviceFlags = args
   .filter((a) => a.startsWith('--service-flag='))
   .map((a) => a.slice('--service-flag='.length));
-/** Configuration of the measured instances (`--service-config=DATABASE_PREPARED_STATEMENTS=off`). */
-const serviceConfig = Object.fromEntries(
-  args
-    .filter((a) => a.startsWith('--service-config='))
-    .map((a) => {
-      const [key, ...value] = a.slice('--service-config='.length).split('=');
-      return [key!, value.join('=')];
-    }),
-);
+const serviceConfig = serviceConfigOf(args);
 const onlyArg = args.find((a) => a.startsWith('--only='))?.slice('--only='.length);
 const only = (onlyArg ? onlyArg.split(',') : Object.keys(SCENARIOS)) as ScenarioName[];
 for (const name of only) if (!(name in SCENARIOS)) throw new Error(`unknown scenario ${name}`);

@@ -5,7 +5,7 @@
  * a change to the hot path can be judged on a shared machine. Usage:
  *   npm exec -- node bench/service-cpu.ts [--requests=4000] [--rounds=3] [--connections=16]
  *     [--only=create,list first,list deep] [--profile] [--against=<another checkout>] [--same-sql]
- *     [--service-flag=<node flag>]...
+ *     [--service-flag=<node flag>]... [--service-config=<NAME>=<value>]...
  * Each round loads one instance with `--requests` requests per path after a warm-up of a quarter
  * of that, less what the instance spends idle (sampled for 3 s before); the figure is the median
  * of the rounds. --profile writes a CPU profile of each instance
@@ -25,7 +25,7 @@ import { fileURLToPath } from 'node:url';
 import { encodeCursor } from '#src/http/pagination.ts';
 import { secretsFrom } from '#src/secrets.ts';
 import { type Child, startChild, stopAllChildren } from './lib/children.ts';
-import { type BenchContext, newSecrets, planFor, startService } from './lib/context.ts';
+import { type BenchContext, newSecrets, planFor, serviceConfigOf, startService } from './lib/context.ts';
 import { cpuSample } from './lib/cpu.ts';
 import { createBenchDatabase, pool } from './lib/db.ts';
 import { type LoadRequest, runLoad } from './lib/load.ts';
@@ -84,6 +84,7 @@ try {
     listTenant,
     webhookTenants: [],
     results: new Results(),
+    serviceConfig: serviceConfigOf(args),
     serviceExecArgv: [...(profile ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), ...serviceFlags],
     logDir,
     log: (message) => process.stderr.write(`${message}\n`),

@@ -132,6 +132,21 @@ export interface BenchContext {
   log(message: string): void;
 }
 
+/**
+ * Settings of the measured service instances from the command line's
+ * `--service-config=NAME=value` arguments (repeatable), as environment values.
+ */
+export function serviceConfigOf(args: readonly string[]): Record<string, string> {
+  return Object.fromEntries(
+    args
+      .filter((a) => a.startsWith('--service-config='))
+      .map((a) => {
+        const [name, ...value] = a.slice('--service-config='.length).split('=');
+        return [name!, value.join('=')];
+      }),
+  );
+}
+
 let instances = 0;
 
 /** Starts one service instance (and the given jobs) in its own process; its log goes to `logDir`. */
