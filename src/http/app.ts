@@ -1,5 +1,5 @@
 import { nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
-import Koa, { type Context, type Middleware } from 'koa';
+import Koa, { type Context } from 'koa';
 import { CALLBACK_ROUTES } from '#src/callbacks.ts';
 import { consoleRoutes } from '#src/console/serve.ts';
 import type { Deps } from '#src/deps.ts';
@@ -12,7 +12,7 @@ import { rawBody, refuseDeepJson, requestFrame } from './middleware.ts';
 import { observabilityRoutes } from './observability.ts';
 import { openApiDocument } from './openapi.ts';
 import { isMerchantApiPath, rateLimitPolicy } from './rate-limit.ts';
-import { outputSchemas, requestContext, restRouter } from './rest.ts';
+import { outputSchemas, requestContext, restApi } from './rest.ts';
 import { isTrpcPath } from './trpc.ts';
 
 /**
@@ -22,29 +22,28 @@ import { isTrpcPath } from './trpc.ts';
 export function createApp(deps: Deps, appRouter: AppRouter): Koa {
   const app = new Koa({ proxy: false });
   app.silent = true;
-  const rest = restRouter(deps, appRouter);
+  const rest = restApi(deps, appRouter);
   const callbacks = callbacksRouter(deps, CALLBACK_ROUTES);
   const schemas = outputSchemas(appRouter);
   let openapi: string | undefined;
 
   const policy = rateLimitPolicy(() => deps.rateLimiter);
-  const methods = methodPolicy([rest, callbacks]);
+  const methods = methodPolicy([rest.router, callbacks]);
   const body = rawBody();
-  // Koa's own middleware type: the router's adds what the router itself sets on the context.
-  const restRoutes = rest.routes() as unknown as Middleware;
-  const restMethods = rest.allowedMethods({ throw: true }) as unknown as Middleware;
 
   app.use(requestFrame(deps.log, deps.metrics, new Set(Object.keys(appRouter._def.procedures))));
   // What every request passes, in this order, in one layer: the rate-limit policy header (/v1),
-  // the method's refusal or OPTIONS answer, the body. The merchant API (/v1) is then its router's
-  // alone: nothing below serves a path under it (restRouter declares no route elsewhere), so its
-  // requests go straight there, past the layers below.
+  // the method's refusal or OPTIONS answer, the body. The merchant API (/v1) is then its own
+  // alone: nothing below serves a path under it (restApi declares no route elsewhere), so its
+  // requests go straight there, past the layers below. The method policy has by then answered
+  // OPTIONS, 405 and 501 for every /v1 path a route takes (callbacks live under /callbacks), so a
+  // request the API does not serve is a 404.
   app.use(async (ctx, next) => {
     policy(ctx);
     if (methods(ctx)) return;
     await body(ctx);
     if (!isMerchantApiPath(ctx.path)) return next();
-    await restRoutes(ctx, () => restMethods(ctx, async () => {}));
+    await rest.serve(ctx);
     refuseUnserved(ctx);
   });
   app.use(observabilityRoutes(deps));

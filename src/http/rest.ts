@@ -8,6 +8,7 @@ import { AppError } from './errors.ts';
 import { jsonBody } from './middleware.ts';
 import type { ResponseHolder } from './procedures.ts';
 import { isMerchantApiPath, rateLimitField } from './rate-limit.ts';
+import { compileDispatch, type DispatchMatch, type DispatchRoute } from './rest-dispatch.ts';
 import { type ProcedureMeta, type RequestContext, requestLog, toAppError } from './trpc.ts';
 
 /** A procedure of the router that declares a REST route in `meta.openapi`. */
@@ -146,22 +147,42 @@ export function procedureCaller(
   };
 }
 
+/** A merchant request once its route is known: its decoded path parameters and route template. */
+type RoutedContext = Context & { params: Record<string, string>; _matchedRoute?: string };
+
+/** The merchant REST API: its routes for the method policy, and what serves a request under /v1. */
+export interface RestApi {
+  /** The routes as a @koa/router Router, for `methodPolicy` (Allow, 405, 501, OPTIONS). */
+  router: Router;
+  /**
+   * Serves a request to the route its method and path reach, setting `ctx.params` and
+   * `ctx._matchedRoute` (the template, e.g. `/v1/payouts/:id`) as the router did; leaves a request
+   * no route takes untouched (404), as the method policy has answered every other case before.
+   */
+  serve(ctx: Context): Promise<void> | undefined;
+  /** The route a method and a path reach, with the decoded path parameters (what `serve` serves). */
+  match(method: string, path: string): DispatchMatch<unknown> | undefined;
+}
+
 /**
- * The merchant REST API: one Koa route per procedure with `meta.openapi`, calling the procedure
- * the way tRPC's own adapters do (`procedureCaller`, tRPC's own chain), so that validation, auth,
+ * The merchant REST API: one route per procedure with `meta.openapi`, calling the procedure the
+ * way tRPC's own adapters do (`procedureCaller`, tRPC's own chain), so that validation, auth,
  * idempotency and errors are the router's own. (trpc-to-openapi's adapters cannot render the
- * contract's envelope or a 201; see stack notes.)
+ * contract's envelope or a 201; see stack notes.) Requests are dispatched by a matcher compiled
+ * once from the routes (`compileDispatch`), not by the router, whose per-request regexps and
+ * composed layers showed in the create profile (issue 27 §5).
  */
-export function restRouter(deps: Deps, appRouter: AnyRouter): Router {
+export function restApi(deps: Deps, appRouter: AnyRouter): RestApi {
   const router = new Router();
+  const routes: DispatchRoute<(ctx: RoutedContext) => Promise<void>>[] = [];
   const schemas = outputSchemas(appRouter);
   for (const route of restRoutes(appRouter)) {
-    // The app sends only paths under /v1 to this router (createApp).
+    // The app sends only paths under /v1 to this API (createApp).
     if (!isMerchantApiPath(route.path)) throw new Error(`REST route ${route.path} is outside /v1`);
     const koaPath = route.path.replace(/\{(\w+)\}/g, ':$1');
     const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
     const call = procedureCaller(appRouter, route.procedurePath);
-    router[method](koaPath, async (ctx) => {
+    const handler = async (ctx: RoutedContext) => {
       const response: ResponseHolder = {};
       const base =
         route.method === 'GET' || route.method === 'DELETE' ? firstValues(ctx.query) : jsonBody(ctx);
@@ -193,9 +214,23 @@ export function restRouter(deps: Deps, appRouter: AnyRouter): Router {
       if (response.contentType) ctx.type = response.contentType;
       // A write sends the very bytes it stored under its Idempotency-Key, so a replay is identical.
       ctx.body = response.rendered ?? JSON.stringify(result);
-    });
+    };
+    router[method](koaPath, handler);
+    routes.push({ method: route.method, path: koaPath, handler });
   }
-  return router;
+  const dispatch = compileDispatch(routes);
+  return {
+    router,
+    match: dispatch,
+    serve(ctx) {
+      const match = dispatch(ctx.method, ctx.path);
+      if (!match) return undefined;
+      const routed = ctx as RoutedContext;
+      routed.params = match.params;
+      routed._matchedRoute = match.route.path;
+      return match.route.handler(routed);
+    },
+  };
 }
 
 /** Query strings may repeat a name; the API takes the first value of each. */
