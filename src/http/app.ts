@@ -7,7 +7,7 @@ import { docsRoutes } from '#src/docs/serve.ts';
 import type { AppRouter } from '#src/router.ts';
 import { callbacksRouter } from './callbacks.ts';
 import { AppError } from './errors.ts';
-import { methodPolicy } from './methods.ts';
+import { methodPolicy, routerMethods } from './methods.ts';
 import { rawBody, refuseDeepJson, requestFrame } from './middleware.ts';
 import { observabilityRoutes } from './observability.ts';
 import { openApiDocument } from './openapi.ts';
@@ -28,7 +28,7 @@ export function createApp(deps: Deps, appRouter: AppRouter): Koa {
   let openapi: string | undefined;
 
   const policy = rateLimitPolicy(() => deps.rateLimiter);
-  const methods = methodPolicy([rest.router, callbacks]);
+  const methods = methodPolicy([rest.methods, routerMethods(callbacks)]);
   const body = rawBody();
 
   app.use(requestFrame(deps.log, deps.metrics, new Set(Object.keys(appRouter._def.procedures))));

@@ -30,17 +30,17 @@ const FIXED: { matches: (path: string) => boolean; methods: readonly string[] }[
  * with 501 METHOD_NOT_IMPLEMENTED. Every refusal is the envelope, never an internal error. Says
  * whether it answered the request (OPTIONS); throws a refusal; false lets the request go on.
  */
-export function methodPolicy(routers: readonly Router[]) {
-  // What each path takes, worked out once: the routers' routes do not change, and matching a path
-  // against every route of both routers is most of this layer's cost. Bounded, since paths are the
-  // callers' (`/v1/payouts/{id}`): emptied when full.
+export function methodPolicy(sources: readonly MethodsOf[]) {
+  // What each path takes, worked out once: the routes do not change, and matching a path against
+  // every route is most of this layer's cost. Bounded, since paths are the callers'
+  // (`/v1/payouts/{id}`): emptied when full.
   const known = new Map<string, readonly string[] | null>();
   return (ctx: Context): boolean => {
     const path = ctx.path;
     let allowed = known.get(path);
     if (allowed === undefined) {
       if (known.size >= MAX_KNOWN_PATHS) known.clear();
-      allowed = allowedMethods(routers, path);
+      allowed = allowedMethods(sources, path);
       known.set(path, allowed);
     }
     if (!allowed) {
@@ -58,14 +58,20 @@ export function methodPolicy(routers: readonly Router[]) {
   };
 }
 
+/** The methods the routes of one router take on a path. */
+export type MethodsOf = (path: string) => Iterable<string>;
+
+/** The methods the routes of a @koa/router Router take on a path: those of every layer it matches. */
+export function routerMethods(router: Router): MethodsOf {
+  return (path) => router.match(path, 'GET').path.flatMap((layer) => layer.methods);
+}
+
 /** The methods `path` takes (HEAD wherever GET is), or null when no route serves it. */
-function allowedMethods(routers: readonly Router[], path: string): string[] | null {
+function allowedMethods(sources: readonly MethodsOf[], path: string): string[] | null {
   const fixed = FIXED.find((f) => f.matches(path));
   if (fixed) return [...fixed.methods];
   const methods = new Set<string>();
-  for (const router of routers) {
-    for (const layer of router.match(path, 'GET').path) for (const m of layer.methods) methods.add(m);
-  }
+  for (const methodsOf of sources) for (const m of methodsOf(path)) methods.add(m);
   if (methods.size === 0) return null;
   if (methods.has('GET')) methods.add('HEAD');
   const order = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];

@@ -44,14 +44,20 @@ const PARAM = /^:(\w+)$/;
 /** Literal segments the matcher compares as plain text (path-to-regexp gives none a meaning). */
 const LITERAL = /^[A-Za-z0-9._~-]+$/;
 
+/** The compiled routes: what a request reaches, and which methods a path takes. */
+export interface Dispatch<H> {
+  /** The route `method` and `path` reach, with its decoded path parameters. */
+  match(method: string, path: string): DispatchMatch<H> | undefined;
+  /** The methods some route takes on `path` (HEAD wherever GET), as the router's layers listed them. */
+  methods(path: string): string[];
+}
+
 /**
- * Compiles `routes` (in declaration order) into `(method, path) => match`. Refuses a template
- * this matcher cannot answer for exactly as the router would (optional or wildcard parts, a
- * param inside a segment), rather than answer differently.
+ * Compiles `routes` (in declaration order). Refuses a template this matcher cannot answer for
+ * exactly as the router would (optional or wildcard parts, a param inside a segment), rather than
+ * answer differently.
  */
-export function compileDispatch<H>(
-  routes: readonly DispatchRoute<H>[],
-): (method: string, path: string) => DispatchMatch<H> | undefined {
+export function compileDispatch<H>(routes: readonly DispatchRoute<H>[]): Dispatch<H> {
   const tables = new Map<string, MethodTable<H>>();
   for (const route of routes) {
     const compiled = compile(route);
@@ -80,21 +86,30 @@ export function compileDispatch<H>(
         }
       }
 
-  return (method, path) => {
-    const table = tables.get(method);
-    if (!table) return undefined;
-    const exact = table.exact.get(path);
-    if (exact) return { route: exact.route, params: {} };
-    const segments = segmentsOf(path);
-    if (!segments) return undefined;
-    const compiled = firstMatch(table, segments);
-    if (!compiled) return undefined;
-    const params: Record<string, string> = {};
-    for (let i = 0; i < segments.length; i++) {
-      const name = compiled.names[i];
-      if (name != null) params[name] = safeDecode(segments[i]!);
-    }
-    return { route: compiled.route, params };
+  return {
+    match(method, path) {
+      const table = tables.get(method);
+      if (!table) return undefined;
+      const exact = table.exact.get(path);
+      if (exact) return { route: exact.route, params: {} };
+      const segments = segmentsOf(path);
+      if (!segments) return undefined;
+      const compiled = firstMatch(table, segments);
+      if (!compiled) return undefined;
+      const params: Record<string, string> = {};
+      for (let i = 0; i < segments.length; i++) {
+        const name = compiled.names[i];
+        if (name != null) params[name] = safeDecode(segments[i]!);
+      }
+      return { route: compiled.route, params };
+    },
+    methods(path) {
+      const segments = segmentsOf(path);
+      if (!segments) return [];
+      const methods: string[] = [];
+      for (const [method, table] of tables) if (firstMatch(table, segments)) methods.push(method);
+      return methods;
+    },
   };
 }
 

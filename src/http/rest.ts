@@ -1,4 +1,3 @@
-import Router from '@koa/router';
 import { type AnyRouter, getTRPCErrorFromUnknown, TRPCError } from '@trpc/server';
 import { middlewareMarker } from '@trpc/server/unstable-core-do-not-import';
 import type { Context } from 'koa';
@@ -150,10 +149,8 @@ export function procedureCaller(
 /** A merchant request once its route is known: its decoded path parameters and route template. */
 type RoutedContext = Context & { params: Record<string, string>; _matchedRoute?: string };
 
-/** The merchant REST API: its routes for the method policy, and what serves a request under /v1. */
+/** The merchant REST API: what serves a request under /v1, and the methods each path takes. */
 export interface RestApi {
-  /** The routes as a @koa/router Router, for `methodPolicy` (Allow, 405, 501, OPTIONS). */
-  router: Router;
   /**
    * Serves a request to the route its method and path reach, setting `ctx.params` and
    * `ctx._matchedRoute` (the template, e.g. `/v1/payouts/:id`) as the router did; leaves a request
@@ -162,6 +159,8 @@ export interface RestApi {
   serve(ctx: Context): Promise<void> | undefined;
   /** The route a method and a path reach, with the decoded path parameters (what `serve` serves). */
   match(method: string, path: string): DispatchMatch<unknown> | undefined;
+  /** The methods the API takes on a path, HEAD wherever GET (for `methodPolicy`). */
+  methods(path: string): string[];
 }
 
 /**
@@ -169,18 +168,15 @@ export interface RestApi {
  * way tRPC's own adapters do (`procedureCaller`, tRPC's own chain), so that validation, auth,
  * idempotency and errors are the router's own. (trpc-to-openapi's adapters cannot render the
  * contract's envelope or a 201; see stack notes.) Requests are dispatched by a matcher compiled
- * once from the routes (`compileDispatch`), not by the router, whose per-request regexps and
+ * once from the routes (`compileDispatch`), not by @koa/router, whose per-request regexps and
  * composed layers showed in the create profile (issue 27 §5).
  */
 export function restApi(deps: Deps, appRouter: AnyRouter): RestApi {
-  const router = new Router();
   const routes: DispatchRoute<(ctx: RoutedContext) => Promise<void>>[] = [];
   const schemas = outputSchemas(appRouter);
   for (const route of restRoutes(appRouter)) {
     // The app sends only paths under /v1 to this API (createApp).
     if (!isMerchantApiPath(route.path)) throw new Error(`REST route ${route.path} is outside /v1`);
-    const koaPath = route.path.replace(/\{(\w+)\}/g, ':$1');
-    const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
     const call = procedureCaller(appRouter, route.procedurePath);
     const handler = async (ctx: RoutedContext) => {
       const response: ResponseHolder = {};
@@ -215,15 +211,14 @@ export function restApi(deps: Deps, appRouter: AnyRouter): RestApi {
       // A write sends the very bytes it stored under its Idempotency-Key, so a replay is identical.
       ctx.body = response.rendered ?? JSON.stringify(result);
     };
-    router[method](koaPath, handler);
-    routes.push({ method: route.method, path: koaPath, handler });
+    routes.push({ method: route.method, path: koaTemplate(route.path), handler });
   }
   const dispatch = compileDispatch(routes);
   return {
-    router,
-    match: dispatch,
+    match: dispatch.match,
+    methods: dispatch.methods,
     serve(ctx) {
-      const match = dispatch(ctx.method, ctx.path);
+      const match = dispatch.match(ctx.method, ctx.path);
       if (!match) return undefined;
       const routed = ctx as RoutedContext;
       routed.params = match.params;
@@ -231,6 +226,11 @@ export function restApi(deps: Deps, appRouter: AnyRouter): RestApi {
       return match.route.handler(routed);
     },
   };
+}
+
+/** A route's OpenAPI path as the Koa template it is served and counted under: `{id}` as `:id`. */
+export function koaTemplate(path: string): string {
+  return path.replace(/\{(\w+)\}/g, ':$1');
 }
 
 /** Query strings may repeat a name; the API takes the first value of each. */

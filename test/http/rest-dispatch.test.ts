@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import { expect } from 'chai';
 import fc from 'fast-check';
 import type { Context } from 'koa';
-import { type RestApi, restApi, restRoutes } from '#src/http/rest.ts';
+import { koaTemplate, type RestApi, restApi, restRoutes } from '#src/http/rest.ts';
 import { compileDispatch } from '#src/http/rest-dispatch.ts';
 import { appRouter } from '#src/router.ts';
 import { call, createMerchant, errorOf, type Merchant, rawRequest } from '../client.ts';
@@ -17,35 +17,41 @@ interface Reached {
   params: Record<string, string>;
 }
 
+/** The merchant API's routes as @koa/router took them, one route per procedure (as `restRouter` built it). */
+function koaRouter(): Router {
+  const router = new Router();
+  for (const route of restRoutes(appRouter))
+    router.register(
+      koaTemplate(route.path),
+      [route.method],
+      (ctx: Context & { params: Record<string, string> }) => {
+        const matched = (ctx as Context & { _matchedRoute?: string })._matchedRoute!;
+        ctx.state.reached = {
+          route: `${route.method} ${koaTemplate(route.path)}`,
+          template: matched,
+          params: { ...ctx.params },
+        };
+      },
+    );
+  return router;
+}
+
 /**
- * What @koa/router's own dispatch of the same routes (its middleware, as the app ran it) hands the
- * handler it calls: `ctx._matchedRoute` and `ctx.params`.
+ * What @koa/router's own dispatch (its middleware, as the app ran it) hands the handler it calls:
+ * `ctx._matchedRoute` and `ctx.params`.
  */
 function routerDispatch(router: Router): (method: string, path: string) => Promise<Reached | undefined> {
-  const reference = new Router();
-  for (const layer of router.stack) {
-    const declared = layer.methods.filter((m) => m !== 'HEAD');
-    for (const method of declared) {
-      reference.register(
-        layer.path as string,
-        [method],
-        (ctx: Context & { params: Record<string, string> }) => {
-          const matched = (ctx as Context & { _matchedRoute?: string })._matchedRoute!;
-          ctx.state.reached = {
-            route: `${method} ${layer.path}`,
-            template: matched,
-            params: { ...ctx.params },
-          };
-        },
-      );
-    }
-  }
-  const middleware = reference.routes();
+  const middleware = router.routes();
   return async (method, path) => {
     const ctx = { method, path, request: {}, state: {} } as unknown as Context;
     await middleware(ctx as never, async () => {});
     return ctx.state.reached as Reached | undefined;
   };
+}
+
+/** The methods the router's layers matching `path` took, as `methodPolicy` read them (sorted). */
+function routerMethodsOf(router: Router, path: string): string[] {
+  return [...new Set(router.match(path, 'GET').path.flatMap((layer) => layer.methods))].sort();
 }
 
 function reachedBy(api: RestApi, method: string, path: string): Reached | undefined {
@@ -92,19 +98,21 @@ function nearPaths(template: string): string[] {
   ];
 }
 
-describe('REST dispatch: the merchant API routes as @koa/router did', () => {
+describe('REST dispatch: the merchant API routes, and lists the methods of a path, as @koa/router did', () => {
   let api: RestApi;
+  let router: Router;
   let viaRouter: (method: string, path: string) => Promise<Reached | undefined>;
   before(() => {
     api = restApi(harness().service.deps, appRouter);
-    viaRouter = routerDispatch(api.router);
+    router = koaRouter();
+    viaRouter = routerDispatch(router);
   });
 
   it('reaches every declared route, with its template and decoded params, HEAD reaching GET routes', () => {
     const routes = restRoutes(appRouter);
     expect(routes.length).to.be.greaterThan(20);
     for (const route of routes) {
-      const template = route.path.replace(/\{(\w+)\}/g, ':$1');
+      const template = koaTemplate(route.path);
       const path = pathOf(template, (name) => `id%2F${name}`);
       const expected = {
         route: `${route.method} ${template}`,
@@ -122,20 +130,22 @@ describe('REST dispatch: the merchant API routes as @koa/router did', () => {
   });
 
   it('answers every method on paths near each route as the router did (case, slashes, escapes)', async () => {
-    const paths = new Set(['/v1', '/v1/', '/v1//', '/v1/nothing', '/V1/payouts']);
-    for (const layer of api.router.stack) for (const path of nearPaths(layer.path as string)) paths.add(path);
+    const paths = new Set(['/v1', '/v1/', '/v1//', '/v1/nothing', '/V1/payouts', '/callbacks/bank', '*']);
+    for (const layer of router.stack) for (const path of nearPaths(layer.path as string)) paths.add(path);
     let reachedSome = 0;
-    for (const path of paths)
+    for (const path of paths) {
+      expect(api.methods(path).sort(), path).to.deep.equal(routerMethodsOf(router, path));
       for (const method of METHODS) {
         const expected = await viaRouter(method, path);
         if (expected) reachedSome++;
         expect(reachedBy(api, method, path), `${method} ${path}`).to.deep.equal(expected);
       }
+    }
     expect(reachedSome).to.be.greaterThan(100);
   });
 
-  it('answers arbitrary paths made of the routes own words as the router did', async () => {
-    const words = [...new Set(api.router.stack.flatMap((l) => (l.path as string).split('/')))].filter(
+  it('answers arbitrary paths made of the routes own words as the router did, and lists their methods', async () => {
+    const words = [...new Set(router.stack.flatMap((l) => (l.path as string).split('/')))].filter(
       (w) => w && !w.startsWith(':'),
     );
     const segment = fc.oneof(
@@ -150,13 +160,14 @@ describe('REST dispatch: the merchant API routes as @koa/router did', () => {
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...METHODS), path, async (method, p) => {
         expect(reachedBy(api, method, p), `${method} ${p}`).to.deep.equal(await viaRouter(method, p));
+        expect(api.methods(p).sort(), p).to.deep.equal(routerMethodsOf(router, p));
       }),
       { numRuns: 3000, seed: 27 },
     );
   });
 
   it('gives the first declared route a path two routes take, as the router ran its first layer', () => {
-    const match = compileDispatch([
+    const { match } = compileDispatch([
       { method: 'GET', path: '/v1/things/:id', handler: 'by id' },
       { method: 'GET', path: '/v1/things/latest', handler: 'latest' },
       { method: 'GET', path: '/v1/others/latest', handler: 'other latest' },
