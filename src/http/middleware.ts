@@ -1,6 +1,6 @@
 import type { Context, Next } from 'koa';
 import { readBounded } from '#src/lib/body.ts';
-import { newId } from '#src/lib/ids.ts';
+import { newRequestId } from '#src/lib/ids.ts';
 import { flatLogger, type Logger } from '#src/lib/log.ts';
 import type { Metrics } from '#src/observability/metrics.ts';
 import { AppError, envelope } from './errors.ts';
@@ -30,7 +30,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** Takes the caller's X-Request-Id when it is sane, else makes one; echoes it on the response. */
 function assignRequestId(ctx: Context): void {
   const given = ctx.get('x-request-id');
-  ctx.state.requestId = REQUEST_ID.test(given) ? given : `req_${newId().replaceAll('-', '')}`;
+  ctx.state.requestId = REQUEST_ID.test(given) ? given : newRequestId();
   ctx.set('X-Request-Id', ctx.state.requestId);
 }
 
