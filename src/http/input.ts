@@ -73,6 +73,44 @@ export function controlCharacterIssue(input: unknown, rule: TextRule): ErrorDeta
   return null;
 }
 
+/** How deep {@link alreadyClean} looks before it leaves an input to the full checks. */
+const CLEAN_DEPTH = 4;
+
+/**
+ * True when `input` needs nothing from {@link wellFormed} and passes
+ * {@link controlCharacterIssue}: objects and arrays (to a few levels) of well-formed strings
+ * without the refused control characters, numbers, booleans and nulls, and no `__proto__` key.
+ * Copies nothing and builds no field names: most requests are this, and anything else goes
+ * through the full checks, which name the field.
+ */
+export function alreadyClean(input: unknown, rule: TextRule, depth = 0): boolean {
+  if (typeof input === 'string') return input.isWellFormed() && !hasControl(input, rule);
+  if (input === null || typeof input !== 'object') return true;
+  if (depth >= CLEAN_DEPTH) return false;
+  if (Array.isArray(input)) {
+    for (const item of input) if (!alreadyClean(item, rule, depth + 1)) return false;
+    return true;
+  }
+  for (const key of Object.keys(input)) {
+    if (key === '__proto__' || !key.isWellFormed() || hasControl(key, rule)) return false;
+    if (!alreadyClean((input as Record<string, unknown>)[key], rule, depth + 1)) return false;
+  }
+  return true;
+}
+
+/** {@link CONTROL} (or, multi-line, {@link CONTROL_BUT_LINE_BREAKS}) as a loop over the text. */
+function hasControl(text: string, rule: TextRule): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x20) {
+      if (rule === 'multi-line' && (c === 0x09 || c === 0x0a || c === 0x0d)) continue;
+      return true;
+    }
+    if (c >= 0x7f && c <= 0x9f) return true;
+  }
+  return false;
+}
+
 /**
  * `value` with every lone UTF-16 surrogate (JSON's `"\ud800"`) replaced by U+FFFD, in strings and
  * in object keys: what PostgreSQL's UTF-8 would store anyway, so that a response, its replay and

@@ -20,7 +20,7 @@ import { type OperatorIdentity, operatorOfBearer } from '#src/operators/auth.ts'
 import { hasRole, type Role, requiredRole } from '#src/operators/roles.ts';
 import { authenticateApiKey, type Principal, type StoredResponse } from '#src/tenants/auth.ts';
 import { AppError, type ErrorCode } from './errors.ts';
-import { controlCharacterIssue, type TextRule, wellFormed } from './input.ts';
+import { alreadyClean, controlCharacterIssue, type TextRule, wellFormed } from './input.ts';
 import {
   middleware,
   type ProcedureMeta,
@@ -184,7 +184,9 @@ async function cleanedInput(
   getRawInput: () => Promise<unknown>,
   rule: TextRule,
 ): Promise<() => Promise<unknown>> {
-  const input = wellFormed(await getRawInput());
+  const raw = await getRawInput();
+  if (alreadyClean(raw, rule)) return async () => raw;
+  const input = wellFormed(raw);
   const issue = controlCharacterIssue(input, rule);
   if (issue) throw new AppError('VALIDATION_FAILED', { details: [issue] });
   return async () => input;
