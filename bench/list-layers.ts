@@ -96,9 +96,7 @@ for (const shape of ['CREATED', 'PENDING_PAYMENT'] as const) {
     accessLog.info(accessLine(), 'request'),
   );
   await add('service: the HTTP metrics (a counter and a histogram by route)', () => {
-    const labels = { route: '/v1/payouts', method: 'GET', status: '200' };
-    metrics.httpRequests.inc(labels);
-    metrics.httpDuration.observe(labels, 0.0034);
+    metrics.http.record('/v1/payouts', 'GET', 200, 0.0034);
   });
   await add('(the access line with the full redaction)', () => fullyRedacted.info(accessLine(), 'request'));
   await add('(the access line without redaction)', () => unredacted.info(accessLine(), 'request'));

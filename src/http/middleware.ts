@@ -186,11 +186,7 @@ export function accessLine(log: Logger, metrics?: Metrics, procedures: ReadonlyS
   return (ctx: Context, started: number): void => {
     const seconds = (performance.now() - started) / 1000;
     const route = routeOf(ctx, procedures);
-    if (metrics) {
-      const labels = { route, method: ctx.method, status: String(ctx.status) };
-      metrics.httpRequests.inc(labels);
-      metrics.httpDuration.observe(labels, seconds);
-    }
+    metrics?.http.record(route, ctx.method, ctx.status, seconds);
     lines[quietRequest(ctx) ? 'debug' : 'info'](
       {
         request_id: ctx.state.requestId,

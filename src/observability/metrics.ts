@@ -14,12 +14,14 @@ import type { ExceptionQueue } from '#src/compliance/queues.ts';
 import { type Sql, statement } from '#src/db/sql.ts';
 import { LEDGER_CHECKS, openViolationCounts } from '#src/ledger/checks.ts';
 import type { Clock } from '#src/lib/clock.ts';
+import { HttpMetrics } from './http-metrics.ts';
 
 /**
  * The service's Prometheus metrics (`GET /metrics`, docs/operations.md lists them). One registry
  * per service instance and per worker thread, never prom-client's global one: tests start several
  * services in one process, and each must count only its own. The request path only bumps
- * counters and histograms; anything that needs the database (queue depths, the pool) is read
+ * counters and histograms (the HTTP ones in totals of their own, `HttpMetrics`, handed to
+ * prom-client at scrape time); anything that needs the database (queue depths, the pool) is read
  * when Prometheus scrapes.
  */
 
@@ -27,13 +29,15 @@ import type { Clock } from '#src/lib/clock.ts';
 export type MetricsSnapshot = MetricObjectWithValues<MetricValue<string>>[];
 
 /** Latency buckets in seconds, from a cached read (a few ms) to a provider's time-out. */
-const LATENCY_BUCKETS = [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+export const LATENCY_BUCKETS = [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 export interface Metrics {
   readonly registry: Registry;
-  /** One observation per HTTP request: `route` is the route's template, never the raw path. */
-  readonly httpRequests: Counter<'route' | 'method' | 'status'>;
-  readonly httpDuration: Histogram<'route' | 'method' | 'status'>;
+  /**
+   * One observation per HTTP request (`payout_http_requests_total` and
+   * `payout_http_request_duration_seconds`): `route` is the route's template, never the raw path.
+   */
+  readonly http: HttpMetrics;
   /** Payout status changes; `from` is `none` for a payout's first status. */
   readonly payoutTransitions: Counter<'from' | 'to'>;
   /** Webhook attempts by outcome: success, failure (a non-2xx answer), error (no answer), abandoned. */
@@ -49,19 +53,7 @@ export function createMetrics(): Metrics {
   const registers = [registry];
   return {
     registry,
-    httpRequests: new Counter({
-      name: 'payout_http_requests_total',
-      help: 'HTTP requests served, by route template, method and status.',
-      labelNames: ['route', 'method', 'status'],
-      registers,
-    }),
-    httpDuration: new Histogram({
-      name: 'payout_http_request_duration_seconds',
-      help: 'Time to answer an HTTP request, by route template, method and status.',
-      labelNames: ['route', 'method', 'status'],
-      buckets: LATENCY_BUCKETS,
-      registers,
-    }),
+    http: new HttpMetrics({ registry, buckets: LATENCY_BUCKETS }),
     payoutTransitions: new Counter({
       name: 'payout_transitions_total',
       help: 'Payout status changes, by the status left ("none" for a new payout) and the status entered.',

@@ -238,7 +238,9 @@ describe('REST dispatch: the merchant API routes, and lists the methods of a pat
     it('labels metrics with the route template, whatever path reached it', async () => {
       const labels = { route: '/v1/payouts/:payout_id/outflows', method: 'GET', status: '404' };
       const count = async () =>
-        (await harness().service.deps.metrics!.httpRequests.get()).values.find((v) =>
+        (
+          await harness().service.deps.metrics.registry.getSingleMetric('payout_http_requests_total')!.get()
+        ).values.find((v) =>
           Object.entries(labels).every(([k, value]) => v.labels[k as keyof typeof v.labels] === value),
         )?.value ?? 0;
       const before = await count();
