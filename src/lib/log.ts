@@ -64,6 +64,16 @@ export function flatLogger(log: Logger): FlatLogger {
   );
 }
 
+/** A log destination that holds lines until the end of the event loop's turn ({@link turnDestination}). */
+export interface TurnDestination extends pino.DestinationStream {
+  /** Writes the lines still held, in place. */
+  flushSync(): void;
+}
+
+/** The turn destinations of this process or thread, flushed when it exits. */
+const heldLines = new Set<TurnDestination>();
+let flushAtExit = false;
+
 /**
  * Standard output for log lines, written in place (synchronously) once per turn of the event
  * loop: the lines logged during a turn (every request a turn's I/O completed) are joined and
@@ -74,15 +84,6 @@ export function flatLogger(log: Logger): FlatLogger {
  * (SIGKILL, the kernel's OOM killer) loses the lines of the turn it was in; a stdout that stops
  * taking lines (a stalled pipe) stalls the process instead of growing its memory.
  */
-export interface TurnDestination extends pino.DestinationStream {
-  /** Writes the lines still held, in place. */
-  flushSync(): void;
-}
-
-/** The turn destinations of this process or thread, flushed when it exits. */
-const heldLines = new Set<TurnDestination>();
-let flushAtExit = false;
-
 export function turnDestination(fd = 1): TurnDestination {
   const out = pino.destination({ dest: fd, sync: true });
   let held = '';
