@@ -31,11 +31,6 @@ export function nestsDeeperThan(text: string, max: number): boolean {
   return false;
 }
 
-/** Unicode's control characters (Cc): C0 U+0000–U+001F, DEL U+007F and C1 U+0080–U+009F. */
-const CONTROL = /\p{Cc}/u;
-/** The same, but for tab, line feed and carriage return (operators' multi-line notes). */
-const CONTROL_BUT_LINE_BREAKS = /(?![\t\n\r])\p{Cc}/u;
-
 /** Which control characters a procedure refuses in its text inputs. */
 export type TextRule = 'single-line' | 'multi-line';
 
@@ -46,7 +41,6 @@ export type TextRule = 'single-line' | 'multi-line';
  * drop it without a word (a JavaScript object cannot own it as a plain key), losing what was sent.
  */
 export function controlCharacterIssue(input: unknown, rule: TextRule): ErrorDetail | null {
-  const refused = rule === 'single-line' ? CONTROL : CONTROL_BUT_LINE_BREAKS;
   const issue =
     rule === 'single-line'
       ? 'must not contain control characters (U+0000–U+001F, U+007F–U+009F)'
@@ -56,11 +50,11 @@ export function controlCharacterIssue(input: unknown, rule: TextRule): ErrorDeta
   while (stack.length > 0) {
     const { value, field } = stack.pop()!;
     if (typeof value === 'string') {
-      if (refused.test(value)) return { field, issue };
+      if (hasControl(value, rule)) return { field, issue };
     } else if (value !== null && typeof value === 'object') {
       for (const [key, child] of Object.entries(value)) {
         const path = field === 'body' ? key : `${field}.${key}`;
-        if (refused.test(key)) return { field: path, issue: 'is not a known field' };
+        if (hasControl(key, rule)) return { field: path, issue: 'is not a known field' };
         if (key === '__proto__')
           return {
             field: path,
@@ -98,7 +92,11 @@ export function alreadyClean(input: unknown, rule: TextRule, depth = 0): boolean
   return true;
 }
 
-/** {@link CONTROL} (or, multi-line, {@link CONTROL_BUT_LINE_BREAKS}) as a loop over the text. */
+/**
+ * Whether `text` holds a control character `rule` refuses: Unicode's Cc (C0 U+0000–U+001F, DEL
+ * U+007F and C1 U+0080–U+009F, all in the Basic Multilingual Plane), but for tab, line feed and
+ * carriage return under the multi-line rule (operators' notes).
+ */
 function hasControl(text: string, rule: TextRule): boolean {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);

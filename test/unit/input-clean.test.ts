@@ -51,11 +51,16 @@ describe('alreadyClean: the inputs that need nothing from the full checks', () =
     });
   }
 
-  it('tells every character of the Basic Multilingual Plane as the full checks do, as text and as a key', () => {
+  it('tells every character of the Basic Multilingual Plane as the full checks and Unicode do, as text and as a key', () => {
     for (const rule of ['single-line', 'multi-line'] as const)
       for (let c = 0; c <= 0xffff; c++) {
         const text = `a${String.fromCharCode(c)}b`;
         expect(alreadyClean(text, rule), `U+${c.toString(16)} ${rule}`).to.equal(fullyClean(text, rule));
+        // Both against Unicode's own definition of a control character (Cc).
+        const refused = rule === 'single-line' ? /\p{Cc}/u : /(?![\t\n\r])\p{Cc}/u;
+        expect(fullyClean(text, rule), `Cc U+${c.toString(16)} ${rule}`).to.equal(
+          text.isWellFormed() && !refused.test(text),
+        );
         expect(alreadyClean({ [text]: 1 }, rule), `key U+${c.toString(16)} ${rule}`).to.equal(
           fullyClean({ [text]: 1 }, rule),
         );
