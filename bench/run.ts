@@ -16,7 +16,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Child, startChild, stopAllChildren } from './lib/children.ts';
-import { type BenchContext, newSecrets, planFor, serviceConfigOf, startService } from './lib/context.ts';
+import {
+  type BenchContext,
+  newSecrets,
+  planFor,
+  serviceConfigOf,
+  serviceFlagsOf,
+  startService,
+} from './lib/context.ts';
 import { createBenchDatabase, PG_BASE, pool } from './lib/db.ts';
 import { machine, Results, writeResults } from './lib/report.ts';
 import { migrateAndCreateTenants, setRefundDestinations } from './lib/seed.ts';
@@ -48,9 +55,7 @@ type ScenarioName = keyof typeof SCENARIOS;
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
 const profile = args.includes('--profile');
-const serviceFlags = args
-  .filter((a) => a.startsWith('--service-flag='))
-  .map((a) => a.slice('--service-flag='.length));
+const serviceFlags = serviceFlagsOf(args);
 const serviceConfig = serviceConfigOf(args);
 const onlyArg = args.find((a) => a.startsWith('--only='))?.slice('--only='.length);
 const only = (onlyArg ? onlyArg.split(',') : Object.keys(SCENARIOS)) as ScenarioName[];

@@ -25,12 +25,20 @@ import { fileURLToPath } from 'node:url';
 import { encodeCursor } from '#src/http/pagination.ts';
 import { secretsFrom } from '#src/secrets.ts';
 import { type Child, startChild, stopAllChildren } from './lib/children.ts';
-import { type BenchContext, newSecrets, planFor, serviceConfigOf, startService } from './lib/context.ts';
+import {
+  type BenchContext,
+  newSecrets,
+  planFor,
+  serviceConfigOf,
+  serviceFlagsOf,
+  startService,
+} from './lib/context.ts';
 import { cpuSample } from './lib/cpu.ts';
 import { createBenchDatabase, pool } from './lib/db.ts';
 import { type LoadRequest, runLoad } from './lib/load.ts';
 import { Results } from './lib/report.ts';
 import { migrateAndCreateTenants, payoutBody, seedPayouts, setRefundDestinations } from './lib/seed.ts';
+import { POOL_SIZE } from './scenarios/api.ts';
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: number) =>
@@ -39,10 +47,6 @@ const requests = option('requests', 4000);
 const rounds = option('rounds', 3);
 const connections = option('connections', 16);
 const profile = args.includes('--profile');
-/** Node or V8 flags for the measured instances (`--service-flag=--trace-deopt`, once per flag). */
-const serviceFlags = args
-  .filter((a) => a.startsWith('--service-flag='))
-  .map((a) => a.slice('--service-flag='.length));
 /** The label of the same-SQL baseline's turn (`--same-sql`). */
 const SAME_SQL = ' (same SQL)';
 /** How long the idle CPU of an instance is sampled before each measured run. */
@@ -85,7 +89,10 @@ try {
     webhookTenants: [],
     results: new Results(),
     serviceConfig: serviceConfigOf(args),
-    serviceExecArgv: [...(profile ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), ...serviceFlags],
+    serviceExecArgv: [
+      ...(profile ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []),
+      ...serviceFlagsOf(args),
+    ],
     logDir,
     log: (message) => process.stderr.write(`${message}\n`),
   };
@@ -175,12 +182,12 @@ try {
         ' (--against)',
         () => startService(ctx, { file: join(against!, 'bench/children/service.ts') }),
       ]);
-    // The order turns each round, so that neither side always runs first.
     if (sameSqlTurn)
       turns.push([
         SAME_SQL,
-        () => startChild('baseline', { databaseUrl: db.url, poolSize: 8, variant: 'same-sql' }),
+        () => startChild('baseline', { databaseUrl: db.url, poolSize: POOL_SIZE, variant: 'same-sql' }),
       ]);
+    // The order turns each round, so that neither side always runs first.
     if (round % 2 === 1) turns.reverse();
     for (const [label, start] of turns) {
       const service = await start();

@@ -132,6 +132,11 @@ export interface BenchContext {
   log(message: string): void;
 }
 
+/** Node or V8 flags of the measured service instances: the command line's `--service-flag=<flag>` (repeatable). */
+export function serviceFlagsOf(args: readonly string[]): string[] {
+  return args.filter((a) => a.startsWith('--service-flag=')).map((a) => a.slice('--service-flag='.length));
+}
+
 /**
  * Settings of the measured service instances from the command line's
  * `--service-config=NAME=value` arguments (repeatable), as environment values.

@@ -24,7 +24,8 @@ import { traceRequests } from '../lib/trace.ts';
  * the stronger of the two, `same-sql`: the physical limit of what the service's SQL allows here.
  */
 
-const POOL_SIZE = 8;
+/** The baselines' pool: the service's own size (`DATABASE_POOL_SIZE`'s default). */
+export const POOL_SIZE = 8;
 
 type Variant = BaselineChildOptions['variant'];
 
