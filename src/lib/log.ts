@@ -72,7 +72,6 @@ export interface TurnDestination extends pino.DestinationStream {
 
 /** The turn destinations of this process or thread, flushed when it exits. */
 const heldLines = new Set<TurnDestination>();
-let flushAtExit = false;
 
 /**
  * Standard output for log lines, written in place (synchronously) once per turn of the event
@@ -110,13 +109,12 @@ export function turnDestination(fd = 1): TurnDestination {
       done?.();
     },
   } as TurnDestination;
-  heldLines.add(destination);
-  if (!flushAtExit) {
-    flushAtExit = true;
+  // One exit listener for every destination of the process or thread, added with the first.
+  if (heldLines.size === 0)
     process.on('exit', () => {
       for (const d of heldLines) d.flushSync();
     });
-  }
+  heldLines.add(destination);
   return destination;
 }
 
