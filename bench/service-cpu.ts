@@ -8,7 +8,7 @@
  *     [--service-flag=<node flag>]... [--service-config=<NAME>=<value>]...
  * Each round loads one instance with `--requests` requests per path after a warm-up of a quarter
  * of that, less what the instance spends idle (sampled for 3 s before); the figure is the median
- * of the rounds. --profile writes a CPU profile of each instance
+ * of the rounds. --profile writes a CPU profile of each instance (and of the same-SQL baseline's)
  * into bench/results/profiles/<date>/ (summarise it with bench/profile-summary.ts). --against
  * takes another checkout of the project (with its dependencies), the code before a change: each
  * round then runs an instance of both, in turns, on the same database, so that both meet the same
@@ -185,7 +185,12 @@ try {
     if (sameSqlTurn)
       turns.push([
         SAME_SQL,
-        () => startChild('baseline', { databaseUrl: db.url, poolSize: POOL_SIZE, variant: 'same-sql' }),
+        () =>
+          startChild(
+            'baseline',
+            { databaseUrl: db.url, poolSize: POOL_SIZE, variant: 'same-sql' },
+            { execArgv: profile ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [] },
+          ),
       ]);
     // The order turns each round, so that neither side always runs first.
     if (round % 2 === 1) turns.reverse();
