@@ -37,7 +37,9 @@ export async function requireInstitution(
     field: string;
   },
 ): Promise<Institution> {
-  const institutions = await listInstitutions(deps, args);
+  // A corridor's institutions are cached a minute: the create's common case waits for nothing.
+  const institutions =
+    deps.providers.directory.knownInstitutions?.(args) ?? (await listInstitutions(deps, args));
   const found = institutions.find((i) => i.provider_code === args.providerCode);
   if (!found) {
     throw new AppError('PROVIDER_CODE_UNKNOWN', {

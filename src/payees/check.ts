@@ -1,7 +1,7 @@
 import type { DestinationType } from '#src/corridors/corridors.ts';
 import type { Deps } from '#src/deps.ts';
 import { within } from '#src/lib/within.ts';
-import { matchPayeeName, type PayeeCheck, type PayeePolicy } from './name-match.ts';
+import { matchPayeeName, type PayeeCheck, type PayeePolicy, type PayeeVerdict } from './name-match.ts';
 
 /**
  * The payee name check (docs/payee-check.md): the name a merchant gave for a bank or mobile-money
@@ -39,22 +39,49 @@ export function payeeCheckApplies(subject: PayeeSubject): boolean {
 
 const PENDING: PayeeCheckState = { check: 'PENDING', institutionName: null, checkedAt: null };
 
-/** Asks the institution (the cache first) and gives the verdict; throws when the look-up fails. */
-async function lookUp(deps: Deps, subject: PayeeSubject): Promise<PayeeCheckState> {
-  const found = await deps.providers.directory.nameEnquiry({
+function enquiryOf(subject: PayeeSubject) {
+  return {
     destinationType: subject.destinationType,
     currency: subject.currency,
     accountNumber: subject.accountNumber,
     providerCode: subject.providerCode ?? '',
-  });
-  const checkedAt = deps.clock.now();
+  };
+}
+
+/** Verdicts by name pair: the matcher is pure, and a merchant pays the same payees again and again. */
+const verdicts = new Map<string, PayeeVerdict>();
+const MAX_VERDICTS = 10_000;
+
+function verdictOn(given: string, held: string): PayeeVerdict {
+  const key = `${given}\n${held}`;
+  let verdict = verdicts.get(key);
+  if (verdict === undefined) {
+    verdict = matchPayeeName(given, held);
+    if (verdicts.size >= MAX_VERDICTS) verdicts.clear();
+    verdicts.set(key, verdict);
+  }
+  return verdict;
+}
+
+/** The check once the institution answered (`found`: its name for the account, or null). */
+function checkOf(
+  subject: PayeeSubject,
+  found: { accountName: string } | null,
+  checkedAt: Date,
+): PayeeCheckState {
   // An institution that knows no such account holds no name that could match.
   if (!found) return { check: 'NO_MATCH', institutionName: null, checkedAt };
   return {
-    check: matchPayeeName(subject.accountName ?? '', found.accountName),
+    check: verdictOn(subject.accountName ?? '', found.accountName),
     institutionName: found.accountName.slice(0, 200),
     checkedAt,
   };
+}
+
+/** Asks the institution (the cache first) and gives the verdict; throws when the look-up fails. */
+async function lookUp(deps: Deps, subject: PayeeSubject): Promise<PayeeCheckState> {
+  const found = await deps.providers.directory.nameEnquiry(enquiryOf(subject));
+  return checkOf(subject, found, deps.clock.now());
 }
 
 /**
@@ -63,6 +90,9 @@ async function lookUp(deps: Deps, subject: PayeeSubject): Promise<PayeeCheckStat
  */
 export async function checkPayeeAtCreate(deps: Deps, subject: PayeeSubject): Promise<PayeeCheckState | null> {
   if (!payeeCheckApplies(subject)) return null;
+  // An answer at hand (the directory's cache) needs neither a wait nor its timer.
+  const known = deps.providers.directory.knownName?.(enquiryOf(subject));
+  if (known !== undefined) return checkOf(subject, known, deps.clock.now());
   const asked = lookUp(deps, subject);
   // A failure after the wait is nobody's business here: the job asks again.
   asked.catch(() => {});

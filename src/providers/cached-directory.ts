@@ -14,6 +14,12 @@ class TtlCache<V> {
     this.#clock = clock;
   }
 
+  /** The fresh entry under `key`, if any. */
+  peek(key: string): { value: V } | undefined {
+    const hit = this.#entries.get(key);
+    return hit && hit.until > this.#clock.now().getTime() ? hit : undefined;
+  }
+
   async get(key: string, load: () => Promise<V>): Promise<V> {
     const now = this.#clock.now().getTime();
     const hit = this.#entries.get(key);
@@ -46,12 +52,14 @@ export function cachedDirectory(
     500,
     options.clock,
   );
+  const listKey = (q: Parameters<DirectoryProvider['listInstitutions']>[0]) =>
+    `${q.country}|${q.currency}|${q.destinationType}`;
+  const nameKey = (q: Parameters<DirectoryProvider['nameEnquiry']>[0]) =>
+    `${q.destinationType}|${q.currency}|${q.providerCode}|${q.accountNumber}`;
   return {
-    listInstitutions: (q) =>
-      lists.get(`${q.country}|${q.currency}|${q.destinationType}`, () => inner.listInstitutions(q)),
-    nameEnquiry: (q) =>
-      names.get(`${q.destinationType}|${q.currency}|${q.providerCode}|${q.accountNumber}`, () =>
-        inner.nameEnquiry(q),
-      ),
+    listInstitutions: (q) => lists.get(listKey(q), () => inner.listInstitutions(q)),
+    nameEnquiry: (q) => names.get(nameKey(q), () => inner.nameEnquiry(q)),
+    knownInstitutions: (q) => lists.peek(listKey(q))?.value,
+    knownName: (q) => names.peek(nameKey(q))?.value,
   };
 }

@@ -22,6 +22,15 @@ export interface DirectoryProvider {
     accountNumber: string;
     providerCode: string;
   }): Promise<{ accountName: string } | null>;
+  /**
+   * What `nameEnquiry` would answer for `query` without asking anyone, when a cache holds a fresh
+   * answer; undefined otherwise. Lets a caller on a hot path skip the wait and its timer.
+   */
+  knownName?(
+    query: Parameters<DirectoryProvider['nameEnquiry']>[0],
+  ): { accountName: string } | null | undefined;
+  /** What `listInstitutions` would answer for `query` from a fresh cache entry; undefined otherwise. */
+  knownInstitutions?(query: Parameters<DirectoryProvider['listInstitutions']>[0]): Institution[] | undefined;
 }
 
 /** Mid-market exchange rates. */

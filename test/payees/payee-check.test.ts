@@ -156,6 +156,40 @@ describe('payee name check', () => {
     });
   });
 
+  it('answers at once from what the directory already knows, without asking again', async () => {
+    let asked = 0;
+    const known = {
+      ...deps(),
+      providers: {
+        ...deps().providers,
+        directory: {
+          ...deps().providers.directory,
+          nameEnquiry: async () => {
+            asked++;
+            return { accountName: 'SOMEONE ELSE' };
+          },
+          knownName: () => ({ accountName: 'ADAEZE OKONKWO' }),
+        },
+      },
+    };
+    const subject = {
+      destinationType: 'BANK_ACCOUNT',
+      currency: 'NGN',
+      accountNumber: MATCHING,
+      providerCode: '058',
+    } as const;
+    const close = await checkPayeeAtCreate(known, { ...subject, accountName: 'Adaze Okonkwo' });
+    expect(close).to.deep.include({ check: 'CLOSE_MATCH', institutionName: 'ADAEZE OKONKWO' });
+    expect(close?.checkedAt).to.be.instanceOf(Date);
+    const none = await checkPayeeAtCreate(known, { ...subject, accountName: 'Chinedu Eze' });
+    expect(none).to.deep.include({ check: 'NO_MATCH', institutionName: 'ADAEZE OKONKWO' });
+    // The same pair again: the same verdict.
+    expect(await checkPayeeAtCreate(known, { ...subject, accountName: 'Adaze Okonkwo' })).to.deep.include({
+      check: 'CLOSE_MATCH',
+    });
+    expect(asked).to.equal(0);
+  });
+
   describe('when the institution is slow', () => {
     it('answers the create with the check PENDING rather than waiting', async () => {
       const slow = {
@@ -167,6 +201,8 @@ describe('payee name check', () => {
             ...deps().providers.directory,
             nameEnquiry: () =>
               new Promise<{ accountName: string }>((r) => setTimeout(() => r({ accountName: 'X' }), 500)),
+            // Nothing at hand: the institution must be asked.
+            knownName: () => undefined,
           },
         },
       };
