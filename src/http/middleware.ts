@@ -103,10 +103,24 @@ export function rawBody(limit = MAX_BODY_BYTES) {
     return readBounded(ctx.req, limit).then((body) => {
       if (!body) throw new AppError('PAYLOAD_TOO_LARGE');
       ctx.request.rawBody = body;
-      if (body.length > 0 && !ctx.is('application/json')) throw new AppError('UNSUPPORTED_MEDIA_TYPE');
+      if (body.length > 0 && !isJson(ctx)) throw new AppError('UNSUPPORTED_MEDIA_TYPE');
       if (body.length > 0) refuseDeepJson(body.toString('utf8'), 'body');
     });
   };
+}
+
+/** How nearly every client labels JSON, lower-cased: recognised without parsing the header. */
+const PLAIN_JSON_TYPES = new Set([
+  'application/json',
+  'application/json; charset=utf-8',
+  'application/json;charset=utf-8',
+]);
+
+/** Whether the request's body is labelled JSON (Koa's `ctx.is`, after the common spellings). */
+function isJson(ctx: Context): boolean {
+  const type = ctx.req.headers['content-type'];
+  if (type !== undefined && PLAIN_JSON_TYPES.has(type.toLowerCase())) return true;
+  return Boolean(ctx.is('application/json'));
 }
 
 /** A 400 for JSON text (a body, a tRPC query's input) that nests deeper than MAX_JSON_DEPTH. */

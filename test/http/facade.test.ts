@@ -52,6 +52,25 @@ describe('HTTP facade @smoke', () => {
     expect(errorOf(res).code).to.equal('VALIDATION_FAILED');
   });
 
+  for (const [type, status] of [
+    ['APPLICATION/JSON', 400],
+    ['application/json;charset=UTF-8', 400],
+    ['Application/Json; Charset="utf-8"', 400],
+    ['application/json ; charset=utf-8', 400],
+    ['application/jsonx', 415],
+    ['application/json-patch+json', 415],
+    ['text/json', 415],
+  ] as const) {
+    it(`takes Content-Type: ${type} as ${status === 400 ? 'JSON' : 'something else (415)'}`, async () => {
+      const res = await call('POST', '/v1/banks/resolve', {
+        key: merchant.key,
+        rawBody: JSON.stringify({ destination_type: 'BANK_ACCOUNT' }),
+        headers: { 'content-type': type },
+      });
+      expect(res.status, res.text).to.equal(status);
+    });
+  }
+
   it('refuses a body over 1 MiB with 413', async () => {
     const res = await call('POST', '/v1/banks/resolve', {
       key: merchant.key,
