@@ -39,6 +39,7 @@ export function payeeCheckApplies(subject: PayeeSubject): boolean {
 
 const PENDING: PayeeCheckState = { check: 'PENDING', institutionName: null, checkedAt: null };
 
+/** The directory's name enquiry for a subject. */
 function enquiryOf(subject: PayeeSubject) {
   return {
     destinationType: subject.destinationType,
@@ -53,7 +54,8 @@ const verdicts = new Map<string, PayeeVerdict>();
 const MAX_VERDICTS = 10_000;
 
 function verdictOn(given: string, held: string): PayeeVerdict {
-  const key = `${given}\n${held}`;
+  // Length-prefixed: no two pairs share a key, whatever characters the names hold.
+  const key = `${given.length}:${given}${held}`;
   let verdict = verdicts.get(key);
   if (verdict === undefined) {
     verdict = matchPayeeName(given, held);
