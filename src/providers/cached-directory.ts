@@ -14,16 +14,21 @@ class TtlCache<V> {
     this.#clock = clock;
   }
 
+  /** The entry under `key` if it is still fresh at `now`. */
+  #fresh(key: string, now: number): { value: V } | undefined {
+    const hit = this.#entries.get(key);
+    return hit && hit.until > now ? hit : undefined;
+  }
+
   /** The fresh entry under `key`, if any. */
   peek(key: string): { value: V } | undefined {
-    const hit = this.#entries.get(key);
-    return hit && hit.until > this.#clock.now().getTime() ? hit : undefined;
+    return this.#fresh(key, this.#clock.now().getTime());
   }
 
   async get(key: string, load: () => Promise<V>): Promise<V> {
     const now = this.#clock.now().getTime();
-    const hit = this.#entries.get(key);
-    if (hit && hit.until > now) return hit.value;
+    const hit = this.#fresh(key, now);
+    if (hit) return hit.value;
     const value = await load();
     if (this.#ttlMs > 0) {
       this.#entries.delete(key);
