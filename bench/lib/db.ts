@@ -6,6 +6,8 @@ import pg from 'pg';
  * `bench_` name and dropped at the end, so a run never reads or writes anyone else's data.
  */
 
+const DEADLOCK_DETECTED = '40P01';
+
 export const PG_BASE = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 export interface BenchDatabase {
@@ -56,13 +58,26 @@ export function pool(url: string, max: number): pg.Pool {
 /**
  * Empties every table that a scenario fills, keeping tenants, keys, refund destinations,
  * webhook configuration and deposit addresses: each scenario starts from the same state.
+ *
+ * A load run stops by closing its connections, so a request it made last may still be writing
+ * in the service when this runs; the truncate's locks, taken table by table, can then meet that
+ * transaction's in the other order. PostgreSQL ends one of the two (deadlock_detected), and the
+ * truncate is tried again.
  */
 export async function resetWork(db: pg.Pool): Promise<void> {
-  await db.query(
-    `truncate payouts, payout_status_timeline, payment_instructions, outbox_events, tasks,
-              idempotency_keys, inflows, outflows, refunds, quotes, webhook_deliveries,
-              webhook_delivery_attempts cascade`,
-  );
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await db.query(
+        `truncate payouts, payout_status_timeline, payment_instructions, outbox_events, tasks,
+                  idempotency_keys, inflows, outflows, refunds, quotes, webhook_deliveries,
+                  webhook_delivery_attempts cascade`,
+      );
+      break;
+    } catch (err) {
+      if ((err as { code?: string }).code !== DEADLOCK_DETECTED || attempt === 5) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
+    }
+  }
   await db.query('vacuum analyze');
   await db.query('checkpoint');
 }
