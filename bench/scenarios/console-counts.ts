@@ -3,6 +3,7 @@ import { countsStatementText } from '#src/compliance/counts.ts';
 import { EXCEPTION_QUEUES, exceptionCounts } from '#src/compliance/exceptions.ts';
 import { loadConfig } from '#src/config.ts';
 import { type PlanNode, planNodes } from '#src/db/plan.ts';
+import { WITHOUT_JIT } from '#src/db/sql.ts';
 import { buildComplianceModel } from '#src/docs/compliance.ts';
 import { MACHINE_DOCS } from '#src/docs/registry.ts';
 import { type BenchContext, startService } from '../lib/context.ts';
@@ -15,6 +16,7 @@ import { median, round } from '../lib/report.ts';
  *
  * - the database time of `admin.exceptions`' counts (EXPLAIN ANALYZE's execution time, median),
  *   against the same counts read from the tables (index scans off): the baseline of this run;
+ *   both without JIT compilation, as the service runs them (`WITHOUT_JIT`);
  * - the same for `admin.machines`' live counts per state;
  * - each procedure end to end through a service instance, whose counts must be the seeded ones.
  *
@@ -108,6 +110,8 @@ async function databaseTime(
   const client = await db.connect();
   try {
     await client.query('begin');
+    // As the service runs them (src/compliance/exceptions.ts, counts.ts), both sides.
+    for (const [name, value] of Object.entries(WITHOUT_JIT)) await client.query(`set local ${name} = ${value}`);
     if (tablesOnly) {
       await client.query('set local enable_indexscan = off');
       await client.query('set local enable_indexonlyscan = off');

@@ -1,4 +1,4 @@
-import { type Sql, statement } from '#src/db/sql.ts';
+import { type Sql, statement, WITHOUT_JIT } from '#src/db/sql.ts';
 import { CASES_MACHINE, type ComplianceModel, type ComplianceState } from '#src/docs/compliance.ts';
 import { ACCOUNT_KINDS, type AccountKindName } from '#src/ledger/chart.ts';
 
@@ -89,8 +89,12 @@ export async function stateCounts(
   sql: Sql,
   model: ComplianceModel,
 ): Promise<Map<string, Map<string, number>>> {
-  const rows = await sql.rows<{ machine: string; path: string | null; count: number }>(
-    stateCountsStatement(countsStatementText(model)),
+  const rows = await sql.transaction(
+    (tx) =>
+      tx.rows<{ machine: string; path: string | null; count: number }>(
+        stateCountsStatement(countsStatementText(model)),
+      ),
+    WITHOUT_JIT,
   );
   const counts = new Map<string, Map<string, number>>();
   for (const row of rows) {
@@ -186,7 +190,10 @@ export async function caseCounts(
   const text = casesStatementText(model);
   const counts = new Map<string, Map<string, number>>();
   if (text === null) return counts;
-  const rows = await sql.rows<{ path: string; code: string | null; count: number }>(allCases(text));
+  const rows = await sql.transaction(
+    (tx) => tx.rows<{ path: string; code: string | null; count: number }>(allCases(text)),
+    WITHOUT_JIT,
+  );
   for (const row of rows) {
     if (row.code === null) continue;
     const state = counts.get(row.path) ?? new Map<string, number>();

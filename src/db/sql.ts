@@ -76,6 +76,13 @@ export interface Sql {
  */
 export type TransactionSettings = Readonly<Record<string, string>>;
 
+/**
+ * For the statements that count many queues or states at once (the console's and the metrics'
+ * counts, the overdue notices): their estimated cost passes PostgreSQL's `jit_above_cost` though
+ * they run in milliseconds, and compiling them took longer than running them, on every call.
+ */
+export const WITHOUT_JIT: TransactionSettings = { jit: 'off' };
+
 const SETTING = /^[a-z_]+$/;
 
 /** `set local` statements for `settings`, one per setting. */

@@ -2,7 +2,7 @@ import { EXCEPTION_QUEUES } from '#src/compliance/exceptions.ts';
 import { purgeNotices } from '#src/compliance/overdue.ts';
 import type { Config } from '#src/config.ts';
 import { maintainPartitions, type PartitionChange } from '#src/db/partitions.ts';
-import { type Statement, statement } from '#src/db/sql.ts';
+import { type Statement, statement, WITHOUT_JIT } from '#src/db/sql.ts';
 import type { Deps } from '#src/deps.ts';
 import { uuidV7Floor } from '#src/lib/ids.ts';
 import { inRounds } from '#src/lib/rounds.ts';
@@ -110,10 +110,10 @@ export async function runRetentionOnce(
   }
   const now = deps.clock.now();
   summary.exception_overdue_notices += await inRounds({ batch, maxRounds: MAX_ROUNDS }, async () => {
-    const [row] = await deps.sql.rows<{ deleted: number }>(purgeNotices, [
-      ...EXCEPTION_QUEUES.map(() => now),
-      batch,
-    ]);
+    const [row] = await deps.sql.transaction(
+      (tx) => tx.rows<{ deleted: number }>(purgeNotices, [...EXCEPTION_QUEUES.map(() => now), batch]),
+      WITHOUT_JIT,
+    );
     return row?.deleted ?? 0;
   });
   summary.partitions = await maintainPartitions(deps.sql, { now: deps.clock.now(), config: deps.config });
