@@ -111,7 +111,8 @@ async function databaseTime(
   try {
     await client.query('begin');
     // As the service runs them (src/compliance/exceptions.ts, counts.ts), both sides.
-    for (const [name, value] of Object.entries(WITHOUT_JIT)) await client.query(`set local ${name} = ${value}`);
+    for (const [name, value] of Object.entries(WITHOUT_JIT))
+      await client.query(`set local ${name} = ${value}`);
     if (tablesOnly) {
       await client.query('set local enable_indexscan = off');
       await client.query('set local enable_indexonlyscan = off');
