@@ -2,7 +2,7 @@ import { EXCEPTION_QUEUES } from '#src/compliance/exceptions.ts';
 import { purgeNotices } from '#src/compliance/overdue.ts';
 import type { Config } from '#src/config.ts';
 import { maintainPartitions, type PartitionChange } from '#src/db/partitions.ts';
-import { type Statement, statement, WITHOUT_JIT } from '#src/db/sql.ts';
+import { type Sql, type Statement, statement, WITHOUT_JIT } from '#src/db/sql.ts';
 import type { Deps } from '#src/deps.ts';
 import { uuidV7Floor } from '#src/lib/ids.ts';
 import { inRounds } from '#src/lib/rounds.ts';
@@ -85,6 +85,15 @@ const recountInFlight = statement(
   'select webhook_origins_recount() is null as done',
 );
 
+/** Deletes up to `batch` notices of waits that are over (`purgeNotices`); resolves to how many. */
+export async function purgeOverdueNotices(sql: Sql, now: Date, batch: number): Promise<number> {
+  const [row] = await sql.transaction(
+    (tx) => tx.rows<{ deleted: number }>(purgeNotices, [...EXCEPTION_QUEUES.map(() => now), batch]),
+    WITHOUT_JIT,
+  );
+  return row?.deleted ?? 0;
+}
+
 /** One pass of the `retention` job: every table's expired rows, a batch at a time. */
 export async function runRetentionOnce(
   deps: Pick<Deps, 'sql' | 'clock' | 'config'>,
@@ -109,13 +118,9 @@ export async function runRetentionOnce(
     });
   }
   const now = deps.clock.now();
-  summary.exception_overdue_notices += await inRounds({ batch, maxRounds: MAX_ROUNDS }, async () => {
-    const [row] = await deps.sql.transaction(
-      (tx) => tx.rows<{ deleted: number }>(purgeNotices, [...EXCEPTION_QUEUES.map(() => now), batch]),
-      WITHOUT_JIT,
-    );
-    return row?.deleted ?? 0;
-  });
+  summary.exception_overdue_notices += await inRounds({ batch, maxRounds: MAX_ROUNDS }, () =>
+    purgeOverdueNotices(deps.sql, now, batch),
+  );
   summary.partitions = await maintainPartitions(deps.sql, { now: deps.clock.now(), config: deps.config });
   // A dropped week's deliveries left without the statement that keeps the receivers' counts.
   if (summary.partitions.some((c) => c.table === 'webhook_deliveries' && c.action === 'dropped')) {

@@ -5,7 +5,7 @@ import { complianceModelOf } from '#src/compliance/model.ts';
 import { announceOverdue } from '#src/compliance/overdue.ts';
 import { overdueHours } from '#src/compliance/queues.ts';
 import { type Sql, statement } from '#src/db/sql.ts';
-import { runRetentionOnce } from '#src/jobs/retention.ts';
+import { purgeOverdueNotices } from '#src/jobs/retention.ts';
 import { createLogger } from '#src/lib/log.ts';
 import { harness } from '../harness.ts';
 
@@ -48,7 +48,7 @@ describe('counting statements without JIT', () => {
     await stateCounts(sql, model);
     await caseCounts(sql, model);
     await announceOverdue({ sql, log: createLogger({ level: 'silent' }), now, hours });
-    await runRetentionOnce({ ...deps, sql });
+    await purgeOverdueNotices(sql, now, 100);
 
     const counting = [
       'exception_queue_counts',
