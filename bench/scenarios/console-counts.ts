@@ -3,7 +3,7 @@ import { countsStatementText } from '#src/compliance/counts.ts';
 import { EXCEPTION_QUEUES, exceptionCounts } from '#src/compliance/exceptions.ts';
 import { loadConfig } from '#src/config.ts';
 import { type PlanNode, planNodes } from '#src/db/plan.ts';
-import { WITHOUT_JIT } from '#src/db/sql.ts';
+import { setLocal, WITHOUT_JIT } from '#src/db/sql.ts';
 import { buildComplianceModel } from '#src/docs/compliance.ts';
 import { MACHINE_DOCS } from '#src/docs/registry.ts';
 import { type BenchContext, startService } from '../lib/context.ts';
@@ -111,8 +111,7 @@ async function databaseTime(
   try {
     await client.query('begin');
     // As the service runs them (src/compliance/exceptions.ts, counts.ts), both sides.
-    for (const [name, value] of Object.entries(WITHOUT_JIT))
-      await client.query(`set local ${name} = ${value}`);
+    for (const set of setLocal(WITHOUT_JIT)) await client.query(set);
     if (tablesOnly) {
       await client.query('set local enable_indexscan = off');
       await client.query('set local enable_indexonlyscan = off');

@@ -1,4 +1,4 @@
-import { type Sql, statement, WITHOUT_JIT } from '#src/db/sql.ts';
+import { rowsWith, type Sql, statement, WITHOUT_JIT } from '#src/db/sql.ts';
 import { CASES_MACHINE, type ComplianceModel, type ComplianceState } from '#src/docs/compliance.ts';
 import { ACCOUNT_KINDS, type AccountKindName } from '#src/ledger/chart.ts';
 
@@ -89,12 +89,10 @@ export async function stateCounts(
   sql: Sql,
   model: ComplianceModel,
 ): Promise<Map<string, Map<string, number>>> {
-  const rows = await sql.transaction(
-    (tx) =>
-      tx.rows<{ machine: string; path: string | null; count: number }>(
-        stateCountsStatement(countsStatementText(model)),
-      ),
+  const rows = await rowsWith<{ machine: string; path: string | null; count: number }>(
+    sql,
     WITHOUT_JIT,
+    stateCountsStatement(countsStatementText(model)),
   );
   const counts = new Map<string, Map<string, number>>();
   for (const row of rows) {
@@ -190,9 +188,10 @@ export async function caseCounts(
   const text = casesStatementText(model);
   const counts = new Map<string, Map<string, number>>();
   if (text === null) return counts;
-  const rows = await sql.transaction(
-    (tx) => tx.rows<{ path: string; code: string | null; count: number }>(allCases(text)),
+  const rows = await rowsWith<{ path: string; code: string | null; count: number }>(
+    sql,
     WITHOUT_JIT,
+    allCases(text),
   );
   for (const row of rows) {
     if (row.code === null) continue;

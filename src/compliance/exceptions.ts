@@ -1,4 +1,4 @@
-import { type Sql, type Statement, statement, toDate, WITHOUT_JIT } from '#src/db/sql.ts';
+import { rowsWith, type Sql, type Statement, statement, toDate, WITHOUT_JIT } from '#src/db/sql.ts';
 import type { Deps } from '#src/deps.ts';
 import { decodeCursor, pageFrom } from '#src/http/pagination.ts';
 import { EXCEPTION_QUEUES, type ExceptionQueue } from './queues.ts';
@@ -110,16 +110,12 @@ export async function exceptionQueues(
   args: { now: Date; hours: Readonly<Record<ExceptionQueue, number>> },
 ): Promise<QueueCount[]> {
   // Timestamps come back as text from the pool (`src/db/sql.ts`).
-  const rows = await sql.transaction(
-    (tx) =>
-      tx.rows<{
-        queue: ExceptionQueue;
-        count: number;
-        oldest_at: string | Date | null;
-        overdue: number;
-      }>(exceptionCounts, overdueCutoffs(args.now, args.hours)),
-    WITHOUT_JIT,
-  );
+  const rows = await rowsWith<{
+    queue: ExceptionQueue;
+    count: number;
+    oldest_at: string | Date | null;
+    overdue: number;
+  }>(sql, WITHOUT_JIT, exceptionCounts, overdueCutoffs(args.now, args.hours));
   const byQueue = new Map(rows.map((r) => [r.queue, r]));
   return EXCEPTION_QUEUES.map((queue) => {
     const row = byQueue.get(queue);

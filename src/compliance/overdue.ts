@@ -1,4 +1,4 @@
-import { type Sql, statement, toDate, WITHOUT_JIT } from '#src/db/sql.ts';
+import { rowsWith, type Sql, statement, toDate, WITHOUT_JIT } from '#src/db/sql.ts';
 import type { Logger } from '#src/lib/log.ts';
 import { overdueCutoffs, overdueItems } from './exceptions.ts';
 import { EXCEPTION_QUEUES, type ExceptionQueue } from './queues.ts';
@@ -55,13 +55,11 @@ export async function announceOverdue(args: {
   hours: Readonly<Record<ExceptionQueue, number>>;
 }): Promise<OverdueNoticeRow[]> {
   const { sql, log, now, hours } = args;
-  const rows = await sql.transaction(
-    (tx) =>
-      tx.rows<{ queue: ExceptionQueue; item_id: string; since: string | Date }>(recordNotices, [
-        ...overdueCutoffs(now, hours),
-        now,
-      ]),
+  const rows = await rowsWith<{ queue: ExceptionQueue; item_id: string; since: string | Date }>(
+    sql,
     WITHOUT_JIT,
+    recordNotices,
+    [...overdueCutoffs(now, hours), now],
   );
   const announced = rows.map((r) => ({ queue: r.queue, itemId: r.item_id, since: toDate(r.since) }));
   for (const item of announced) {

@@ -83,10 +83,20 @@ export type TransactionSettings = Readonly<Record<string, string>>;
  */
 export const WITHOUT_JIT: TransactionSettings = { jit: 'off' };
 
+/** One statement's rows, in a transaction of its own with `settings` (see {@link Sql.transaction}). */
+export function rowsWith<R>(
+  sql: Sql,
+  settings: TransactionSettings,
+  run: Statement,
+  values?: readonly unknown[],
+): Promise<R[]> {
+  return sql.transaction((tx) => tx.rows<R>(run, values), settings);
+}
+
 const SETTING = /^[a-z_]+$/;
 
 /** `set local` statements for `settings`, one per setting. */
-function setLocal(settings: TransactionSettings | undefined): string[] {
+export function setLocal(settings: TransactionSettings | undefined): string[] {
   return Object.entries(settings ?? {}).map(([name, value]) => {
     if (!SETTING.test(name) || !SETTING.test(value)) throw new Error(`not a setting: ${name} = ${value}`);
     return `set local ${name} = ${value}`;

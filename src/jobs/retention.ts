@@ -2,7 +2,7 @@ import { EXCEPTION_QUEUES } from '#src/compliance/exceptions.ts';
 import { purgeNotices } from '#src/compliance/overdue.ts';
 import type { Config } from '#src/config.ts';
 import { maintainPartitions, type PartitionChange } from '#src/db/partitions.ts';
-import { type Sql, type Statement, statement, WITHOUT_JIT } from '#src/db/sql.ts';
+import { rowsWith, type Sql, type Statement, statement, WITHOUT_JIT } from '#src/db/sql.ts';
 import type { Deps } from '#src/deps.ts';
 import { uuidV7Floor } from '#src/lib/ids.ts';
 import { inRounds } from '#src/lib/rounds.ts';
@@ -87,10 +87,10 @@ const recountInFlight = statement(
 
 /** Deletes up to `batch` notices of waits that are over (`purgeNotices`); resolves to how many. */
 export async function purgeOverdueNotices(sql: Sql, now: Date, batch: number): Promise<number> {
-  const [row] = await sql.transaction(
-    (tx) => tx.rows<{ deleted: number }>(purgeNotices, [...EXCEPTION_QUEUES.map(() => now), batch]),
-    WITHOUT_JIT,
-  );
+  const [row] = await rowsWith<{ deleted: number }>(sql, WITHOUT_JIT, purgeNotices, [
+    ...EXCEPTION_QUEUES.map(() => now),
+    batch,
+  ]);
   return row?.deleted ?? 0;
 }
 
