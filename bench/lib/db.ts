@@ -55,6 +55,22 @@ export function pool(url: string, max: number): pg.Pool {
   return new pg.Pool({ connectionString: url, max });
 }
 
+/** The tables a scenario fills, which {@link resetWork} empties. */
+export const WORK_TABLES = [
+  'payouts',
+  'payout_status_timeline',
+  'payment_instructions',
+  'outbox_events',
+  'tasks',
+  'idempotency_keys',
+  'inflows',
+  'outflows',
+  'refunds',
+  'quotes',
+  'webhook_deliveries',
+  'webhook_delivery_attempts',
+] as const;
+
 /**
  * Empties every table that a scenario fills, keeping tenants, keys, refund destinations,
  * webhook configuration and deposit addresses: each scenario starts from the same state.
@@ -67,11 +83,7 @@ export function pool(url: string, max: number): pg.Pool {
 export async function resetWork(db: pg.Pool): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
-      await db.query(
-        `truncate payouts, payout_status_timeline, payment_instructions, outbox_events, tasks,
-                  idempotency_keys, inflows, outflows, refunds, quotes, webhook_deliveries,
-                  webhook_delivery_attempts cascade`,
-      );
+      await db.query(`truncate ${WORK_TABLES.join(', ')} cascade`);
       break;
     } catch (err) {
       if ((err as { code?: string }).code !== DEADLOCK_DETECTED || attempt === 5) throw err;

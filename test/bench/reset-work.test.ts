@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import pg from 'pg';
 import sinon from 'sinon';
-import { resetWork } from '../../bench/lib/db.ts';
+import { resetWork, WORK_TABLES } from '../../bench/lib/db.ts';
 import { harness } from '../harness.ts';
 import { createScratchDatabase, type ScratchDatabase } from '../scratch-database.ts';
 import { needsPostgresServer, skipBecause } from '../skip.ts';
@@ -12,21 +12,6 @@ import { needsPostgresServer, skipBecause } from '../skip.ts';
  * same tables' locks in opposite orders; PostgreSQL then ends one of them, and when that is the
  * truncate, resetWork tries it again instead of failing the benchmark.
  */
-
-const TABLES = [
-  'payouts',
-  'payout_status_timeline',
-  'payment_instructions',
-  'outbox_events',
-  'tasks',
-  'idempotency_keys',
-  'inflows',
-  'outflows',
-  'refunds',
-  'quotes',
-  'webhook_deliveries',
-  'webhook_delivery_attempts',
-];
 
 describe('bench: resetWork', () => {
   let scratch: ScratchDatabase | undefined;
@@ -39,7 +24,7 @@ describe('bench: resetWork', () => {
     if ('refused' in made) skipBecause(this, `no database of its own: ${made.refused}`);
     scratch = made;
     db = new pg.Pool({ connectionString: scratch.url, max: 2 });
-    for (const table of TABLES) await db.query(`create table ${table} (id int)`);
+    for (const table of WORK_TABLES) await db.query(`create table ${table} (id int)`);
   });
 
   after(async () => {
@@ -48,7 +33,7 @@ describe('bench: resetWork', () => {
   });
 
   it('tries the truncate again when PostgreSQL ends it in a deadlock', async () => {
-    for (const table of TABLES) await db.query(`insert into ${table} values (1)`);
+    for (const table of WORK_TABLES) await db.query(`insert into ${table} values (1)`);
     const writer = new pg.Client({ connectionString: scratch!.url });
     await writer.connect();
     try {
@@ -56,19 +41,19 @@ describe('bench: resetWork', () => {
       // the truncate's, so that the truncate is the session PostgreSQL ends.
       await writer.query(`set deadlock_timeout = '10s'`);
       await writer.query('begin');
-      await writer.query('lock table webhook_delivery_attempts in row exclusive mode');
+      await writer.query(`lock table ${WORK_TABLES.at(-1)} in row exclusive mode`);
       const query = sinon.spy(db, 'query');
       const reset = resetWork(db);
       await waitForLockWait(db);
-      // Now the truncate holds payouts and waits for the writer, which asks for payouts: the
-      // truncate is ended, and this lock is granted.
-      await writer.query('lock table payouts in row exclusive mode');
+      // Now the truncate holds the first table and waits for the writer, which asks for the first:
+      // the truncate is ended, and this lock is granted.
+      await writer.query(`lock table ${WORK_TABLES[0]} in row exclusive mode`);
       await writer.query('rollback');
       await reset;
       const truncates = query.getCalls().filter((c) => String(c.args[0]).trimStart().startsWith('truncate'));
       query.restore();
       expect(truncates).to.have.length(2);
-      for (const table of TABLES) {
+      for (const table of WORK_TABLES) {
         const { rows } = await db.query<{ n: string }>(`select count(*) as n from ${table}`);
         expect(rows[0]!.n, table).to.equal('0');
       }
